@@ -1,0 +1,278 @@
+/* ir/ — the graph IR: tensors, nodes, typed attributes, the operator table,
+ * verifier, shape/dtype inference, text and DOT printers.  Prefix: ir_ / Ir.
+ *
+ * A graph owns everything reachable from it through one arena.  Tensors and
+ * nodes are referred to by index (int); pointers into g->tensors / g->nodes
+ * are invalidated when tensors or nodes are added.
+ */
+#ifndef DLCC_IR_H
+#define DLCC_IR_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "util/util.h"
+
+/* ---------------------------------------------------------------- dtypes */
+
+typedef enum IrDType {
+    IR_DT_UNDEF = 0,
+#define DT(id, name, size, onnx, st, npy) IR_DT_##id,
+#include "ir/dtypes.def"
+#undef DT
+    IR_DT_COUNT
+} IrDType;
+
+const char *ir_dtype_name(IrDType t);            /* "float32", ...; "undef" */
+size_t      ir_dtype_size(IrDType t);            /* bytes per element; 0 for undef */
+IrDType     ir_dtype_from_name(const char *s);   /* IR_DT_UNDEF if unknown */
+IrDType     ir_dtype_from_onnx(int onnx);        /* TensorProto.DataType */
+int         ir_dtype_to_onnx(IrDType t);
+IrDType     ir_dtype_from_safetensors(const char *s);
+const char *ir_dtype_safetensors(IrDType t);
+const char *ir_dtype_numpy(IrDType t);           /* "<f4", ...; NULL if none */
+int         ir_dtype_is_float(IrDType t);        /* F16 BF16 F32 F64 */
+int         ir_dtype_is_int(IrDType t);          /* signed or unsigned integers (not bool) */
+int         ir_dtype_is_signed(IrDType t);
+
+/* Element access in the widest type of the class; for generic, naive code
+ * (interpreter, constant folding, printers).  Index i is a flat element index. */
+double  ir_load_f64(IrDType t, const void *data, int64_t i);
+int64_t ir_load_i64(IrDType t, const void *data, int64_t i);
+void    ir_store_f64(IrDType t, void *data, int64_t i, double v);   /* rounds/saturates per C casts */
+void    ir_store_i64(IrDType t, void *data, int64_t i, int64_t v);
+float   ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_f16(float f);
+float   ir_bf16_to_f32(uint16_t h);
+uint16_t ir_f32_to_bf16(float f);
+
+/* ---------------------------------------------------------------- shapes */
+
+#define IR_MAX_RANK 8
+#define IR_MAX_ELEMENTS ((int64_t)1 << 40)   /* any tensor; see docs/limits.md */
+
+typedef struct IrShape {
+    int rank;
+    int64_t dims[IR_MAX_RANK];
+} IrShape;
+
+/* Element count; -1 when a dim is negative or the product exceeds
+ * IR_MAX_ELEMENTS. A rank-0 shape has 1 element. */
+int64_t ir_shape_numel(const IrShape *s);
+int     ir_shape_equal(const IrShape *a, const IrShape *b);
+/* "[1,3,224,224]" into buf. */
+void    ir_shape_str(const IrShape *s, char *buf, size_t n);
+
+/* A concrete tensor value: the interpreter's currency, constant data,
+ * attribute tensors.  data is row-major, dtype elements. */
+typedef struct IrArray {
+    IrDType dtype;
+    IrShape shape;
+    void *data;
+} IrArray;
+
+int64_t ir_array_numel(const IrArray *a);
+size_t  ir_array_bytes(const IrArray *a);
+
+/* ------------------------------------------------------------ operators */
+
+typedef enum IrOp {
+    IR_OP_INVALID = 0,
+#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) IR_OP_##name,
+#include "ir/ops.def"
+#undef OP
+    IR_OP_COUNT
+} IrOp;
+
+enum {
+    IR_OPF_EW   = 1 << 0,   /* elementwise (output element i depends on input element i) */
+    IR_OPF_COMM = 1 << 1,   /* commutative in its inputs */
+    IR_OPF_VIEW = 1 << 2,   /* output is the input's bytes reinterpreted (no copy needed) */
+};
+
+#define IR_VARIADIC 255
+
+typedef struct IrOpInfo {
+    const char *name;       /* ONNX name */
+    int min_in, max_in, min_out, max_out;
+    unsigned flags;
+    const char *doc;        /* one-line semantics */
+} IrOpInfo;
+
+const IrOpInfo *ir_op_info(IrOp op);
+const char     *ir_op_name(IrOp op);
+IrOp            ir_op_from_name(const char *onnx_name);   /* IR_OP_INVALID if unknown */
+
+/* ----------------------------------------------------------- attributes */
+
+typedef enum IrAttrKey {
+    IR_A_INVALID = 0,
+#define AK(name) IR_A_##name,
+#include "ir/attrs.def"
+#undef AK
+    IR_A_COUNT
+} IrAttrKey;
+
+typedef enum IrAttrKind {
+    IR_AK_NONE = 0, IR_AK_INT, IR_AK_FLOAT, IR_AK_STRING,
+    IR_AK_INTS, IR_AK_FLOATS, IR_AK_STRINGS, IR_AK_TENSOR
+} IrAttrKind;
+
+typedef struct IrAttr {
+    IrAttrKey key;
+    IrAttrKind kind;
+    int n;                    /* element count for list kinds */
+    union {
+        int64_t i;
+        double f;
+        const char *s;
+        int64_t *ints;
+        double *floats;
+        const char **strings;
+        IrArray *tensor;
+    } v;
+} IrAttr;
+
+const char *ir_attr_name(IrAttrKey k);
+IrAttrKey   ir_attr_from_name(const char *s);
+const char *ir_attr_kind_name(IrAttrKind k);
+/* The kind operator `op` declares for `key` (ir/opattrs.def), IR_AK_NONE if
+ * the operator does not accept it. */
+IrAttrKind  ir_op_attr_kind(IrOp op, IrAttrKey key);
+/* Calls fn for each attribute `op` accepts, in declaration order. */
+void ir_op_attrs_foreach(IrOp op, void (*fn)(void *ctx, IrAttrKey key, IrAttrKind kind), void *ctx);
+
+/* ---------------------------------------------------------------- graph */
+
+typedef enum IrTensorKind {
+    IR_TK_VALUE = 0,    /* produced by a node (data != NULL once its value is known) */
+    IR_TK_INPUT,        /* graph input, supplied at run time */
+    IR_TK_CONST,        /* initializer: data from the model */
+} IrTensorKind;
+
+typedef struct IrTensor {
+    const char *name;
+    IrTensorKind kind;
+    IrArray v;              /* dtype, shape (valid once known), data or NULL */
+    int shape_known;        /* dtype and shape set (inputs, consts, inferred values) */
+    int producer;           /* node index, or -1 */
+    UtilLoc loc;
+} IrTensor;
+
+typedef struct IrNode {
+    IrOp op;
+    const char *name;       /* may be "" */
+    int n_in, n_out;
+    int *in;                /* tensor indices; -1 = absent optional input */
+    int *out;
+    int n_attrs;
+    IrAttr *attrs;
+    UtilLoc loc;
+    int dead;               /* removed by a pass; dropped by ir_graph_compact */
+} IrNode;
+
+typedef struct IrGraph {
+    UtilArena arena;
+    const char *name;
+    const char *file;       /* model path, for diagnostics */
+    int opset;
+    IrTensor *tensors;
+    int n_tensors, cap_tensors;
+    IrNode *nodes;
+    int n_nodes, cap_nodes;
+    int *inputs, n_inputs, cap_inputs;     /* tensor indices */
+    int *outputs, n_outputs, cap_outputs;
+    /* name → tensor index hash (open addressing) */
+    int *hash;
+    int hash_cap;
+    /* use lists, valid after ir_graph_build_uses until the next mutation */
+    int *use_start;         /* n_tensors + 1 */
+    int *use_node;          /* consumer node per use */
+    int *use_slot;          /* input slot per use */
+    int uses_valid;
+} IrGraph;
+
+IrGraph *ir_graph_new(const char *name, const char *file);
+void     ir_graph_free(IrGraph *g);
+char    *ir_strdup(IrGraph *g, const char *s);       /* into the graph's arena */
+void    *ir_alloc(IrGraph *g, size_t bytes);         /* zeroed, graph lifetime; NULL on OOM */
+
+/* Adds a tensor; returns its index, or -1 (with diagnostic) on a duplicate
+ * name or OOM. */
+int  ir_add_tensor(IrGraph *g, const char *name, IrTensorKind kind, UtilLoc loc, UtilDiag *d);
+/* Adds a tensor with a fresh name derived from `hint` (never fails but OOM). */
+int  ir_add_temp(IrGraph *g, const char *hint);
+int  ir_find_tensor(const IrGraph *g, const char *name);     /* -1 if none */
+int  ir_add_input(IrGraph *g, int tensor);
+int  ir_add_output(IrGraph *g, int tensor);
+/* Sets a tensor's dtype/shape (shape_known = 1). */
+void ir_set_type(IrGraph *g, int tensor, IrDType dt, const IrShape *shape);
+/* Allocates (zeroed) data for a tensor of known type; returns it or NULL. */
+void *ir_alloc_data(IrGraph *g, int tensor);
+
+/* Adds a node; in/out copied.  Returns its index or -1 on OOM. Output
+ * tensors get producer = node. */
+int  ir_add_node(IrGraph *g, IrOp op, const char *name, int n_in, const int *in,
+                 int n_out, const int *out, UtilLoc loc);
+/* Sets (replacing) an attribute; list/tensor payloads are copied into the arena. */
+int  ir_set_attr(IrGraph *g, int node, const IrAttr *a);
+void ir_remove_attr(IrGraph *g, int node, IrAttrKey key);
+/* Replaces a node's input list (e.g. when moving legacy attributes to inputs). */
+int  ir_set_inputs(IrGraph *g, int node, int n_in, const int *in);
+
+/* Attribute lookup; *_or return the opattrs.def default when absent. */
+const IrAttr *ir_attr(const IrNode *n, IrAttrKey key);
+int           ir_has_attr(const IrNode *n, IrAttrKey key);
+int64_t       ir_attr_int(const IrNode *n, IrAttrKey key);      /* value or default (0 if none) */
+double        ir_attr_float(const IrNode *n, IrAttrKey key);
+const char   *ir_attr_str(const IrNode *n, IrAttrKey key);      /* value or default or "" */
+/* Returns the list length (0 if absent) and stores the pointer. */
+int           ir_attr_ints(const IrNode *n, IrAttrKey key, const int64_t **v);
+int           ir_attr_floats(const IrNode *n, IrAttrKey key, const double **v);
+
+/* Convenience: the tensor at input / output slot i, or NULL if absent. */
+IrTensor *ir_in(const IrGraph *g, const IrNode *n, int i);
+IrTensor *ir_out(const IrGraph *g, const IrNode *n, int i);
+
+/* Records "node 'NAME' (Op): MSG" at the node's location. */
+int ir_node_error(const IrGraph *g, const IrNode *n, UtilDiag *d, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Orders nodes so that every tensor is produced before it is used (stable:
+ * keeps the given order where legal).  A cycle is an error naming a node on it. */
+int  ir_toposort(IrGraph *g, UtilDiag *d);
+/* Drops dead nodes and tensors no longer referenced (inputs/outputs kept). */
+void ir_compact(IrGraph *g);
+void ir_build_uses(IrGraph *g);
+/* Number of uses of tensor t by live nodes, plus 1 if it is a graph output. */
+int  ir_use_count(const IrGraph *g, int t);
+
+/* Structural checks: defined-before-use, no cycles (topological order),
+ * arity, unique names, attribute kinds and ranges, known dtypes/shapes. */
+int  ir_verify(const IrGraph *g, UtilDiag *d);
+
+/* -------------------------------------------------------- inference */
+
+/* Infers dtype and shape of node's outputs from its inputs (and from the data
+ * of inputs whose values are known: shape operands).  Validates attributes.
+ * Errors name the node. */
+int  ir_infer_node(IrGraph *g, int node, UtilDiag *d);
+
+/* Resolve a possibly negative axis against rank; -1 (with diagnostic) if out
+ * of range. */
+int  ir_norm_axis(const IrGraph *g, const IrNode *n, int64_t axis, int rank, UtilDiag *d);
+/* numpy broadcast of two shapes; -1 with diagnostic if incompatible. */
+int  ir_broadcast_shapes(const IrGraph *g, const IrNode *n, const IrShape *a, const IrShape *b,
+                         IrShape *out, UtilDiag *d);
+
+/* ------------------------------------------------------------ printers */
+
+/* Stable, diffable text form (one line per node; constants summarized). */
+void ir_print(const IrGraph *g, UtilBuf *out);
+/* Graphviz DOT. */
+void ir_print_dot(const IrGraph *g, UtilBuf *out);
+
+/* Statistics for `dlcc info`. */
+int64_t ir_node_flops(const IrGraph *g, const IrNode *n);   /* multiply-adds count 2 */
+
+#endif

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs everything dlcc needs to build and test on Debian 12, from Debian's
+# packages.  Idempotent; needs root (or sudo).
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+PKGS=(
+  build-essential meson ninja-build pkg-config
+  libjansson-dev libcmocka-dev
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+  llvm-19-dev
+  python3 python3-numpy
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
