@@ -1,0 +1,221 @@
+/* ir/loop/ — the loop-level IR: buffers, index/value expressions and
+ * statements, for all three targets.  Prefix: loop_ / Loop.
+ *
+ * A LoopProgram is what lowering produces from a graph: the buffers the model
+ * touches (inputs, outputs, constant weights, workspace slices, locals) and a
+ * sequence of kernels, each one loop nest (one fused group of graph nodes).
+ * Code generators (codegen/) walk it; schedules (tiling, vectorizing,
+ * unrolling, GPU binding, HLS pipelining) are rewrites of it.
+ *
+ * Everything is allocated in the program's arena; nothing is freed
+ * individually.  Expressions and statements are trees (no sharing needed:
+ * builders copy as required), so passes can rewrite them in place.
+ */
+#ifndef DLCC_LOOP_H
+#define DLCC_LOOP_H
+
+#include "ir/ir.h"
+
+/* ------------------------------------------------------------- buffers */
+
+typedef enum LoopStorage {
+    LOOP_ST_INPUT,       /* model input: read-only, caller's pointer */
+    LOOP_ST_OUTPUT,      /* model output: caller's pointer */
+    LOOP_ST_CONST,       /* weights: constant data, emitted as read-only data */
+    LOOP_ST_WORKSPACE,   /* intermediate: a slice [offset, offset+bytes) of the caller's workspace */
+    LOOP_ST_LOCAL,       /* kernel-local scratch: stack / registers (CPU), shared memory (GPU), BRAM (HLS) */
+} LoopStorage;
+
+typedef struct LoopBuf {
+    const char *name;        /* C-identifier-safe, unique in the program */
+    IrDType dtype;
+    IrShape shape;           /* logical shape */
+    int64_t strides[IR_MAX_RANK];   /* in elements; row-major unless a layout pass changed them */
+    LoopStorage storage;
+    int64_t offset;          /* WORKSPACE: byte offset in the workspace (set by memory planning) */
+    int64_t bytes;           /* total bytes */
+    const void *data;        /* CONST: the values (not owned) */
+    int index;               /* INPUT/OUTPUT: position in the model's input/output list */
+    int alias_of;            /* >= 0: this buffer is a view of buffer alias_of (Reshape et al.) */
+    int partition;           /* HLS: complete/cyclic partition factor along the last dim (0 = none) */
+    int tensor;              /* graph tensor it came from, or -1 */
+} LoopBuf;
+
+/* ---------------------------------------------------------- expressions */
+
+typedef enum LoopExprKind {
+    LOOP_E_INT,          /* integer constant (index arithmetic, int64) */
+    LOOP_E_FLOAT,        /* floating constant of `type` */
+    LOOP_E_VAR,          /* loop variable or let-bound variable */
+    LOOP_E_LOAD,         /* buf[index]: flat element index expression */
+    LOOP_E_BIN,          /* a op b */
+    LOOP_E_UN,           /* op a */
+    LOOP_E_SELECT,       /* cond ? a : b */
+    LOOP_E_CALL,         /* intrinsic(args) */
+    LOOP_E_CAST,         /* convert a to `type` */
+} LoopExprKind;
+
+typedef enum LoopBinOp {
+    LOOP_ADD, LOOP_SUB, LOOP_MUL,
+    LOOP_DIV,            /* integers: floor division (index math); floats: IEEE division */
+    LOOP_TDIV,           /* integers: truncating division (ONNX integer Div) */
+    LOOP_MOD,            /* integers: floor modulo (result has the divisor's sign) */
+    LOOP_TMOD,           /* integers: C remainder; floats: fmod */
+    LOOP_MIN, LOOP_MAX,
+    LOOP_LT, LOOP_LE, LOOP_EQ, LOOP_NE,   /* result type bool */
+    LOOP_AND, LOOP_OR, LOOP_XOR,          /* bool or bitwise on integers */
+    LOOP_SHL, LOOP_SHR,
+} LoopBinOp;
+
+typedef enum LoopUnOp { LOOP_NEG, LOOP_NOT, LOOP_ABS } LoopUnOp;
+
+/* Intrinsics every code generator provides (LLVM intrinsics / libm on CPU,
+ * libdevice-free PTX approximations on GPU, math.h / fixed-point on HLS). */
+#define LOOP_INTRINSICS(X) \
+    X(exp) X(log) X(sqrt) X(tanh) X(erf) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
+    X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(floor) X(ceil) X(round_even) \
+    X(pow) X(fma) X(isnan) X(isinf)
+
+typedef enum LoopIntrinsic {
+#define X(name) LOOP_I_##name,
+    LOOP_INTRINSICS(X)
+#undef X
+    LOOP_I_COUNT
+} LoopIntrinsic;
+
+typedef struct LoopExpr LoopExpr;
+struct LoopExpr {
+    LoopExprKind kind;
+    IrDType type;            /* I64 for index expressions; BOOL for comparisons */
+    union {
+        int64_t i;                                  /* INT */
+        double f;                                   /* FLOAT */
+        int var;                                    /* VAR: variable id */
+        struct { int buf; LoopExpr *index; } load;  /* LOAD */
+        struct { LoopBinOp op; LoopExpr *a, *b; } bin;
+        struct { LoopUnOp op; LoopExpr *a; } un;
+        struct { LoopExpr *cond, *a, *b; } sel;
+        struct { LoopIntrinsic fn; int n; LoopExpr *args[3]; } call;
+        struct { LoopExpr *a; } cast;
+    } u;
+};
+
+/* ----------------------------------------------------------- statements */
+
+typedef enum LoopForKind {
+    LOOP_SERIAL,
+    LOOP_PARALLEL,       /* iterations are independent; CPU: split across threads */
+    LOOP_VECTORIZED,     /* innermost, constant extent: one SIMD operation per statement */
+    LOOP_UNROLLED,       /* constant extent: fully unrolled by the code generator */
+    LOOP_GPU_BLOCK_X, LOOP_GPU_BLOCK_Y, LOOP_GPU_BLOCK_Z,
+    LOOP_GPU_THREAD_X, LOOP_GPU_THREAD_Y, LOOP_GPU_THREAD_Z,
+    LOOP_HLS_PIPELINE,   /* HLS: #pragma HLS PIPELINE II=ii */
+} LoopForKind;
+
+typedef enum LoopStmtKind {
+    LOOP_S_FOR,          /* for var in [0, extent): body */
+    LOOP_S_LET,          /* var = value; (scoped to the rest of the enclosing block) */
+    LOOP_S_ASSIGN,       /* var = value, for a mutable accumulator declared by LET */
+    LOOP_S_STORE,        /* buf[index] = value */
+    LOOP_S_IF,           /* if cond then else (else may be NULL) */
+    LOOP_S_BLOCK,        /* sequence */
+    LOOP_S_BARRIER,      /* GPU: __syncthreads among the threads of a block */
+} LoopStmtKind;
+
+typedef struct LoopStmt LoopStmt;
+struct LoopStmt {
+    LoopStmtKind kind;
+    union {
+        struct {
+            int var;
+            LoopExpr *extent;    /* iteration count (index expression, usually constant) */
+            LoopForKind kind;
+            int factor;          /* VECTORIZED: lanes; UNROLLED: factor (0 = full); HLS_PIPELINE: II */
+            LoopStmt *body;
+        } loop;
+        struct { int var; LoopExpr *value; int mutable_; } let;
+        struct { int var; LoopExpr *value; } assign;
+        struct { int buf; LoopExpr *index; LoopExpr *value; } store;
+        struct { LoopExpr *cond; LoopStmt *then_, *else_; } cond;
+        struct { int n, cap; LoopStmt **items; } block;
+    } u;
+};
+
+typedef struct LoopVar {
+    const char *name;        /* for printing: i0, i1, acc, ... */
+    IrDType type;
+} LoopVar;
+
+/* One kernel: a loop nest computing one fused group of graph nodes. */
+typedef struct LoopKernel {
+    const char *name;        /* C identifier, unique in the program */
+    LoopStmt *body;
+    int first_node, n_nodes; /* graph nodes it implements (for reports) */
+    int64_t flops;
+} LoopKernel;
+
+typedef struct LoopProgram {
+    UtilArena arena;
+    const char *name;        /* model name (C identifier) */
+    LoopBuf *bufs;
+    int n_bufs, cap_bufs;
+    LoopVar *vars;
+    int n_vars, cap_vars;
+    LoopKernel *kernels;
+    int n_kernels, cap_kernels;
+    int n_inputs, n_outputs;
+    int64_t workspace_bytes;
+    int64_t workspace_align;
+} LoopProgram;
+
+LoopProgram *loop_program_new(const char *name);
+void loop_program_free(LoopProgram *p);
+
+int loop_add_buf(LoopProgram *p, const char *name, IrDType dt, const IrShape *shape, LoopStorage st);
+int loop_add_var(LoopProgram *p, const char *hint, IrDType type);
+int loop_add_kernel(LoopProgram *p, const char *name, LoopStmt *body);
+
+/* Expression builders (arena-allocated; NULL only on out-of-memory). */
+LoopExpr *loop_int(LoopProgram *p, int64_t v);
+LoopExpr *loop_float(LoopProgram *p, IrDType t, double v);
+LoopExpr *loop_var(LoopProgram *p, int var);
+LoopExpr *loop_load(LoopProgram *p, int buf, LoopExpr *index);
+LoopExpr *loop_bin(LoopProgram *p, LoopBinOp op, LoopExpr *a, LoopExpr *b);
+LoopExpr *loop_un(LoopProgram *p, LoopUnOp op, LoopExpr *a);
+LoopExpr *loop_select(LoopProgram *p, LoopExpr *c, LoopExpr *a, LoopExpr *b);
+LoopExpr *loop_call(LoopProgram *p, LoopIntrinsic fn, int n, LoopExpr *const *args);
+LoopExpr *loop_cast(LoopProgram *p, IrDType t, LoopExpr *a);
+LoopExpr *loop_expr_copy(LoopProgram *p, const LoopExpr *e);
+/* Flat element index of buf at the multi-index idx (rank of the buffer),
+ * using its strides: sum idx[i] * strides[i]. */
+LoopExpr *loop_index(LoopProgram *p, int buf, LoopExpr *const *idx);
+
+/* Statement builders. */
+LoopStmt *loop_for(LoopProgram *p, int var, LoopExpr *extent, LoopForKind kind, LoopStmt *body);
+LoopStmt *loop_let(LoopProgram *p, int var, LoopExpr *value, int is_mutable);
+LoopStmt *loop_assign(LoopProgram *p, int var, LoopExpr *value);
+LoopStmt *loop_store(LoopProgram *p, int buf, LoopExpr *index, LoopExpr *value);
+LoopStmt *loop_if(LoopProgram *p, LoopExpr *cond, LoopStmt *then_, LoopStmt *else_);
+LoopStmt *loop_block(LoopProgram *p);
+int       loop_block_add(LoopProgram *p, LoopStmt *block, LoopStmt *s);
+LoopStmt *loop_barrier(LoopProgram *p);
+
+/* Algebraic simplification of index expressions (constant folding, x+0,
+ * x*1, x*0, (a*c1)*c2, (x+c1)+c2, min/max of constants, div/mod by 1,
+ * (i*c)/c when i >= 0, (i*c + j) mod c with 0 <= j < c, ...).  Uses the loop
+ * extents in scope to know variable ranges.  Rewrites in place; returns the
+ * (possibly new) root. */
+LoopExpr *loop_simplify_expr(LoopProgram *p, LoopExpr *e);
+void      loop_simplify(LoopProgram *p);
+
+/* Checks: variables defined before use and in scope, buffer ids valid, loads
+ * from inputs/consts only, stores only to outputs/workspace/locals, types
+ * consistent (index exprs I64, conditions BOOL), constant extents for
+ * VECTORIZED/UNROLLED loops, GPU thread loops nested inside block loops. */
+int loop_verify(const LoopProgram *p, UtilDiag *d);
+
+/* Stable, diffable text form. */
+void loop_print(const LoopProgram *p, UtilBuf *out);
+void loop_print_expr(const LoopProgram *p, const LoopExpr *e, UtilBuf *out);
+
+#endif
