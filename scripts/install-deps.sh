@@ -9,7 +9,7 @@ PKGS=(
   libjansson-dev libcmocka-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   llvm-19-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-venv
 )
 missing=()
 for p in "${PKGS[@]}"; do
