@@ -179,7 +179,7 @@ int interp_eval_node(IrGraph *g, int node, UtilDiag *d)
     IrArray *out[IR_VARIADIC + 1];
     for (int k = 0; k < n->n_in; k++) {
         in[k] = n->in[k] >= 0 ? &g->tensors[n->in[k]].v : NULL;
-        if (in[k] && !in[k]->data)
+        if (in[k] && !in[k]->data && !(ir_op_info(n->op)->flags & IR_OPF_SHAPEVAL))
             return ir_node_error(g, n, d, "input '%s' has no known value", g->tensors[n->in[k]].name);
     }
     for (int k = 0; k < n->n_out; k++) {

@@ -88,6 +88,7 @@ enum {
     IR_OPF_EW   = 1 << 0,   /* elementwise (output element i depends on input element i) */
     IR_OPF_COMM = 1 << 1,   /* commutative in its inputs */
     IR_OPF_VIEW = 1 << 2,   /* output is the input's bytes reinterpreted (no copy needed) */
+    IR_OPF_SHAPEVAL = 1 << 3, /* output value depends only on input shapes (known at compile time) */
 };
 
 #define IR_VARIADIC 255

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-enum { EW = IR_OPF_EW, COMM = IR_OPF_COMM, VIEW = IR_OPF_VIEW };
+enum { EW = IR_OPF_EW, COMM = IR_OPF_COMM, VIEW = IR_OPF_VIEW, SHAPEVAL = IR_OPF_SHAPEVAL };
 
 static const IrOpInfo op_table[IR_OP_COUNT] = {
 #define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) [IR_OP_##name] = { #name, mi, ma, mo, mao, fl, doc },

@@ -4,6 +4,8 @@
 
 static int all_inputs_known(const IrGraph *g, const IrNode *n)
 {
+    if (ir_op_info(n->op)->flags & IR_OPF_SHAPEVAL)
+        return 1;                      /* Shape, Size: the value is the input's (known) shape */
     for (int k = 0; k < n->n_in; k++)
         if (n->in[k] >= 0 && !g->tensors[n->in[k]].v.data)
             return 0;
