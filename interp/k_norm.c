@@ -38,30 +38,6 @@ static int64_t prod_dims(const IrShape *s, int from, int to)
     return p;
 }
 
-int interp_k_batchnorm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
-                       UtilDiag *d)
-{
-    if (ir_attr_int(n, IR_A_training_mode))
-        return ir_node_error(g, n, d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
-    const IrArray *x = in[0];
-    int64_t ch = x->shape.dims[1], outer = x->shape.dims[0], inner = prod_dims(&x->shape, 2, x->shape.rank);
-    double eps = ir_attr_float(n, IR_A_epsilon);
-    double *mul = malloc(((size_t)(outer * ch) + 1) * 2 * sizeof(double));
-    if (!mul)
-        return ir_node_error(g, n, d, "out of memory");
-    double *add = mul + outer * ch;
-    for (int64_t c = 0; c < ch; c++) {
-        double m = ld(in[1], c) / sqrt(ld(in[4], c) + eps);
-        for (int64_t o = 0; o < outer; o++) {
-            mul[o * ch + c] = m;
-            add[o * ch + c] = ld(in[2], c) - ld(in[3], c) * m;
-        }
-    }
-    affine_channels(x, out[0], outer, ch, inner, mul, add);
-    free(mul);
-    return 0;
-}
-
 /* Mean and 1/sqrt(var + eps) of `len` elements of x starting at base. */
 static void stats(const IrArray *x, int64_t base, int64_t len, double eps, double *mean, double *inv)
 {
@@ -76,8 +52,10 @@ static void stats(const IrArray *x, int64_t base, int64_t len, double eps, doubl
     *inv = 1.0 / sqrt((len ? v / (double)len : 0.0) + eps);
 }
 
-int interp_k_instancenorm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
-                          UtilDiag *d)
+/* Per-channel affine normalization of x viewed as [N, C, inner]:
+ * y = scale[c] * (x - mean) * inv + B[c], with mean/var the BatchNormalization
+ * inputs, or the statistics of each (n, c) instance for InstanceNormalization. */
+static int channel_norm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *y, UtilDiag *d)
 {
     const IrArray *x = in[0];
     int64_t outer = x->shape.dims[0], ch = x->shape.dims[1], inner = prod_dims(&x->shape, 2, x->shape.rank);
@@ -89,13 +67,32 @@ int interp_k_instancenorm(const IrGraph *g, const IrNode *n, const IrArray *cons
     for (int64_t o = 0; o < outer; o++)
         for (int64_t c = 0; c < ch; c++) {
             double mean, inv;
-            stats(x, (o * ch + c) * inner, inner, eps, &mean, &inv);
+            if (n->op == IR_OP_BatchNormalization) {
+                mean = ld(in[3], c);
+                inv = 1.0 / sqrt(ld(in[4], c) + eps);
+            } else {
+                stats(x, (o * ch + c) * inner, inner, eps, &mean, &inv);
+            }
             mul[o * ch + c] = ld(in[1], c) * inv;
             add[o * ch + c] = ld(in[2], c) - mean * mul[o * ch + c];
         }
-    affine_channels(x, out[0], outer, ch, inner, mul, add);
+    affine_channels(x, y, outer, ch, inner, mul, add);
     free(mul);
     return 0;
+}
+
+int interp_k_batchnorm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
+                       UtilDiag *d)
+{
+    if (ir_attr_int(n, IR_A_training_mode))
+        return ir_node_error(g, n, d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
+    return channel_norm(g, n, in, out[0], d);
+}
+
+int interp_k_instancenorm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
+                          UtilDiag *d)
+{
+    return channel_norm(g, n, in, out[0], d);
 }
 
 /* An optional LayerNorm parameter broadcast to the normalized shape (dims

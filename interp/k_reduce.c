@@ -131,7 +131,7 @@ int interp_k_reduce(const IrGraph *g, const IrNode *n, const IrArray *const *in,
         }
     interp_strides(&ks, kst);
     int64_t on = ir_array_numel(y), xn = ir_array_numel(x);
-    int is_int = ir_dtype_is_int(x->dtype) && reduce_has_int(op);
+    int is_int = (ir_dtype_is_int(x->dtype) || x->dtype == IR_DT_BOOL) && reduce_has_int(op);
     int uns = !ir_dtype_is_signed(x->dtype);
     double *acc = malloc((size_t)(on ? on : 1) * sizeof *acc);
     double *shift = calloc((size_t)(on ? on : 1), sizeof *shift);

@@ -280,7 +280,9 @@ int ir_infer_reduce(IrGraph *g, IrNode *n, UtilDiag *d)
     const IrShape *s = &x->v.shape;
     int64_t axes[IR_MAX_RANK];
     int na = 0;
-    if (need_numeric(g, n, 0, d))
+    /* bool is accepted by ReduceMax/ReduceMin (opset 20) */
+    if (!(x->v.dtype == IR_DT_BOOL && (n->op == IR_OP_ReduceMax || n->op == IR_OP_ReduceMin)) &&
+        need_numeric(g, n, 0, d))
         return -1;
     if (n->n_in > 1 && n->in[1] >= 0 && (na = ir_infer_const_ints(g, n, 1, "axes", axes, IR_MAX_RANK, d)) < 0)
         return -1;

@@ -611,7 +611,13 @@ static void test_reduce_axes_rules(void **state)
     attr_i(g, both, IR_A_keepdims, 0);
     int imean = op1(g, IR_OP_ReduceMean, cst(g, IR_DT_I32, 1, D(2), V(3, 4)));
     int imax = op1(g, IR_OP_ReduceMax, cst(g, IR_DT_I64, 1, D(3), V(-5, 9, 2)));
+    int xb = cst(g, IR_DT_BOOL, 2, D(2, 2), V(0, 1, 0, 0)), a1 = cst(g, IR_DT_I64, 1, D(1), V(1));
+    int bmax = op2(g, IR_OP_ReduceMax, xb, a1), bmin = op2(g, IR_OP_ReduceMin, xb, a1);
+    int bempty = op2(g, IR_OP_ReduceMax, cst(g, IR_DT_BOOL, 2, D(1, 0), NULL), a1);
     infer_ok(g);
+    expect_i(g, bmax, 0, IR_DT_BOOL, 2, D(2, 1), D(1, 0));
+    expect_i(g, bmin, 0, IR_DT_BOOL, 2, D(2, 1), D(0, 0));
+    expect_i(g, bempty, 0, IR_DT_BOOL, 2, D(1, 1), D(0));
     expect(g, neg, 0, IR_DT_F32, 1, D(3), V(5, 1, 3.5), TOL);
     expect(g, all_keep, 0, IR_DT_F32, 2, D(1, 1), V(9.5), TOL);
     expect(g, all_drop, 0, IR_DT_F32, 0, NULL, V(4), TOL);
