@@ -205,7 +205,8 @@ int interp_k_argreduce(const IrGraph *g, const IrNode *n, const IrArray *const *
                     equal = vb == vk;
                 } else {
                     double vb = ir_load_f64(x->dtype, x->data, ib), vk = ir_load_f64(x->dtype, x->data, ik);
-                    better = want_max ? vk > vb : vk < vb;
+                    /* as numpy: a NaN wins over numbers, the first NaN over later ones */
+                    better = isnan(vb) ? 0 : isnan(vk) || (want_max ? vk > vb : vk < vb);
                     equal = vb == vk;
                 }
                 if (better || (last && equal))

@@ -629,6 +629,39 @@ static void test_reduce_axes_rules(void **state)
     ir_graph_free(g);
 }
 
+/* Non-adjacent axes on a 3-D tensor, and LogSumExp of large values (stable:
+ * naive exp(800) overflows).  Expected values from numpy. */
+static void test_reduce_multi_axes(void **state)
+{
+    (void)state;
+    IrGraph *g = ir_graph_new("g", "t.json");
+    double xv[24], xb[24];
+    for (int i = 0; i < 24; i++) {
+        xv[i] = i * 0.5 - 3;
+        xb[i] = xv[i] * 100;
+    }
+    int ax = cst(g, IR_DT_I64, 1, D(2), V(0, -1));
+    int sm = op2(g, IR_OP_ReduceSum, cst(g, IR_DT_F32, 3, D(2, 3, 4), xv), ax);
+    attr_i(g, sm, IR_A_keepdims, 0);
+    int lse = op2(g, IR_OP_ReduceLogSumExp, cst(g, IR_DT_F32, 3, D(2, 3, 4), xv), ax);
+    attr_i(g, lse, IR_A_keepdims, 0);
+    int big = op2(g, IR_OP_ReduceLogSumExp, cst(g, IR_DT_F32, 3, D(2, 3, 4), xb), ax);
+    double yv[12];
+    for (int i = 0; i < 12; i++)
+        yv[i] = i * 0.3;
+    int smx = op1(g, IR_OP_Softmax, cst(g, IR_DT_F32, 3, D(2, 3, 2), yv));
+    attr_i(g, smx, IR_A_axis, 1);
+    infer_ok(g);
+    expect(g, sm, 0, IR_DT_F32, 1, D(3), V(6, 22, 38), TOL);
+    expect(g, lse, 0, IR_DT_F32, 1, D(3), V(5.28981435683606, 7.289814356836059, 9.28981435683606), TOL);
+    expect(g, big, 0, IR_DT_F32, 3, D(1, 3, 1), V(450, 650, 850), TOL);
+    expect(g, smx, 0, IR_DT_F32, 3, D(2, 3, 2),
+           V(0.16280716746749874, 0.16280716746749876, 0.29665400068085557, 0.2966540006808555, 0.5405388318516456,
+             0.5405388318516458, 0.1628071674674987, 0.1628071674674988, 0.2966540006808555, 0.29665400068085546,
+             0.5405388318516458, 0.5405388318516456), TOL);
+    ir_graph_free(g);
+}
+
 /* Reductions over an empty set (ONNX: identity of the operation). */
 static void test_reduce_empty_set(void **state)
 {
@@ -681,7 +714,9 @@ static void test_argreduce(void **state)
     attr_i(g, mn, IR_A_axis, -2);
     attr_i(g, mn, IR_A_keepdims, 0);
     int im = op1(g, IR_OP_ArgMin, cst(g, IR_DT_I32, 1, D(4), V(5, -2, 7, -2)));
+    int nan = op1(g, IR_OP_ArgMin, cst(g, IR_DT_F32, 1, D(4), V(5, NAN, -7, NAN)));
     infer_ok(g);
+    expect_i(g, nan, 0, IR_DT_I64, 1, D(1), D(1));      /* numpy: the first NaN */
     expect_i(g, am, 0, IR_DT_I64, 2, D(2, 1), D(1, 0));
     expect_i(g, last, 0, IR_DT_I64, 2, D(2, 1), D(2, 2));
     expect_i(g, mn, 0, IR_DT_I64, 1, D(3), D(0, 1, 0));
@@ -915,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_variadic_where),
         cmocka_unit_test(test_reduce_all_ops),
         cmocka_unit_test(test_reduce_axes_rules),
+        cmocka_unit_test(test_reduce_multi_axes),
         cmocka_unit_test(test_reduce_empty_set),
         cmocka_unit_test(test_reduce_errors),
         cmocka_unit_test(test_argreduce),
