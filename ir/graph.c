@@ -375,7 +375,8 @@ int ir_toposort(IrGraph *g, UtilDiag *d)
         } else {
             for (int i = 0; i < nn; i++)
                 sorted[i] = g->nodes[order[i]];
-            memcpy(g->nodes, sorted, (size_t)nn * sizeof(IrNode));
+            if (nn)
+                memcpy(g->nodes, sorted, (size_t)nn * sizeof(IrNode));
             free(sorted);
             for (int i = 0; i < nn; i++)
                 for (int k = 0; k < g->nodes[i].n_out; k++)
