@@ -1,4 +1,86 @@
-/* STUB: to be replaced by the implementation. */
+/* tools/cmd_convert.c — dlcc convert: any model to the dlcc JSON format v1
+ * plus a .safetensors file beside it, written atomically. */
 #include "tools/tools.h"
+
 #include <stdio.h>
-int dlcc_cmd_convert(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "dlcc: error: 'convert' not implemented\n"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d)
+{
+    const char *slash = strrchr(out_path, '/');
+    const char *base = slash ? slash + 1 : out_path;
+    size_t bl = strlen(base);
+    if (!bl || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return util_error(d, util_loc_file(out_path), "the output must be a file name such as model.json");
+    size_t stem = bl > 5 && strcmp(base + bl - 5, ".json") == 0 ? bl - 5 : bl;
+    char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path)))
+                      : strdup(".");
+    char *st_name = malloc(stem + sizeof ".safetensors");
+    int rc = -1, created = 0;
+    if (!dir || !st_name) {
+        util_error(d, util_loc_file(out_path), "out of memory");
+        goto done;
+    }
+    snprintf(st_name, stem + sizeof ".safetensors", "%.*s.safetensors", (int)stem, base);
+    if (strcmp(st_name, base) == 0) {
+        util_error(d, util_loc_file(out_path), "the output must be the .json file; the .safetensors file is "
+                   "named after it");
+        goto done;
+    }
+    if (dlcc_prepare_dir(dir, &created, d))
+        goto done;
+    UtilOutSet outs;
+    util_outset_init(&outs);
+    rc = fe_write_json(g, &outs, dir, base, st_name, d);
+    if (!rc)
+        rc = util_outset_commit(&outs, d);
+    else
+        util_outset_abort(&outs);
+    if (rc && created)
+        rmdir(dir);
+done:
+    free(dir);
+    free(st_name);
+    return rc;
+}
+
+int dlcc_cmd_convert(int argc, char **argv)
+{
+    const char *model = NULL, *out = NULL, *v;
+    DlccShapes shapes = { 0 };
+    DlccArgs a = { argc, argv, 1, 0, 0 };
+    for (; a.i < argc && !a.status; a.i++) {
+        const char *arg = argv[a.i];
+        if (dlcc_arg_operand(&a)) {
+            if (model)
+                return dlcc_usage_error("more than one model given ('%s' and '%s')", model, arg);
+            model = arg;
+        } else if (a.only_operands) {
+            continue;
+        } else if ((v = dlcc_arg_value(&a, "-o"))) {
+            out = v;
+        } else if ((v = dlcc_arg_value(&a, "--input-shape"))) {
+            if (dlcc_add_shape(&shapes, (char *)v))
+                return 2;
+        } else if (!a.status) {
+            return dlcc_usage_error("unknown option '%s' for 'dlcc convert'", arg);
+        }
+    }
+    if (a.status)
+        return a.status;
+    if (!model)
+        return dlcc_usage_error("no model given to 'dlcc convert'");
+    if (!out || !out[0])
+        return dlcc_usage_error("'dlcc convert' needs -o OUT.json");
+    UtilDiag d;
+    util_diag_init(&d);
+    FeOptions opt = { shapes.n, shapes.s };
+    IrGraph *g = dlcc_load_model(model, &opt, &d);     /* inference validates the model */
+    if (!g)
+        return dlcc_report(&d);
+    int rc = dlcc_convert_graph(g, out, &d);
+    ir_graph_free(g);
+    return rc ? dlcc_report(&d) : 0;
+}
