@@ -287,8 +287,8 @@ int fe_npy_parse(const char *path, const uint8_t *bytes, size_t len, IrArray *ou
         return util_error(d, util_loc_byte(path, (int64_t)len), "truncated .npy data: the header declares "
                           "%lld bytes, the file holds %llu", (long long)nbytes, (unsigned long long)avail);
     if ((uint64_t)nbytes < avail)
-        return util_error(d, util_loc_byte(path, (int64_t)(dstart + (size_t)nbytes)), "%llu unexpected bytes "
-                          "after the .npy data", (unsigned long long)(avail - (uint64_t)nbytes));
+        return util_error(d, util_loc_byte(path, (int64_t)(dstart + (size_t)nbytes)), "the file has %llu more "
+                          "bytes than the .npy header declares", (unsigned long long)(avail - (uint64_t)nbytes));
     const uint8_t *src = bytes + dstart;
     if (dt == IR_DT_BOOL)
         for (int64_t i = 0; i < nbytes; i++)
