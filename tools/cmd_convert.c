@@ -12,9 +12,10 @@ int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d)
     const char *slash = strrchr(out_path, '/');
     const char *base = slash ? slash + 1 : out_path;
     size_t bl = strlen(base);
-    if (!bl || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-        return util_error(d, util_loc_file(out_path), "the output must be a file name such as model.json");
-    size_t stem = bl > 5 && strcmp(base + bl - 5, ".json") == 0 ? bl - 5 : bl;
+    if (bl <= 5 || strcmp(base + bl - 5, ".json") != 0)
+        return util_error(d, util_loc_file(out_path), "the output must be a .json file name such as model.json "
+                          "(the .safetensors file is written beside it)");
+    size_t stem = bl - 5;
     char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path)))
                       : strdup(".");
     char *st_name = malloc(stem + sizeof ".safetensors");
@@ -24,11 +25,6 @@ int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d)
         goto done;
     }
     snprintf(st_name, stem + sizeof ".safetensors", "%.*s.safetensors", (int)stem, base);
-    if (strcmp(st_name, base) == 0) {
-        util_error(d, util_loc_file(out_path), "the output must be the .json file; the .safetensors file is "
-                   "named after it");
-        goto done;
-    }
     if (dlcc_prepare_dir(dir, &created, d))
         goto done;
     UtilOutSet outs;
