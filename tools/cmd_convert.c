@@ -44,38 +44,25 @@ done:
 
 int dlcc_cmd_convert(int argc, char **argv)
 {
-    const char *model = NULL, *out = NULL, *v;
-    DlccShapes shapes = { 0 };
-    DlccArgs a = { argc, argv, 1, 0, 0 };
+    const char *out = NULL, *v;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, "convert");
     for (; a.i < argc && !a.status; a.i++) {
-        const char *arg = argv[a.i];
-        if (dlcc_arg_operand(&a)) {
-            if (model)
-                return dlcc_usage_error("more than one model given ('%s' and '%s')", model, arg);
-            model = arg;
-        } else if (a.only_operands) {
+        if (dlcc_arg_common(&a))
             continue;
-        } else if ((v = dlcc_arg_value(&a, "-o"))) {
+        else if ((v = dlcc_arg_value(&a, "-o")))
             out = v;
-        } else if ((v = dlcc_arg_value(&a, "--input-shape"))) {
-            if (dlcc_add_shape(&shapes, (char *)v))
-                return 2;
-        } else if (!a.status) {
-            return dlcc_usage_error("unknown option '%s' for 'dlcc convert'", arg);
-        }
+        else
+            dlcc_arg_unknown(&a);
     }
-    if (a.status)
-        return a.status;
-    if (!model)
-        return dlcc_usage_error("no model given to 'dlcc convert'");
-    if (!out || !out[0])
-        return dlcc_usage_error("'dlcc convert' needs -o OUT.json");
+    if (!dlcc_args_finish(&a) && (!out || !out[0]))
+        a.status = dlcc_usage_error("'dlcc convert' needs -o OUT.json");
+    IrGraph *g;
+    int status = dlcc_args_load(&a, &g);           /* inference validates the model */
+    if (status)
+        return status;
     UtilDiag d;
     util_diag_init(&d);
-    FeOptions opt = { shapes.n, shapes.s };
-    IrGraph *g = dlcc_load_model(model, &opt, &d);     /* inference validates the model */
-    if (!g)
-        return dlcc_report(&d);
     int rc = dlcc_convert_graph(g, out, &d);
     ir_graph_free(g);
     return rc ? dlcc_report(&d) : 0;

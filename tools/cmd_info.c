@@ -93,7 +93,8 @@ static int info_json(const IrGraph *g, const InfoStats *s, int opt_level, UtilBu
     char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
     json_decref(root);
     if (!text)
-        return util_error(d, util_loc_file(g->file), "cannot build the JSON summary (out of memory, or a name that is not UTF-8)");
+        return util_error(d, util_loc_file(g->file), "cannot build the JSON summary (out of memory, or a name "
+                          "that is not UTF-8)");
     util_buf_printf(out, "%s\n", text);
     free(text);
     return 0;
@@ -145,39 +146,25 @@ int dlcc_info_render(const IrGraph *g, int opt_level, int json, UtilBuf *out, Ut
 
 int dlcc_cmd_info(int argc, char **argv)
 {
-    const char *model = NULL, *v;
     int json = 0, level = 2;
-    DlccShapes shapes = { 0 };
-    DlccArgs a = { argc, argv, 1, 0, 0 };
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, "info");
     for (; a.i < argc && !a.status; a.i++) {
-        const char *arg = argv[a.i];
-        if (dlcc_arg_operand(&a)) {
-            if (model)
-                return dlcc_usage_error("more than one model given ('%s' and '%s')", model, arg);
-            model = arg;
-        } else if (a.only_operands) {
+        if (dlcc_arg_common(&a))
             continue;
-        } else if (dlcc_arg_flag(&a, "--json")) {
+        else if (dlcc_arg_flag(&a, "--json"))
             json = 1;
-        } else if (dlcc_arg_opt_level(arg) >= 0) {
-            level = dlcc_arg_opt_level(arg);
-        } else if ((v = dlcc_arg_value(&a, "--input-shape"))) {
-            if (dlcc_add_shape(&shapes, (char *)v))
-                return 2;
-        } else if (!a.status) {
-            return dlcc_usage_error("unknown option '%s' for 'dlcc info'", arg);
-        }
+        else if (dlcc_arg_opt_level(argv[a.i]) >= 0)
+            level = dlcc_arg_opt_level(argv[a.i]);
+        else
+            dlcc_arg_unknown(&a);
     }
-    if (a.status)
-        return a.status;
-    if (!model)
-        return dlcc_usage_error("no model given to 'dlcc info'");
+    IrGraph *g;
+    int status = dlcc_args_load(&a, &g);
+    if (status)
+        return status;
     UtilDiag d;
     util_diag_init(&d);
-    FeOptions opt = { shapes.n, shapes.s };
-    IrGraph *g = dlcc_load_model(model, &opt, &d);
-    if (!g)
-        return dlcc_report(&d);
     UtilBuf out;
     util_buf_init(&out);
     int rc = dlcc_info_render(g, level, json, &out, &d);

@@ -184,52 +184,42 @@ int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, co
 
 int dlcc_cmd_run(int argc, char **argv)
 {
-    const char *model = NULL, *outdir = ".", *backend = "interp", *v;
-    DlccShapes shapes = { 0 };
+    const char *outdir = ".", *backend = "interp", *v;
     DlccInputFile *files = calloc((size_t)argc, sizeof *files);
-    int n_files = 0, status = 0;
-    DlccArgs a = { argc, argv, 1, 0, 0 };
+    int n_files = 0;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, "run");
     if (!files) {
         fprintf(stderr, "dlcc: error: out of memory\n");
         return 1;
     }
-    for (; a.i < argc && !a.status && !status; a.i++) {
-        const char *arg = argv[a.i];
-        if (dlcc_arg_operand(&a)) {
-            if (model)
-                status = dlcc_usage_error("more than one model given ('%s' and '%s')", model, arg);
-            model = arg;
-        } else if (a.only_operands) {
+    for (; a.i < argc && !a.status; a.i++) {
+        if (dlcc_arg_common(&a)) {
             continue;
         } else if ((v = dlcc_arg_value(&a, "-i")) || (v = dlcc_arg_value(&a, "--input"))) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v || !eq[1]) {
-                status = dlcc_usage_error("-i wants NAME=FILE.npy, not '%s'", v);
+                a.status = dlcc_usage_error("-i wants NAME=FILE.npy, not '%s'", v);
                 break;
             }
             ((char *)v)[eq - v] = 0;                     /* split in place: NAME\0FILE */
             files[n_files].name = v;
             files[n_files].file = eq + 1;
-            for (int k = 0; k < n_files; k++)
+            for (int k = 0; k < n_files && !a.status; k++)
                 if (strcmp(files[k].name, v) == 0)
-                    status = dlcc_usage_error("input '%s' is given twice", v);
+                    a.status = dlcc_usage_error("input '%s' is given twice", v);
             n_files++;
         } else if ((v = dlcc_arg_value(&a, "-o"))) {
             outdir = v;
         } else if ((v = dlcc_arg_value(&a, "--backend"))) {
             backend = v;
             if (strcmp(v, "interp") && strcmp(v, "cpu"))
-                status = dlcc_usage_error("unknown backend '%s' (interp or cpu)", v);
-        } else if ((v = dlcc_arg_value(&a, "--input-shape"))) {
-            status = dlcc_add_shape(&shapes, (char *)v);
-        } else if (!a.status) {
-            status = dlcc_usage_error("unknown option '%s' for 'dlcc run'", arg);
+                a.status = dlcc_usage_error("unknown backend '%s' (interp or cpu)", v);
+        } else {
+            dlcc_arg_unknown(&a);
         }
     }
-    if (!status)
-        status = a.status;
-    if (!status && !model)
-        status = dlcc_usage_error("no model given to 'dlcc run'");
+    int status = dlcc_args_finish(&a);
     if (status) {
         free(files);
         return status;
@@ -242,11 +232,14 @@ int dlcc_cmd_run(int argc, char **argv)
                    "--backend interp (the reference interpreter, the default)");
         return dlcc_report(&d);
     }
-    FeOptions opt = { shapes.n, shapes.s };
-    IrGraph *g = dlcc_load_model(model, &opt, &d);
+    IrGraph *g;
+    if ((status = dlcc_args_load(&a, &g))) {
+        free(files);
+        return status;
+    }
     UtilBuf summary;
     util_buf_init(&summary);
-    int rc = g ? dlcc_run_graph(g, n_files, files, outdir, &summary, &d) : -1;
+    int rc = dlcc_run_graph(g, n_files, files, outdir, &summary, &d);
     if (!rc)
         fwrite(summary.data, 1, summary.len, stdout);
     util_buf_free(&summary);

@@ -77,6 +77,15 @@ int dlcc_parse_shape_override(char *arg, FeShapeOverride *o)
 
 /* ------------------------------------------------------------ arguments */
 
+void dlcc_args_init(DlccArgs *a, int argc, char **argv, const char *cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->argc = argc;
+    a->argv = argv;
+    a->i = 1;
+    a->cmd = cmd;
+}
+
 const char *dlcc_arg_value(DlccArgs *a, const char *name)
 {
     if (a->only_operands || a->status)
@@ -105,26 +114,7 @@ int dlcc_arg_flag(const DlccArgs *a, const char *name)
     return !a->only_operands && !a->status && strcmp(a->argv[a->i], name) == 0;
 }
 
-int dlcc_arg_operand(DlccArgs *a)
-{
-    const char *arg = a->argv[a->i];
-    if (a->only_operands)
-        return 1;
-    if (strcmp(arg, "--") == 0) {
-        a->only_operands = 1;
-        return 0;
-    }
-    return arg[0] != '-' || arg[1] == 0;
-}
-
-int dlcc_arg_opt_level(const char *arg)
-{
-    if (arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3' && !arg[3])
-        return arg[2] - '0';
-    return -1;
-}
-
-int dlcc_add_shape(DlccShapes *sh, char *value)
+static int add_shape(DlccShapes *sh, char *value)
 {
     if (sh->n >= DLCC_MAX_SHAPES)
         return dlcc_usage_error("too many --input-shape options (at most %d)", DLCC_MAX_SHAPES);
@@ -137,6 +127,64 @@ int dlcc_add_shape(DlccShapes *sh, char *value)
             return dlcc_usage_error("--input-shape given twice for '%s'", o->name);
     sh->n++;
     return 0;
+}
+
+int dlcc_arg_common(DlccArgs *a)
+{
+    char *arg = a->argv[a->i];
+    const char *v;
+    if (!a->only_operands && strcmp(arg, "--") == 0) {
+        a->only_operands = 1;
+        return 1;
+    }
+    if (a->only_operands || arg[0] != '-' || arg[1] == 0) {
+        if (a->model)
+            a->status = dlcc_usage_error("more than one model given ('%s' and '%s')", a->model, arg);
+        a->model = arg;
+        return 1;
+    }
+    if ((v = dlcc_arg_value(a, "--input-shape"))) {
+        a->status = add_shape(&a->shapes, (char *)v);
+        return 1;
+    }
+    return a->status != 0;
+}
+
+void dlcc_arg_unknown(DlccArgs *a)
+{
+    if (a->status)
+        return;
+    if (a->cmd)
+        a->status = dlcc_usage_error("unknown option '%s' for 'dlcc %s'", a->argv[a->i], a->cmd);
+    else
+        a->status = dlcc_usage_error("unknown option '%s'", a->argv[a->i]);
+}
+
+int dlcc_args_finish(DlccArgs *a)
+{
+    if (!a->status && !a->model)
+        a->status = a->cmd ? dlcc_usage_error("no model given to 'dlcc %s'", a->cmd)
+                           : dlcc_usage_error("no model given");
+    return a->status;
+}
+
+int dlcc_args_load(DlccArgs *a, IrGraph **g)
+{
+    *g = NULL;
+    if (dlcc_args_finish(a))
+        return a->status;
+    UtilDiag d;
+    util_diag_init(&d);
+    FeOptions opt = { a->shapes.n, a->shapes.s };
+    *g = dlcc_load_model(a->model, &opt, &d);
+    return *g ? 0 : dlcc_report(&d);
+}
+
+int dlcc_arg_opt_level(const char *arg)
+{
+    if (arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3' && !arg[3])
+        return arg[2] - '0';
+    return -1;
 }
 
 int dlcc_prepare_dir(const char *dir, int *created, UtilDiag *d)
@@ -221,67 +269,54 @@ int dlcc_cmd_compile(int argc, char **argv)
     static const char *const value_opts[] = { "-o", "--triple", "--mcpu", "--mattr", "--fpga-part",
                                               "--print-after", NULL };
     static const char *const flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", "-v", NULL };
-    const char *model = NULL, *target = "cpu", *v;
-    DlccShapes shapes = { 0 };
-    DlccArgs a = { argc, argv, 1, 0, 0 };
+    const char *target = "cpu", *v;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, NULL);
     for (; a.i < argc && !a.status; a.i++) {
         const char *arg = argv[a.i];
         long n;
-        if (dlcc_arg_operand(&a)) {
-            if (model)
-                return dlcc_usage_error("more than one model given ('%s' and '%s')", model, arg);
-            model = arg;
-        } else if (a.only_operands) {
-            continue;                                           /* the "--" itself */
+        if (dlcc_arg_common(&a)) {
+            continue;
         } else if ((v = dlcc_arg_value(&a, "-t"))) {
             target = v;
             if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "fpga"))
-                return dlcc_usage_error("unknown target '%s' (cpu, gpu or fpga)", v);
+                a.status = dlcc_usage_error("unknown target '%s' (cpu, gpu or fpga)", v);
         } else if ((v = dlcc_arg_value(&a, "--name"))) {
             if (!is_c_identifier(v))
-                return dlcc_usage_error("--name wants a C identifier, not '%s'", v);
+                a.status = dlcc_usage_error("--name wants a C identifier, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--emit"))) {
-            if (check_emit(v))
-                return 2;
+            a.status = check_emit(v);
         } else if ((v = dlcc_arg_value(&a, "--threads"))) {
             if (parse_long(v, 1, 1024, &n))
-                return dlcc_usage_error("--threads wants a number from 1 to 1024, not '%s'", v);
+                a.status = dlcc_usage_error("--threads wants a number from 1 to 1024, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--gpu-arch"))) {
             if (strncmp(v, "sm_", 3) || parse_long(v + 3, 10, 999, &n))
-                return dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
+                a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
-            if (check_precision(v))
-                return 2;
+            a.status = check_precision(v);
         } else if ((v = dlcc_arg_value(&a, "--fpga-clock"))) {
             char *end;
             double mhz = strtod(v, &end);
             if (end == v || *end || !(mhz > 0 && mhz <= 10000))
-                return dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
-        } else if ((v = dlcc_arg_value(&a, "--input-shape"))) {
-            if (dlcc_add_shape(&shapes, (char *)v))
-                return 2;
+                a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
         } else if (dlcc_arg_opt_level(arg) >= 0 || in_list(arg, flags)) {
             ;
         } else if (!a.status) {
             int matched = 0;
             for (int k = 0; value_opts[k] && !matched && !a.status; k++)
                 matched = dlcc_arg_value(&a, value_opts[k]) != NULL;
-            if (!matched && !a.status)
-                return dlcc_usage_error("unknown option '%s'", arg);
+            if (!matched)
+                dlcc_arg_unknown(&a);
         }
     }
-    if (a.status)
-        return a.status;
-    if (!model)
-        return dlcc_usage_error("no model given");
+    IrGraph *g;
+    int status = dlcc_args_load(&a, &g);
+    if (status)
+        return status;
+    ir_graph_free(g);
     UtilDiag d;
     util_diag_init(&d);
-    FeOptions opt = { shapes.n, shapes.s };
-    IrGraph *g = dlcc_load_model(model, &opt, &d);
-    if (!g)
-        return dlcc_report(&d);
-    ir_graph_free(g);
-    util_error(&d, util_loc_file(model), "code generation for target '%s' is not available in this build "
+    util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this build "
                "yet; use 'dlcc run' (reference interpreter) or 'dlcc info'", target);
     return dlcc_report(&d);
 }

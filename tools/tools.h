@@ -26,14 +26,29 @@ int dlcc_parse_shape_override(char *arg, FeShapeOverride *o);
 
 /* ---- command-line scanning shared by the subcommands ---- */
 
+/* --input-shape options of one command. */
+#define DLCC_MAX_SHAPES 64
+typedef struct DlccShapes {
+    int n;
+    FeShapeOverride s[DLCC_MAX_SHAPES];
+} DlccShapes;
+
 typedef struct DlccArgs {
     int argc;
     char **argv;
     int i;              /* index of the argument being looked at */
     int status;         /* 2 once a usage error has been printed */
     int only_operands;  /* after "--" */
+    const char *cmd;    /* "run", "info", "convert"; NULL for compiling */
+    const char *model;  /* the MODEL operand */
+    DlccShapes shapes;
 } DlccArgs;
 
+void dlcc_args_init(DlccArgs *a, int argc, char **argv, const char *cmd);
+/* Consumes what every command accepts: the MODEL operand, "--" and
+ * --input-shape NAME=D0,D1,...; returns 1 if argv[i] was one of them (status
+ * is 2 if it was malformed), 0 otherwise. */
+int dlcc_arg_common(DlccArgs *a);
 /* If argv[i] is option `name` taking a value, returns the value and advances
  * past it; NULL otherwise.  Accepted spellings: "-o X" and "-oX" for short
  * options, "--name X" and "--name=X" for long ones.  A missing value prints a
@@ -41,20 +56,18 @@ typedef struct DlccArgs {
 const char *dlcc_arg_value(DlccArgs *a, const char *name);
 /* 1 if argv[i] is exactly the flag `name`. */
 int dlcc_arg_flag(const DlccArgs *a, const char *name);
-/* 1 if argv[i] is an operand (not an option): anything not starting with '-',
- * "-" itself, or anything after "--" (which it consumes). */
-int dlcc_arg_operand(DlccArgs *a);
+/* Prints "unknown option" for argv[i] and sets status to 2 (unless a usage
+ * error was already printed). */
+void dlcc_arg_unknown(DlccArgs *a);
+/* After the scan: the status, or 2 with a usage error if no model was given
+ * (printed once; calling again returns the same status). */
+int dlcc_args_finish(DlccArgs *a);
+/* dlcc_args_finish, then loads the model with the --input-shape bindings
+ * (dlcc_load_model).  Returns 0 with *g set, 2 after a usage error, or 1
+ * after reporting why the model did not load. */
+int dlcc_args_load(DlccArgs *a, IrGraph **g);
 /* Parses -O0..-O3; returns the level or -1. */
 int dlcc_arg_opt_level(const char *arg);
-/* Collects --input-shape options (at most IR_MAX shapes per command). */
-#define DLCC_MAX_SHAPES 64
-typedef struct DlccShapes {
-    int n;
-    FeShapeOverride s[DLCC_MAX_SHAPES];
-} DlccShapes;
-/* Parses one --input-shape value; prints a usage error and returns 2 on a
- * malformed or duplicate one. */
-int dlcc_add_shape(DlccShapes *sh, char *value);
 
 /* Makes sure `dir` exists as a folder, creating the last component when it
  * does not exist (*created = 1 then, so that a failed command can remove it

@@ -8,7 +8,6 @@
  *                         exit 77 (skipped) while those are stubs
  *
  * Every input file is written by the test itself into a scratch folder. */
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "frontend/frontend.h"
+#include "tests/scratch.h"
 
 typedef struct Cli {
     const char *dlcc;
@@ -117,30 +117,12 @@ static void write_file(const Cli *c, const char *name, const void *data, size_t 
 
 static void write_npy(const Cli *c, const char *name, IrDType dt, int rank, const int64_t *dims, const void *v)
 {
-    IrArray a = { .dtype = dt, .shape = { .rank = rank }, .data = (void *)v };
-    memcpy(a.shape.dims, dims, (size_t)rank * sizeof *dims);
-    UtilBuf b;
-    util_buf_init(&b);
-    UtilDiag d;
-    util_diag_init(&d);
-    if (fe_npy_write(&a, &b, &d)) {
-        fprintf(stderr, "fe_npy_write: %s\n", d.msg);
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", c->dir, name);
+    if (scratch_write_npy(p, dt, rank, dims, v)) {
+        fprintf(stderr, "cannot write %s\n", p);
         exit(1);
     }
-    write_file(c, name, b.data, b.len);
-    util_buf_free(&b);
-}
-
-static int count_files(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(dp));)
-        n += e->d_name[0] != '.';
-    closedir(dp);
-    return n;
 }
 
 static void basic(Cli *c)
@@ -250,14 +232,15 @@ static int model(Cli *c)
     run(c, "run", "%D/tiny.json", "-i", "x=%D/x.npy", "-i", "z=%D/x.npy", "-o", "%D/out", NULL);
     check(c, "run: unknown input", 1, "the model has no input named 'z' (its inputs: 'x')", NULL);
     run(c, "run", "%D/tiny.json", "-i", "x=%D/bad.npy", "-o", "%D/out", NULL);
-    check(c, "run: malformed .npy", 1, "dlcc: %D/bad.npy: error: at byte 14: malformed .npy header: expected ':' after a key", NULL);
+    check(c, "run: malformed .npy", 1,
+          "dlcc: %D/bad.npy: error: at byte 14: malformed .npy header: expected ':' after a key", NULL);
     run(c, "run", "%D/tiny.json", "-i", "x=%D/x64.npy", "-o", "%D/out", NULL);
     check(c, "run: wrong dtype", 1, "input 'x' must be float32 [2,3], but the file holds float64 [2,3]", NULL);
     run(c, "run", "%D/tiny.json", "-i", "x=%D/x6.npy", "-o", "%D/out", NULL);
     check(c, "run: wrong shape", 1, "but the file holds float32 [6]", NULL);
     char out[256];
     snprintf(out, sizeof out, "%s/out", c->dir);
-    if (count_files(out) != -1) {
+    if (scratch_count_files(out) != -1) {
         printf("FAIL failed runs left %s behind\n", out);
         c->failed++;
     }
@@ -301,26 +284,6 @@ static int model(Cli *c)
     return 0;
 }
 
-static void rm_tree(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return;
-    for (struct dirent *e; (e = readdir(dp));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(p);
-        else
-            unlink(p);
-    }
-    closedir(dp);
-    rmdir(dir);
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[2], "basic") && strcmp(argv[2], "model"))) {
@@ -339,7 +302,7 @@ int main(int argc, char **argv)
         basic(&c);
     else
         skip = model(&c);
-    rm_tree(c.dir);
+    scratch_rm_tree(c.dir);
     if (skip)
         return skip;
     printf("%d passed, %d failed\n", c.passed, c.failed);

@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "passes/passes.h"
 #include "tools/tools.h"
+#include "tests/scratch.h"
 
 typedef struct Fixture {
     char dir[64];           /* scratch folder */
@@ -31,46 +31,12 @@ static int setup(void **state)
     return 0;
 }
 
-static void rm_tree(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return;
-    struct dirent *e;
-    while ((e = readdir(dp))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(p);
-        else
-            unlink(p);
-    }
-    closedir(dp);
-    rmdir(dir);
-}
-
 static int teardown(void **state)
 {
     Fixture *f = *state;
-    rm_tree(f->dir);
+    scratch_rm_tree(f->dir);
     free(f);
     return 0;
-}
-
-static int count_files(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dp)))
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(dp);
-    return n;
 }
 
 static int add_input(IrGraph *g, const char *name, IrDType dt, int rank, const int64_t *dims)
@@ -102,18 +68,7 @@ static IrGraph *passthrough_graph(void)
 
 static void write_npy(const char *path, IrDType dt, int rank, const int64_t *dims, const void *data)
 {
-    IrArray a = { .dtype = dt, .shape = { .rank = rank }, .data = (void *)data };
-    memcpy(a.shape.dims, dims, (size_t)rank * sizeof *dims);
-    UtilBuf b;
-    util_buf_init(&b);
-    UtilDiag d;
-    util_diag_init(&d);
-    assert_int_equal(fe_npy_write(&a, &b, &d), 0);
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(b.data, 1, b.len, fp), b.len);
-    fclose(fp);
-    util_buf_free(&b);
+    assert_int_equal(scratch_write_npy(path, dt, rank, dims, data), 0);
 }
 
 static const float xv[6] = { 1.5f, -2, 0, 4, 5, 6 };
@@ -147,7 +102,7 @@ static void test_run_writes_outputs(void **state)
              "x: float32 [2,3] = [1.5, -2, 0, 4, 5, 6] -> %s/x.npy\n"
              "in/y:0: int64 [10] = [-3, 1, 2, 3, 4, 5, 6, 7, ...] -> %s/in_y_0.npy\n", out, out);
     assert_string_equal(sum.data, want);
-    assert_int_equal(count_files(out), 2);             /* no temporaries left */
+    assert_int_equal(scratch_count_files(out), 2);     /* no temporaries left */
     char p[256];
     IrArray r;
     snprintf(p, sizeof p, "%s/x.npy", out);
@@ -181,7 +136,7 @@ static void expect_run_error(Fixture *f, int n, const DlccInputFile *files, cons
         fail_msg("message '%s' lacks '%s'", d.msg, msg);
     if (file)
         assert_string_equal(d.file, file);
-    assert_int_equal(count_files(out), -1);            /* never created */
+    assert_int_equal(scratch_count_files(out), -1);    /* never created */
     assert_int_equal(sum.len, 0);
     util_buf_free(&sum);
     ir_graph_free(g);
@@ -240,7 +195,7 @@ static void test_run_name_collision(void **state)
     util_buf_init(&sum);
     assert_int_equal(dlcc_run_graph(g, 2, files, f->dir, &sum, &d), -1);
     assert_string_equal(d.msg, "outputs 'a/b' and 'a_b' would both be written to 'a_b.npy'");
-    assert_int_equal(count_files(f->dir), 1);         /* only one.npy */
+    assert_int_equal(scratch_count_files(f->dir), 1);  /* only one.npy */
     util_buf_free(&sum);
     ir_graph_free(g);
 }
@@ -400,7 +355,7 @@ static void test_convert_writes(void **state)
     ir_graph_free(g);
     snprintf(p, sizeof p, "%s/conv", f->dir);
     if (rc && strstr(d.msg, "not implemented")) {
-        assert_int_equal(count_files(p), -1);         /* the created folder is removed again */
+        assert_int_equal(scratch_count_files(p), -1);  /* the created folder is removed again */
         skip();
     }
     assert_int_equal(rc, 0);
