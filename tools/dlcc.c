@@ -325,10 +325,11 @@ int dlcc_main(int argc, char **argv)
 {
     if (argc < 2)
         return dlcc_usage_error("no command or model given");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, stdout);
-        return 0;
-    }
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
     if (strcmp(argv[1], "--version") == 0) {
         puts("dlcc 0.1.0");
         return 0;

@@ -134,6 +134,8 @@ static void basic(Cli *c)
     check(c, "no arguments", 2, "dlcc: error: no command or model given", NULL);
     run(c, "--help", NULL);
     check(c, "--help", 0, NULL, "usage: dlcc MODEL");
+    run(c, "run", "m.json", "-h", NULL);
+    check(c, "run -h", 0, NULL, "dlcc run MODEL -i NAME=FILE.npy");
 
     run(c, "run", NULL);
     check(c, "run: no model", 2, "no model given to 'dlcc run'", NULL);
