@@ -1,4 +1,176 @@
-/* STUB: to be replaced by the implementation. */
+/* tools/cmd_info.c — dlcc info: inputs, outputs, operator histogram,
+ * parameter count and bytes, FLOPs estimate, as text or as one JSON object. */
 #include "tools/tools.h"
+
+#include <jansson.h>
 #include <stdio.h>
-int dlcc_cmd_info(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "dlcc: error: 'info' not implemented\n"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct InfoStats {
+    int nodes;
+    int op_count[IR_OP_COUNT];
+    int order[IR_OP_COUNT];     /* ops present: by count, descending, then name */
+    int n_ops;
+    int64_t params, weights_bytes, flops;
+    int initializers;
+} InfoStats;
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return b < 0 ? a : util_add_overflow_i64(a, b, &r) ? INT64_MAX : r;
+}
+
+static void info_collect(const IrGraph *g, InfoStats *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || n->op <= IR_OP_INVALID || n->op >= IR_OP_COUNT)
+            continue;
+        s->nodes++;
+        s->op_count[n->op]++;
+        s->flops = add_sat(s->flops, ir_node_flops(g, n));
+    }
+    for (int t = 0; t < g->n_tensors; t++) {
+        const IrTensor *x = &g->tensors[t];
+        if (x->kind != IR_TK_CONST)
+            continue;
+        s->initializers++;
+        s->params = add_sat(s->params, ir_array_numel(&x->v));
+        s->weights_bytes = add_sat(s->weights_bytes, (int64_t)ir_array_bytes(&x->v));
+    }
+    for (int op = 1; op < IR_OP_COUNT; op++) {
+        if (!s->op_count[op])
+            continue;
+        int k = s->n_ops++;
+        while (k > 0) {
+            int prev = s->order[k - 1];
+            int before = s->op_count[prev] > s->op_count[op] ||
+                         (s->op_count[prev] == s->op_count[op] && strcmp(ir_op_name(prev), ir_op_name(op)) < 0);
+            if (before)
+                break;
+            s->order[k] = prev;
+            k--;
+        }
+        s->order[k] = op;
+    }
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static json_t *tensor_list(const IrGraph *g, const int *idx, int n)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        const IrTensor *t = &g->tensors[idx[i]];
+        json_t *shape = json_array();
+        for (int k = 0; k < t->v.shape.rank; k++)
+            json_array_append_new(shape, json_integer(t->v.shape.dims[k]));
+        json_t *item = json_pack("{s:s, s:s, s:o}", "name", t->name, "dtype", ir_dtype_name(t->v.dtype),
+                                 "shape", shape);
+        if (!item || json_array_append_new(arr, item)) {
+            json_decref(arr);
+            return NULL;                    /* not UTF-8, or out of memory */
+        }
+    }
+    return arr;
+}
+
+static int info_json(const IrGraph *g, const InfoStats *s, int opt_level, UtilBuf *out, UtilDiag *d)
+{
+    json_t *ops = json_object();
+    for (int k = 0; k < s->n_ops; k++)
+        json_object_set_new(ops, ir_op_name(s->order[k]), json_integer(s->op_count[s->order[k]]));
+    json_t *root = json_pack("{s:s, s:i, s:i, s:o, s:o, s:i, s:o, s:I, s:i, s:I, s:I}",
+                             "name", g->name ? g->name : "", "opset", g->opset, "opt_level", opt_level,
+                             "inputs", tensor_list(g, g->inputs, g->n_inputs),
+                             "outputs", tensor_list(g, g->outputs, g->n_outputs),
+                             "nodes", s->nodes, "ops", ops, "params", (json_int_t)s->params,
+                             "initializers", s->initializers, "weights_bytes", (json_int_t)s->weights_bytes,
+                             "flops", (json_int_t)s->flops);
+    char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
+    json_decref(root);
+    if (!text)
+        return util_error(d, util_loc_file(g->file), "cannot build the JSON summary (out of memory, or a name "
+                          "that is not UTF-8)");
+    util_buf_printf(out, "%s\n", text);
+    free(text);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ text */
+
+static void text_tensors(UtilBuf *out, const IrGraph *g, const char *title, const int *idx, int n)
+{
+    util_buf_printf(out, "%s:\n", title);
+    for (int i = 0; i < n; i++) {
+        const IrTensor *t = &g->tensors[idx[i]];
+        char shape[256];
+        ir_shape_str(&t->v.shape, shape, sizeof shape);
+        util_buf_printf(out, "  %s: %s %s\n", t->name, ir_dtype_name(t->v.dtype), shape);
+    }
+}
+
+static void info_text(const IrGraph *g, const InfoStats *s, int opt_level, UtilBuf *out)
+{
+    util_buf_printf(out, "model: %s (opset %d)\n", g->name ? g->name : "", g->opset);
+    util_buf_printf(out, "opt level: -O%d (no graph optimizations are implemented yet)\n", opt_level);
+    text_tensors(out, g, "inputs", g->inputs, g->n_inputs);
+    text_tensors(out, g, "outputs", g->outputs, g->n_outputs);
+    util_buf_printf(out, "nodes: %d\nops:\n", s->nodes);
+    for (int k = 0; k < s->n_ops; k++)
+        util_buf_printf(out, "  %-24s %d\n", ir_op_name(s->order[k]), s->op_count[s->order[k]]);
+    util_buf_printf(out, "params: %lld in %d initializers (%lld bytes)\n", (long long)s->params,
+                    s->initializers, (long long)s->weights_bytes);
+    util_buf_printf(out, "flops: %lld (%.3g)\n", (long long)s->flops, (double)s->flops);
+}
+
+int dlcc_info_render(const IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d)
+{
+    InfoStats *s = malloc(sizeof *s);
+    if (!s)
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    info_collect(g, s);
+    int rc = 0;
+    if (json)
+        rc = info_json(g, s, opt_level, out, d);
+    else
+        info_text(g, s, opt_level, out);
+    free(s);
+    if (!rc && out->oom)
+        rc = util_error(d, util_loc_file(g->file), "out of memory");
+    return rc;
+}
+
+int dlcc_cmd_info(int argc, char **argv)
+{
+    int json = 0, level = 2;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, "info");
+    for (; a.i < argc && !a.status; a.i++) {
+        if (dlcc_arg_common(&a))
+            continue;
+        else if (dlcc_arg_flag(&a, "--json"))
+            json = 1;
+        else if (dlcc_arg_opt_level(argv[a.i]) >= 0)
+            level = dlcc_arg_opt_level(argv[a.i]);
+        else
+            dlcc_arg_unknown(&a);
+    }
+    IrGraph *g;
+    int status = dlcc_args_load(&a, &g);
+    if (status)
+        return status;
+    UtilDiag d;
+    util_diag_init(&d);
+    UtilBuf out;
+    util_buf_init(&out);
+    int rc = dlcc_info_render(g, level, json, &out, &d);
+    if (!rc)
+        fwrite(out.data, 1, out.len, stdout);
+    util_buf_free(&out);
+    ir_graph_free(g);
+    return rc ? dlcc_report(&d) : 0;
+}

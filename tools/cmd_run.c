@@ -1,4 +1,249 @@
-/* STUB: to be replaced by the implementation. */
+/* tools/cmd_run.c — dlcc run: graph inputs from .npy files, the reference
+ * interpreter, graph outputs to OUTDIR/<sanitized name>.npy (all or nothing). */
 #include "tools/tools.h"
+#include "interp/interp.h"
+
 #include <stdio.h>
-int dlcc_cmd_run(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "dlcc: error: 'run' not implemented\n"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SUMMARY_VALUES 8
+
+static void summarize(UtilBuf *s, const char *name, const IrArray *a, const char *path)
+{
+    char shape[256];
+    ir_shape_str(&a->shape, shape, sizeof shape);
+    util_buf_printf(s, "%s: %s %s = [", name, ir_dtype_name(a->dtype), shape);
+    int64_t n = ir_array_numel(a);
+    for (int64_t i = 0; i < n && i < SUMMARY_VALUES; i++) {
+        const char *sep = i ? ", " : "";
+        if (ir_dtype_is_float(a->dtype))
+            util_buf_printf(s, "%s%.6g", sep, ir_load_f64(a->dtype, a->data, i));
+        else if (a->dtype == IR_DT_U64)
+            util_buf_printf(s, "%s%llu", sep, (unsigned long long)((const uint64_t *)a->data)[i]);
+        else
+            util_buf_printf(s, "%s%lld", sep, (long long)ir_load_i64(a->dtype, a->data, i));
+    }
+    util_buf_printf(s, "%s] -> %s\n", n > SUMMARY_VALUES ? ", ..." : "", path);
+}
+
+static void list_inputs(const IrGraph *g, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->n_inputs && len + 1 < n; i++) {
+        int w = snprintf(buf + len, n - len, "%s'%s'", i ? ", " : "", g->tensors[g->inputs[i]].name);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    if (!g->n_inputs)
+        snprintf(buf, n, "none");
+}
+
+/* Maps each -i NAME to a graph input; every graph input exactly once. */
+static int bind_inputs(const IrGraph *g, int n_files, const DlccInputFile *files, int *which, UtilDiag *d)
+{
+    for (int i = 0; i < g->n_inputs; i++)
+        which[i] = -1;
+    for (int f = 0; f < n_files; f++) {
+        int k = 0;
+        while (k < g->n_inputs && strcmp(g->tensors[g->inputs[k]].name, files[f].name) != 0)
+            k++;
+        if (k == g->n_inputs) {
+            char names[512];
+            list_inputs(g, names, sizeof names);
+            return util_error(d, util_loc_file(g->file), "the model has no input named '%s' (its inputs: %s)",
+                              files[f].name, names);
+        }
+        if (which[k] >= 0)
+            return util_error(d, util_loc_file(files[f].file), "input '%s' is given twice", files[f].name);
+        which[k] = f;
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        if (which[i] < 0) {
+            const IrTensor *t = &g->tensors[g->inputs[i]];
+            char shape[256];
+            ir_shape_str(&t->v.shape, shape, sizeof shape);
+            return util_error(d, util_loc_file(g->file), "input '%s' (%s %s) is not given; pass -i %s=FILE.npy",
+                              t->name, ir_dtype_name(t->v.dtype), shape, t->name);
+        }
+    return 0;
+}
+
+static int read_inputs(const IrGraph *g, const DlccInputFile *files, const int *which, IrArray *in, UtilDiag *d)
+{
+    for (int i = 0; i < g->n_inputs; i++) {
+        const IrTensor *t = &g->tensors[g->inputs[i]];
+        const char *file = files[which[i]].file;
+        if (fe_npy_read(file, &in[i], d))
+            return -1;
+        if (in[i].dtype != t->v.dtype || !ir_shape_equal(&in[i].shape, &t->v.shape)) {
+            char want[256], got[256];
+            ir_shape_str(&t->v.shape, want, sizeof want);
+            ir_shape_str(&in[i].shape, got, sizeof got);
+            return util_error(d, util_loc_file(file), "input '%s' must be %s %s, but the file holds %s %s%s",
+                              t->name, ir_dtype_name(t->v.dtype), want, ir_dtype_name(in[i].dtype), got,
+                              in[i].dtype == t->v.dtype ? " (for a model with symbolic dims, bind them with "
+                                                          "--input-shape NAME=D0,D1,...)" : "");
+        }
+    }
+    return 0;
+}
+
+/* OUTDIR/<sanitized name>.npy for every output; two names that sanitize to
+ * the same file are an error (DESIGN.md §4). */
+static int output_names(const IrGraph *g, char **fname, UtilDiag *d)
+{
+    if (g->n_outputs > UTIL_OUTSET_MAX)
+        return util_error(d, util_loc_file(g->file), "the model has %d outputs; dlcc run writes at most %d",
+                          g->n_outputs, UTIL_OUTSET_MAX);
+    for (int o = 0; o < g->n_outputs; o++) {
+        char *s = util_sanitize_filename(g->tensors[g->outputs[o]].name);
+        fname[o] = s ? malloc(strlen(s) + 5) : NULL;
+        if (!fname[o]) {
+            free(s);
+            return util_error(d, util_loc_file(g->file), "out of memory");
+        }
+        sprintf(fname[o], "%s.npy", s);
+        free(s);
+        for (int p = 0; p < o; p++)
+            if (strcmp(fname[p], fname[o]) == 0)
+                return util_error(d, util_loc_file(g->file), "outputs '%s' and '%s' would both be written to "
+                                  "'%s'", g->tensors[g->outputs[p]].name, g->tensors[g->outputs[o]].name,
+                                  fname[o]);
+    }
+    return 0;
+}
+
+static int write_outputs(const IrGraph *g, const IrArray *outv, char **fname, const char *outdir,
+                         UtilBuf *summary, UtilDiag *d)
+{
+    int created;
+    if (dlcc_prepare_dir(outdir, &created, d))
+        return -1;
+    UtilOutSet outs;
+    util_outset_init(&outs);
+    int rc = 0;
+    for (int o = 0; o < g->n_outputs && !rc; o++) {
+        UtilBuf b;
+        util_buf_init(&b);
+        rc = fe_npy_write(&outv[o], &b, d);
+        if (!rc)
+            rc = util_outset_write(&outs, outdir, fname[o], b.data, b.len, d);
+        util_buf_free(&b);
+    }
+    if (!rc)
+        rc = util_outset_commit(&outs, d);
+    else
+        util_outset_abort(&outs);
+    if (rc) {
+        if (created)
+            rmdir(outdir);
+        return -1;
+    }
+    for (int o = 0; o < g->n_outputs; o++) {
+        size_t n = strlen(outdir) + strlen(fname[o]) + 2;
+        char *path = malloc(n);
+        if (path)
+            snprintf(path, n, "%s/%s", outdir, fname[o]);
+        summarize(summary, g->tensors[g->outputs[o]].name, &outv[o], path ? path : fname[o]);
+        free(path);
+    }
+    return 0;
+}
+
+int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, const char *outdir,
+                   UtilBuf *summary, UtilDiag *d)
+{
+    int ni = g->n_inputs, no = g->n_outputs, rc = -1;
+    int *which = calloc((size_t)ni + 1, sizeof *which);
+    IrArray *in = calloc((size_t)ni + 1, sizeof *in), *outv = calloc((size_t)no + 1, sizeof *outv);
+    char **fname = calloc((size_t)no + 1, sizeof *fname);
+    int ran = 0;
+    if (!which || !in || !outv || !fname)
+        util_error(d, util_loc_file(g->file), "out of memory");
+    else if (!bind_inputs(g, n_files, files, which, d) && !output_names(g, fname, d) &&
+             !read_inputs(g, files, which, in, d) && !interp_run(g, in, outv, d)) {
+        ran = 1;
+        rc = write_outputs(g, outv, fname, outdir, summary, d);
+    }
+    for (int i = 0; in && i < ni; i++)
+        interp_array_free(&in[i]);
+    for (int o = 0; ran && o < no; o++)
+        interp_array_free(&outv[o]);
+    for (int o = 0; fname && o < no; o++)
+        free(fname[o]);
+    free(which);
+    free(in);
+    free(outv);
+    free(fname);
+    return rc;
+}
+
+int dlcc_cmd_run(int argc, char **argv)
+{
+    const char *outdir = ".", *backend = "interp", *v;
+    DlccInputFile *files = calloc((size_t)argc, sizeof *files);
+    int n_files = 0;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, "run");
+    if (!files) {
+        fprintf(stderr, "dlcc: error: out of memory\n");
+        return 1;
+    }
+    for (; a.i < argc && !a.status; a.i++) {
+        if (dlcc_arg_common(&a)) {
+            continue;
+        } else if ((v = dlcc_arg_value(&a, "-i")) || (v = dlcc_arg_value(&a, "--input"))) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1]) {
+                a.status = dlcc_usage_error("-i wants NAME=FILE.npy, not '%s'", v);
+                break;
+            }
+            ((char *)v)[eq - v] = 0;                     /* split in place: NAME\0FILE */
+            files[n_files].name = v;
+            files[n_files].file = eq + 1;
+            for (int k = 0; k < n_files && !a.status; k++)
+                if (strcmp(files[k].name, v) == 0)
+                    a.status = dlcc_usage_error("input '%s' is given twice", v);
+            n_files++;
+        } else if ((v = dlcc_arg_value(&a, "-o"))) {
+            outdir = v;
+        } else if ((v = dlcc_arg_value(&a, "--backend"))) {
+            backend = v;
+            if (strcmp(v, "interp") && strcmp(v, "cpu"))
+                a.status = dlcc_usage_error("unknown backend '%s' (interp or cpu)", v);
+        } else {
+            dlcc_arg_unknown(&a);
+        }
+    }
+    int status = dlcc_args_finish(&a);
+    if (status) {
+        free(files);
+        return status;
+    }
+    UtilDiag d;
+    util_diag_init(&d);
+    if (strcmp(backend, "cpu") == 0) {
+        free(files);
+        util_error(&d, util_loc_file(NULL), "the cpu backend is not available in this build yet; use "
+                   "--backend interp (the reference interpreter, the default)");
+        return dlcc_report(&d);
+    }
+    IrGraph *g;
+    if ((status = dlcc_args_load(&a, &g))) {
+        free(files);
+        return status;
+    }
+    UtilBuf summary;
+    util_buf_init(&summary);
+    int rc = dlcc_run_graph(g, n_files, files, outdir, &summary, &d);
+    if (!rc)
+        fwrite(summary.data, 1, summary.len, stdout);
+    util_buf_free(&summary);
+    ir_graph_free(g);
+    free(files);
+    return rc ? dlcc_report(&d) : 0;
+}

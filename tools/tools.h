@@ -1,6 +1,8 @@
 /* tools/tools.h — private to the dlcc command: one function per subcommand.
  * Each returns the process exit status: 0 success, 1 error (diagnostic
- * printed), 2 usage error. */
+ * printed), 2 usage error.  The work behind each subcommand is a function on
+ * a loaded graph (dlcc_run_graph, dlcc_info_render, dlcc_convert_graph) so
+ * that unit tests can drive it without a model file. */
 #ifndef DLCC_TOOLS_H
 #define DLCC_TOOLS_H
 
@@ -10,6 +12,7 @@ int dlcc_cmd_run(int argc, char **argv);
 int dlcc_cmd_info(int argc, char **argv);
 int dlcc_cmd_convert(int argc, char **argv);
 int dlcc_cmd_compile(int argc, char **argv);
+int dlcc_main(int argc, char **argv);
 
 /* Prints the diagnostic as "dlcc: FILE[:LINE:COL]: error: MSG" and returns 1. */
 int dlcc_report(const UtilDiag *d);
@@ -20,5 +23,77 @@ int dlcc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 IrGraph *dlcc_load_model(const char *path, const FeOptions *opt, UtilDiag *d);
 /* Parses NAME=d0,d1,... for --input-shape into o (the name points into arg). */
 int dlcc_parse_shape_override(char *arg, FeShapeOverride *o);
+
+/* ---- command-line scanning shared by the subcommands ---- */
+
+/* --input-shape options of one command. */
+#define DLCC_MAX_SHAPES 64
+typedef struct DlccShapes {
+    int n;
+    FeShapeOverride s[DLCC_MAX_SHAPES];
+} DlccShapes;
+
+typedef struct DlccArgs {
+    int argc;
+    char **argv;
+    int i;              /* index of the argument being looked at */
+    int status;         /* 2 once a usage error has been printed */
+    int only_operands;  /* after "--" */
+    const char *cmd;    /* "run", "info", "convert"; NULL for compiling */
+    const char *model;  /* the MODEL operand */
+    DlccShapes shapes;
+} DlccArgs;
+
+void dlcc_args_init(DlccArgs *a, int argc, char **argv, const char *cmd);
+/* Consumes what every command accepts: the MODEL operand, "--" and
+ * --input-shape NAME=D0,D1,...; returns 1 if argv[i] was one of them (status
+ * is 2 if it was malformed), 0 otherwise. */
+int dlcc_arg_common(DlccArgs *a);
+/* If argv[i] is option `name` taking a value, returns the value and advances
+ * past it; NULL otherwise.  Accepted spellings: "-o X" and "-oX" for short
+ * options, "--name X" and "--name=X" for long ones.  A missing value prints a
+ * usage error and sets status to 2. */
+const char *dlcc_arg_value(DlccArgs *a, const char *name);
+/* 1 if argv[i] is exactly the flag `name`. */
+int dlcc_arg_flag(const DlccArgs *a, const char *name);
+/* Prints "unknown option" for argv[i] and sets status to 2 (unless a usage
+ * error was already printed). */
+void dlcc_arg_unknown(DlccArgs *a);
+/* After the scan: the status, or 2 with a usage error if no model was given
+ * (printed once; calling again returns the same status). */
+int dlcc_args_finish(DlccArgs *a);
+/* dlcc_args_finish, then loads the model with the --input-shape bindings
+ * (dlcc_load_model).  Returns 0 with *g set, 2 after a usage error, or 1
+ * after reporting why the model did not load. */
+int dlcc_args_load(DlccArgs *a, IrGraph **g);
+/* Parses -O0..-O3; returns the level or -1. */
+int dlcc_arg_opt_level(const char *arg);
+
+/* Makes sure `dir` exists as a folder, creating the last component when it
+ * does not exist (*created = 1 then, so that a failed command can remove it
+ * again with rmdir). */
+int dlcc_prepare_dir(const char *dir, int *created, UtilDiag *d);
+
+/* ---- the work behind each subcommand ---- */
+
+typedef struct DlccInputFile {
+    const char *name;       /* graph input name */
+    const char *file;       /* .npy path */
+} DlccInputFile;
+
+/* dlcc run: reads each graph input from its .npy file (every graph input
+ * exactly once; dtype and shape must match), runs the reference interpreter
+ * and writes OUTDIR/<sanitized output name>.npy for every graph output, all
+ * or nothing.  Appends a one-line summary per output to `summary`. */
+int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, const char *outdir,
+                   UtilBuf *summary, UtilDiag *d);
+
+/* dlcc info: the graph's statistics as text or as one JSON object (sorted
+ * keys, 2-space indent, trailing newline). */
+int dlcc_info_render(const IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d);
+
+/* dlcc convert: writes g as out_path (JSON v1) plus a .safetensors file
+ * beside it (out_path with ".json" replaced), atomically. */
+int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d);
 
 #endif
