@@ -30,6 +30,12 @@ static void move_by_index(const IrArray *src, IrArray *dst, SrcIndex f, const Mo
     }
 }
 
+/* Optional input k: NULL when absent or beyond the node's input count. */
+static const IrArray *opt_in(const IrNode *n, const IrArray *const *in, int k)
+{
+    return k < n->n_in ? in[k] : NULL;
+}
+
 static void ctx_init(MoveCtx *c, const IrArray *in, const IrArray *out)
 {
     memset(c, 0, sizeof *c);
@@ -122,7 +128,7 @@ int interp_k_split(const IrGraph *g, const IrNode *n, const IrArray *const *in, 
         data[k] = out[k] ? out[k]->data : NULL;
         if (out[k])
             len[k] = out[k]->shape.dims[axis];            /* an absent output still spans its chunk */
-        else if (in[1] && ir_array_numel(in[1]) > 0)
+        else if (opt_in(n, in, 1) && ir_array_numel(in[1]) > 0)
             len[k] = ir_load_i64(in[1]->dtype, in[1]->data, k);
         else
             len[k] = k == nout - 1 ? dim - chunk * (nout - 1) : chunk;
@@ -141,16 +147,17 @@ static int64_t src_slice(const MoveCtx *c, const int64_t *o)
 
 int interp_k_slice(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out, UtilDiag *d)
 {
-    (void)g; (void)n; (void)d;
+    (void)g; (void)d;
     MoveCtx c;
     ctx_init(&c, in[0], out[0]);
+    const IrArray *axes = opt_in(n, in, 3), *steps = opt_in(n, in, 4);
     int r = c.in.rank, cnt = (int)ir_array_numel(in[1]);
     for (int k = 0; k < r; k++)
         c.b[k] = 1;
     for (int i = 0; i < cnt; i++) {
-        int64_t ax = in[3] ? ir_load_i64(in[3]->dtype, in[3]->data, i) : i;
+        int64_t ax = axes ? ir_load_i64(axes->dtype, axes->data, i) : i;
         int a = (int)(ax < 0 ? ax + r : ax);
-        int64_t step = in[4] ? ir_load_i64(in[4]->dtype, in[4]->data, i) : 1, count;
+        int64_t step = steps ? ir_load_i64(steps->dtype, steps->data, i) : 1, count;
         ir_slice_axis(c.in.dims[a], ir_load_i64(in[1]->dtype, in[1]->data, i),
                       ir_load_i64(in[2]->dtype, in[2]->data, i), step, &c.a[a], &count);
         c.b[a] = step;
@@ -342,13 +349,14 @@ int interp_k_pad(const IrGraph *g, const IrNode *n, const IrArray *const *in, Ir
     ctx_init(&c, in[0], out[0]);
     const char *mode = ir_attr_str(n, IR_A_mode);
     c.pad_mode = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : !strcmp(mode, "wrap") ? 3 : 0;
-    int r = c.in.rank, nax = in[3] ? (int)ir_array_numel(in[3]) : r;
+    const IrArray *axes = opt_in(n, in, 3), *value = opt_in(n, in, 2);
+    int r = c.in.rank, nax = axes ? (int)ir_array_numel(axes) : r;
     for (int i = 0; i < nax; i++) {
-        int64_t ax = in[3] ? ir_load_i64(in[3]->dtype, in[3]->data, i) : i;
+        int64_t ax = axes ? ir_load_i64(axes->dtype, axes->data, i) : i;
         c.a[ax < 0 ? ax + r : ax] = ir_load_i64(in[1]->dtype, in[1]->data, i);
     }
     unsigned char zero[16] = { 0 };
-    const void *fill = in[2] && ir_array_numel(in[2]) == 1 ? in[2]->data : zero;
+    const void *fill = value && ir_array_numel(value) == 1 ? value->data : zero;
     move_by_index(in[0], out[0], src_pad, &c, fill);
     return 0;
 }
@@ -391,10 +399,14 @@ int interp_k_range(const IrGraph *g, const IrNode *n, const IrArray *const *in, 
     IrDType dt = out[0]->dtype;
     int64_t cnt = ir_array_numel(out[0]);
     for (int64_t i = 0; i < cnt; i++) {
-        if (ir_dtype_is_float(dt))
-            ir_store_f64(dt, out[0]->data, i, ir_load_f64(dt, in[0]->data, 0) + (double)i * ir_load_f64(dt, in[2]->data, 0));
-        else
-            ir_store_i64(dt, out[0]->data, i, ir_load_i64(dt, in[0]->data, 0) + i * ir_load_i64(dt, in[2]->data, 0));
+        if (ir_dtype_is_float(dt)) {
+            double v = ir_load_f64(dt, in[0]->data, 0) + (double)i * ir_load_f64(dt, in[2]->data, 0);
+            ir_store_f64(dt, out[0]->data, i, v);
+        } else {                                          /* wraps instead of overflowing; stays in range */
+            uint64_t v = (uint64_t)ir_load_i64(dt, in[0]->data, 0) +
+                         (uint64_t)i * (uint64_t)ir_load_i64(dt, in[2]->data, 0);
+            ir_store_i64(dt, out[0]->data, i, (int64_t)v);
+        }
     }
     return 0;
 }

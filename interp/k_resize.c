@@ -116,6 +116,11 @@ static int rz_taps(const RzParams *p, double x, int64_t lin, int64_t *idx, doubl
     return kept;
 }
 
+static const IrArray *opt_in(const IrNode *n, const IrArray *const *in, int k)
+{
+    return k < n->n_in ? in[k] : NULL;
+}
+
 static void rz_free(RzAxis *ax, int r)
 {
     for (int a = 0; a < r; a++) {
@@ -150,12 +155,15 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
         nax = r;
     for (int i = 0; i < nax; i++)
         axes[i] = ir_has_attr(n, IR_A_axes) ? (ax[i] < 0 ? ax[i] + r : ax[i]) : i;
-    int use_scales = in[2] && ir_array_numel(in[2]) > 0;
+    const IrArray *roi = opt_in(n, in, 1), *sc = opt_in(n, in, 2), *sz = opt_in(n, in, 3);
+    int use_scales = sc && ir_array_numel(sc) > 0;
+    if (!use_scales && !sz)
+        return ir_node_error(g, n, d, "neither scales nor sizes is given");
     for (int i = 0; i < nax; i++) {
         if (use_scales)
-            scales[i] = ir_load_f64(in[2]->dtype, in[2]->data, i);
+            scales[i] = ir_load_f64(sc->dtype, sc->data, i);
         else
-            sizes[i] = ir_load_i64(in[3]->dtype, in[3]->data, i);
+            sizes[i] = ir_load_i64(sz->dtype, sz->data, i);
     }
     IrShape o;
     ir_resize_geometry(&x->shape, use_scales ? scales : NULL, use_scales ? NULL : sizes, nax, axes, policy, scale,
@@ -166,10 +174,10 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
         r0[a] = 0;
         r1[a] = 1;
     }
-    if (in[1] && ir_array_numel(in[1]) == 2 * nax)
+    if (roi && ir_array_numel(roi) == 2 * nax)
         for (int i = 0; i < nax; i++) {
-            r0[axes[i]] = ir_load_f64(in[1]->dtype, in[1]->data, i);
-            r1[axes[i]] = ir_load_f64(in[1]->dtype, in[1]->data, nax + i);
+            r0[axes[i]] = ir_load_f64(roi->dtype, roi->data, i);
+            r1[axes[i]] = ir_load_f64(roi->dtype, roi->data, nax + i);
         }
 
     /* per-axis tap tables */
