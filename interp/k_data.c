@@ -429,25 +429,26 @@ static int64_t src_s2d(const MoveCtx *c, const int64_t *o)
     return o[0] * c->st[0] + ch * c->st[1] + (o[2] * b + i) * c->st[2] + (o[3] * b + j) * c->st[3];
 }
 
-int interp_k_depthtospace(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
-                          UtilDiag *d)
+static int block_move(const IrNode *n, const IrArray *const *in, IrArray *const *out, SrcIndex f)
 {
-    (void)g; (void)d;
     MoveCtx c;
     ctx_init(&c, in[0], out[0]);
     c.blk = ir_attr_int(n, IR_A_blocksize);
     c.crd = !strcmp(ir_attr_str(n, IR_A_mode), "CRD");
-    move_by_index(in[0], out[0], src_d2s, &c, NULL);
+    move_by_index(in[0], out[0], f, &c, NULL);
     return 0;
+}
+
+int interp_k_depthtospace(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
+                          UtilDiag *d)
+{
+    (void)g; (void)d;
+    return block_move(n, in, out, src_d2s);
 }
 
 int interp_k_spacetodepth(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
                           UtilDiag *d)
 {
     (void)g; (void)d;
-    MoveCtx c;
-    ctx_init(&c, in[0], out[0]);
-    c.blk = ir_attr_int(n, IR_A_blocksize);
-    move_by_index(in[0], out[0], src_s2d, &c, NULL);
-    return 0;
+    return block_move(n, in, out, src_s2d);
 }

@@ -348,18 +348,18 @@ int ir_infer_slice(IrGraph *g, IrNode *n, UtilDiag *d)
     return 0;
 }
 
-/* Indices must be int32/int64; when their values are known and dim >= 0,
- * each must lie in [-dim, dim). */
-static int check_indices(IrGraph *g, IrNode *n, const IrTensor *ind, int64_t dim, UtilDiag *d)
+/* Indices must be int32/int64; when their values are known and dims is not
+ * NULL, element i must lie in [-dim, dim) for dim = dims[i % m]. */
+static int check_indices(IrGraph *g, IrNode *n, const IrTensor *ind, const int64_t *dims, int64_t m, UtilDiag *d)
 {
     if (ind->v.dtype != IR_DT_I32 && ind->v.dtype != IR_DT_I64)
         return ir_node_error(g, n, d, "indices '%s' must be int32 or int64, not %s", ind->name,
                              ir_dtype_name(ind->v.dtype));
-    if (!ind->v.data || dim < 0)
+    if (!ind->v.data || !dims)
         return 0;
     int64_t cnt = ir_shape_numel(&ind->v.shape);
     for (int64_t i = 0; i < cnt; i++) {
-        int64_t v = ir_load_i64(ind->v.dtype, ind->v.data, i);
+        int64_t v = ir_load_i64(ind->v.dtype, ind->v.data, i), dim = dims[i % m];
         if (v < -dim || v >= dim)
             return ir_node_error(g, n, d, "index %lld is out of range for an axis of size %lld", (long long)v,
                                  (long long)dim);
@@ -367,14 +367,21 @@ static int check_indices(IrGraph *g, IrNode *n, const IrTensor *ind, int64_t dim
     return 0;
 }
 
+/* Gather / GatherElements: the normalized axis of the data (rank >= 1). */
+static int gather_axis(IrGraph *g, IrNode *n, UtilDiag *d)
+{
+    int r = ir_in(g, n, 0)->v.shape.rank;
+    if (r == 0)
+        return ir_node_error(g, n, d, "cannot gather from a scalar (rank 0)");
+    return ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), r, d);
+}
+
 int ir_infer_gather(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrTensor *x = ir_in(g, n, 0), *ind = ir_in(g, n, 1);
     const IrShape *s = &x->v.shape, *is = &ind->v.shape;
-    if (s->rank == 0)
-        return ir_node_error(g, n, d, "cannot gather from a scalar (rank 0)");
-    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d);
-    if (axis < 0 || check_indices(g, n, ind, s->dims[axis], d))
+    int axis = gather_axis(g, n, d);
+    if (axis < 0 || check_indices(g, n, ind, &s->dims[axis], 1, d))
         return -1;
     int orank = s->rank - 1 + is->rank;
     if (orank > IR_MAX_RANK)
@@ -396,9 +403,7 @@ int ir_infer_gatherelements(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrTensor *x = ir_in(g, n, 0), *ind = ir_in(g, n, 1);
     const IrShape *s = &x->v.shape, *is = &ind->v.shape;
-    if (s->rank == 0)
-        return ir_node_error(g, n, d, "cannot gather from a scalar (rank 0)");
-    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d);
+    int axis = gather_axis(g, n, d);
     if (axis < 0)
         return -1;
     char a[160], b[160];
@@ -409,7 +414,7 @@ int ir_infer_gatherelements(IrGraph *g, IrNode *n, UtilDiag *d)
     for (int i = 0; i < s->rank; i++)
         if (i != axis && is->dims[i] > s->dims[i])
             return ir_node_error(g, n, d, "indices %s exceed the data %s on axis %d", b, a, i);
-    if (check_indices(g, n, ind, s->dims[axis], d))
+    if (check_indices(g, n, ind, &s->dims[axis], 1, d))
         return -1;
     ir_infer_set(g, n, 0, x->v.dtype, is);
     return 0;
@@ -436,17 +441,8 @@ int ir_infer_gathernd(IrGraph *g, IrNode *n, UtilDiag *d)
     for (int i = 0; i < b; i++)
         if (s->dims[i] != is->dims[i])
             return ir_node_error(g, n, d, "data %s and indices %s differ in batch dimension %d", a, c, i);
-    if (check_indices(g, n, ind, -1, d))
+    if (check_indices(g, n, ind, &s->dims[b], m, d))
         return -1;
-    if (ind->v.data) {
-        int64_t cnt = ir_shape_numel(is);
-        for (int64_t i = 0; i < cnt; i++) {
-            int64_t v = ir_load_i64(ind->v.dtype, ind->v.data, i), dim = s->dims[b + i % m];
-            if (v < -dim || v >= dim)
-                return ir_node_error(g, n, d, "index %lld is out of range for an axis of size %lld",
-                                     (long long)v, (long long)dim);
-        }
-    }
     IrShape o = { .rank = q - 1 + r - (int)b - (int)m };
     if (o.rank > IR_MAX_RANK)
         return ir_node_error(g, n, d, "the output would have rank %d; at most %d is supported", o.rank,
@@ -680,7 +676,7 @@ static int block_operands(IrGraph *g, IrNode *n, const IrShape **s, int64_t *bs,
         return ir_node_error(g, n, d, "the blocksize attribute is required");
     *bs = ir_attr_int(n, IR_A_blocksize);
     if (*bs <= 0 || *bs > 65536)
-        return ir_node_error(g, n, d, "blocksize %lld must be positive", (long long)*bs);
+        return ir_node_error(g, n, d, "blocksize %lld is out of range (1..65536)", (long long)*bs);
     return 0;
 }
 

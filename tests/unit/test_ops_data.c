@@ -952,7 +952,7 @@ static void test_depth_space(void **state)
     x = iota(&t, SH(1, 4, 2, 2));
     t_node(&t, IR_OP_DepthToSpace, 1, &x, 1);
     a_int(&t, IR_A_blocksize, 0);
-    t_err(&t, "blocksize 0 must be positive");
+    t_err(&t, "blocksize 0 is out of range (1..65536)");
     t_init(&t);
     x = iota(&t, SH(4, 2, 2));
     t_node(&t, IR_OP_SpaceToDepth, 1, &x, 1);
