@@ -2,26 +2,27 @@
  * coordinate_transformation_mode, nearest_mode, keep_aspect_ratio_policy,
  * axes.  Separable: each axis gets a table of (input index, weight) taps per
  * output coordinate; an output element sums the product of its axes' taps.
- * Computes in double.  antialias is rejected by the shape rule. */
+ * Computes in double.  antialias=1 stretches the linear / cubic filter by
+ * 1/scale when downscaling and normalizes its weights (ONNX opset 18). */
 #include "interp/kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RZ_TAPS 4
-
 typedef struct RzAxis {
-    int64_t *idx;        /* [out_len][RZ_TAPS] */
+    int64_t cap;         /* taps per output coordinate (table row length) */
+    int64_t *idx;        /* [out_len][cap] */
     double *w;
-    int *ntaps;          /* per output coordinate; 0 = outside (tf_crop_and_resize) */
+    int64_t *ntaps;      /* per output coordinate; 0 = outside (tf_crop_and_resize) */
 } RzAxis;
 
 typedef struct RzParams {
     int mode;            /* 0 nearest, 1 linear, 2 cubic */
     const char *coord, *nearest;
     double cubic_a;
-    int exclude_outside;
+    int exclude_outside, antialias;
 } RzParams;
 
 /* Input coordinate of output coordinate o (ONNX coordinate_transformation_mode). */
@@ -67,44 +68,51 @@ static double rz_cubic(double a, double t)
 
 static int64_t clampi(int64_t v, int64_t lin) { return v < 0 ? 0 : v >= lin ? lin - 1 : v; }
 
-/* Fills the taps of one output coordinate; returns the tap count. */
-static int rz_taps(const RzParams *p, double x, int64_t lin, int64_t *idx, double *w)
+/* First tap offset (relative to the left neighbour) of the filter on an axis
+ * of this scale: -1 for cubic, 0 for linear; antialias widens both by
+ * 1/scale when downscaling.  The filter has 2 - 2*first taps. */
+static int64_t rz_first_tap(const RzParams *p, double scale)
 {
-    int k = 0;
-    if (x < -4)                                           /* far outside: same taps, no overflow */
-        x = -4;
-    if (x > (double)lin + 4)
-        x = (double)lin + 4;
+    if (p->mode == 0)
+        return 0;
+    double support = p->mode == 1 ? 1 : 2;
+    if (!p->antialias || scale >= 1)
+        return p->mode == 1 ? 0 : -1;
+    return (int64_t)floor(-support / scale) + 1;          /* scale >= 1/len: bounded by 2*len */
+}
+
+/* Fills the taps of one output coordinate x (input coordinates) on an axis
+ * of length lin; returns the tap count (at most 2 - 2*first). */
+static int64_t rz_taps(const RzParams *p, double x, int64_t lin, double scale, int64_t first, int64_t *idx,
+                       double *w)
+{
+    double far = (double)(4 - first);                     /* beyond this, every tap is an edge tap */
+    if (x < -far)
+        x = -far;
+    if (x > (double)lin + far)
+        x = (double)lin + far;
     if (p->mode == 0) {
         idx[0] = clampi((int64_t)rz_nearest(p->nearest, x), lin);
         w[0] = 1;
         return 1;
     }
-    double f = floor(x), t = x - f;
-    int64_t base = (int64_t)f;
-    if (p->mode == 1) {
-        idx[0] = clampi(base, lin);
-        w[0] = 1 - t;
-        idx[1] = clampi(base + 1, lin);
-        w[1] = t;
-        k = 2;
-    } else {
-        double sum = 0;
-        for (int j = 0; j < 4; j++) {
-            int64_t i = base - 1 + j;
-            w[j] = rz_cubic(p->cubic_a, t - (j - 1));
-            if (p->exclude_outside && (i < 0 || i >= lin))
-                w[j] = 0;
-            idx[j] = clampi(i, lin);
-            sum += w[j];
-        }
-        if (p->exclude_outside && sum != 0)
-            for (int j = 0; j < 4; j++)
-                w[j] /= sum;
-        k = 4;
+    /* taps left + first .. left + 1 - first around x, weight = filter(distance) */
+    double s = p->antialias && scale < 1 ? scale : 1, sum = 0;
+    int64_t left = (int64_t)floor(x), k = 0;
+    for (int64_t i = first; i <= 1 - first; i++, k++) {
+        int64_t j = left + i;
+        double dist = s * ((double)j - x);
+        w[k] = p->mode == 1 ? fmax(0.0, 1 - fabs(dist)) : rz_cubic(p->cubic_a, dist);
+        if (p->exclude_outside && (j < 0 || j >= lin))
+            w[k] = 0;
+        idx[k] = clampi(j, lin);
+        sum += w[k];
     }
-    int kept = 0;                                         /* drop zero taps: cheaper, same sum */
-    for (int j = 0; j < k; j++)
+    if ((p->exclude_outside || p->antialias) && sum != 0)
+        for (int64_t j = 0; j < k; j++)
+            w[j] /= sum;
+    int64_t kept = 0;                                     /* drop zero taps: cheaper, same sum */
+    for (int64_t j = 0; j < k; j++)
         if (w[j] != 0) {
             idx[kept] = idx[j];
             w[kept++] = w[j];
@@ -141,6 +149,7 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
         .nearest = ir_attr_str(n, IR_A_nearest_mode),
         .cubic_a = ir_attr_float(n, IR_A_cubic_coeff_a),
         .exclude_outside = ir_attr_int(n, IR_A_exclude_outside) != 0,
+        .antialias = ir_attr_int(n, IR_A_antialias) != 0,
     };
     const char *mode = ir_attr_str(n, IR_A_mode), *pol = ir_attr_str(n, IR_A_keep_aspect_ratio_policy);
     p.mode = !strcmp(mode, "linear") ? 1 : !strcmp(mode, "cubic") ? 2 : 0;
@@ -186,10 +195,16 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
     int tf = !strcmp(p.coord, "tf_crop_and_resize");
     for (int a = 0; a < r; a++) {
         int64_t lin = x->shape.dims[a], lout = y->shape.dims[a];
-        size_t cnt = (size_t)(lout ? lout : 1);
-        tab[a].idx = malloc(cnt * RZ_TAPS * sizeof(int64_t));
-        tab[a].w = malloc(cnt * RZ_TAPS * sizeof(double));
-        tab[a].ntaps = malloc(cnt * sizeof(int));
+        int64_t first = rz_first_tap(&p, scale[a]);
+        size_t cnt = (size_t)(lout ? lout : 1), cap = (size_t)(2 - 2 * first);
+        tab[a].cap = (int64_t)cap;
+        if (cnt > SIZE_MAX / sizeof(double) / cap) {
+            rz_free(tab, a);
+            return ir_node_error(g, n, d, "the resampling filter is too large");
+        }
+        tab[a].idx = malloc(cnt * cap * sizeof(int64_t));
+        tab[a].w = malloc(cnt * cap * sizeof(double));
+        tab[a].ntaps = malloc(cnt * sizeof(int64_t));
         if (!tab[a].idx || !tab[a].w || !tab[a].ntaps) {
             rz_free(tab, a + 1);
             return ir_node_error(g, n, d, "out of memory");
@@ -199,7 +214,8 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
             if (tf && (xc < 0 || xc > (double)(lin - 1)))
                 tab[a].ntaps[oc] = 0;
             else
-                tab[a].ntaps[oc] = rz_taps(&p, xc, lin, tab[a].idx + oc * RZ_TAPS, tab[a].w + oc * RZ_TAPS);
+                tab[a].ntaps[oc] = rz_taps(&p, xc, lin, scale[a], first, tab[a].idx + oc * tab[a].cap,
+                                           tab[a].w + oc * tab[a].cap);
         }
     }
 
@@ -208,7 +224,8 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
     double extrap = ir_attr_float(n, IR_A_extrapolation_value);
     interp_strides(&x->shape, st);
     for (int64_t e = 0; e < total; e++, interp_next_index(&y->shape, idx)) {
-        int outside = 0, t[IR_MAX_RANK] = { 0 };
+        int outside = 0;
+        int64_t t[IR_MAX_RANK] = { 0 };
         for (int a = 0; a < r; a++)
             outside |= tab[a].ntaps[idx[a]] == 0;
         double acc = 0;
@@ -219,7 +236,7 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
                 double w = 1;
                 int64_t s = 0;
                 for (int a = 0; a < r; a++) {
-                    int64_t k = idx[a] * RZ_TAPS + t[a];
+                    int64_t k = idx[a] * tab[a].cap + t[a];
                     w *= tab[a].w[k];
                     s += tab[a].idx[k] * st[a];
                 }

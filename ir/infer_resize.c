@@ -67,8 +67,6 @@ int ir_infer_resize(IrGraph *g, IrNode *n, UtilDiag *d)
     const IrTensor *x = ir_in(g, n, 0);
     const IrShape *s = &x->v.shape;
     int r = s->rank, mode, coord, nearest, policy;
-    if (ir_attr_int(n, IR_A_antialias) != 0)
-        return ir_node_error(g, n, d, "antialias=1 is not supported");
     if (check_choice(g, n, IR_A_mode, modes, &mode, d) ||
         check_choice(g, n, IR_A_coordinate_transformation_mode, coords, &coord, d) ||
         check_choice(g, n, IR_A_nearest_mode, nearests, &nearest, d) ||
