@@ -874,39 +874,49 @@ static void test_expand_tile(void **state)
     t_err(&t, "repeats value -1 is negative");
 }
 
+static void range_i(T *t, int64_t a, int64_t b, int64_t c)
+{
+    int in[] = { ci(t, SCALAR, &a), ci(t, SCALAR, &b), ci(t, SCALAR, &c) };
+    t_node(t, IR_OP_Range, 3, in, 1);
+}
+
 static void test_range(void **state)
 {
     (void)state;
     T t;
     t_init(&t);
-    int in[] = { ci(&t, SCALAR, (int64_t[]){ 1 }), ci(&t, SCALAR, (int64_t[]){ 10 }), ci(&t, SCALAR, (int64_t[]){ 3 }) };
-    t_node(&t, IR_OP_Range, 3, in, 1);
+    range_i(&t, 1, 10, 3);
     t_ok(&t);
     expect_i(&t, 0, IR_DT_I64, SH(3), (int64_t[]){ 1, 4, 7 });
     t_done(&t);
 
     t_init(&t);
-    int in2[] = { cf(&t, SCALAR, (float[]){ 1 }), cf(&t, SCALAR, (float[]){ 0 }), cf(&t, SCALAR, (float[]){ -0.3f }) };
-    t_node(&t, IR_OP_Range, 3, in2, 1);
+    range_i(&t, 10, -2, -4);
+    t_ok(&t);
+    expect_i(&t, 0, IR_DT_I64, SH(3), (int64_t[]){ 10, 6, 2 });
+    t_done(&t);
+
+    /* count = ceil((0 - 1) / -0.3) = 4 */
+    t_init(&t);
+    int in[] = { cf(&t, SCALAR, (float[]){ 1 }), cf(&t, SCALAR, (float[]){ 0 }), cf(&t, SCALAR, (float[]){ -0.3f }) };
+    t_node(&t, IR_OP_Range, 3, in, 1);
     t_ok(&t);
     expect_f(&t, 0, SH(4), (double[]){ 1, 0.7, 0.4, 0.1 }, 1e-6);
     t_done(&t);
 
     t_init(&t);
-    int in3[] = { ci(&t, SCALAR, (int64_t[]){ 5 }), ci(&t, SCALAR, (int64_t[]){ 1 }), ci(&t, SCALAR, (int64_t[]){ 1 }) };
-    t_node(&t, IR_OP_Range, 3, in3, 1);
+    range_i(&t, 5, 1, 1);
     t_ok(&t);
     check_shape(&t.g->tensors[t.y[0]], SH(0));
     t_done(&t);
 
     t_init(&t);
-    int in4[] = { ci(&t, SCALAR, (int64_t[]){ 5 }), ci(&t, SCALAR, (int64_t[]){ 1 }), ci(&t, SCALAR, (int64_t[]){ 0 }) };
-    t_node(&t, IR_OP_Range, 3, in4, 1);
+    range_i(&t, 5, 1, 0);
     t_err(&t, "delta is 0");
 
     t_init(&t);
-    int in5[] = { ci(&t, SCALAR, (int64_t[]){ 5 }), cf(&t, SCALAR, (float[]){ 1 }), ci(&t, SCALAR, (int64_t[]){ 1 }) };
-    t_node(&t, IR_OP_Range, 3, in5, 1);
+    int in2[] = { ci(&t, SCALAR, (int64_t[]){ 5 }), cf(&t, SCALAR, (float[]){ 1 }), ci(&t, SCALAR, (int64_t[]){ 1 }) };
+    t_node(&t, IR_OP_Range, 3, in2, 1);
     t_err(&t, "limit is float32 but start is int64");
 }
 
