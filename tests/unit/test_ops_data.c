@@ -970,6 +970,56 @@ static void test_depth_space(void **state)
     t_err(&t, "must have rank 4 (NCHW), not 3");
 }
 
+/* Every dtype moves through the byte kernels: Transpose, Pad (with a typed
+ * constant_value), Gather and Concat of the values 0..5 (bool: 0/1). */
+static void test_all_dtypes(void **state)
+{
+    (void)state;
+    for (int dt = 1; dt < IR_DT_COUNT; dt++) {
+        int is_bool = dt == IR_DT_BOOL;
+        unsigned char buf[6 * 8], one[8];
+        for (int i = 0; i < 6; i++)
+            ir_store_i64((IrDType)dt, buf, i, is_bool ? i % 2 : i);
+        ir_store_i64((IrDType)dt, one, 0, 1);
+        T t;
+        t_init(&t);
+        int x = t_tensor(&t, IR_TK_CONST, (IrDType)dt, SH(2, 3), buf);
+        t_node(&t, IR_OP_Transpose, 1, &x, 1);
+        t_ok(&t);
+        int64_t tr[] = { 0, 3, 1, 4, 2, 5 }, trb[] = { 0, 1, 1, 0, 0, 1 };
+        expect_i(&t, 0, (IrDType)dt, SH(3, 2), is_bool ? trb : tr);
+        t_done(&t);
+
+        t_init(&t);
+        int in[] = { t_tensor(&t, IR_TK_CONST, (IrDType)dt, SH(2, 3), buf), ci1(&t, 4, (int64_t[]){ 0, 1, 0, 0 }),
+                     t_tensor(&t, IR_TK_CONST, (IrDType)dt, SCALAR, one) };
+        t_node(&t, IR_OP_Pad, 3, in, 1);
+        t_ok(&t);
+        int64_t pd[] = { 1, 0, 1, 2, 1, 3, 4, 5 }, pdb[] = { 1, 0, 1, 0, 1, 1, 0, 1 };
+        expect_i(&t, 0, (IrDType)dt, SH(2, 4), is_bool ? pdb : pd);
+        t_done(&t);
+
+        t_init(&t);
+        int in2[] = { t_tensor(&t, IR_TK_CONST, (IrDType)dt, SH(2, 3), buf), ci1(&t, 2, (int64_t[]){ 2, 0 }) };
+        t_node(&t, IR_OP_Gather, 2, in2, 1);
+        a_int(&t, IR_A_axis, 1);
+        t_ok(&t);
+        int64_t ga[] = { 2, 0, 5, 3 }, gab[] = { 0, 0, 1, 1 };
+        expect_i(&t, 0, (IrDType)dt, SH(2, 2), is_bool ? gab : ga);
+        t_done(&t);
+
+        t_init(&t);
+        int in3[] = { t_tensor(&t, IR_TK_CONST, (IrDType)dt, SH(2, 3), buf),
+                      t_tensor(&t, IR_TK_CONST, (IrDType)dt, SH(2, 3), buf) };
+        t_node(&t, IR_OP_Concat, 2, in3, 1);
+        a_int(&t, IR_A_axis, 0);
+        t_ok(&t);
+        int64_t cc[] = { 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5 }, ccb[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1 };
+        expect_i(&t, 0, (IrDType)dt, SH(4, 3), is_bool ? ccb : cc);
+        t_done(&t);
+    }
+}
+
 /* ------------------------------------------------------------------ Resize */
 
 /* Resize of x by scales (ns > 0) or sizes (nz > 0); roi only when nr > 0. */
@@ -1257,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_expand_tile),
         cmocka_unit_test(test_range),
         cmocka_unit_test(test_depth_space),
+        cmocka_unit_test(test_all_dtypes),
         cmocka_unit_test(test_resize_nearest),
         cmocka_unit_test(test_resize_linear),
         cmocka_unit_test(test_resize_cubic),
