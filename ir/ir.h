@@ -266,6 +266,19 @@ int  ir_norm_axis(const IrGraph *g, const IrNode *n, int64_t axis, int rank, Uti
 int  ir_broadcast_shapes(const IrGraph *g, const IrNode *n, const IrShape *a, const IrShape *b,
                          IrShape *out, UtilDiag *d);
 
+/* Operand arithmetic shared by the data-movement shape rules and kernels
+ * (ir/infer_data.c, interp/k_data.c). */
+
+/* Slice on one axis of length dim (ONNX clamping; step != 0): first element
+ * and element count. */
+void ir_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first, int64_t *count);
+/* Resize geometry: per-axis scale and output dims of x.  Exactly one of
+ * scales / sizes is non-NULL, with n values on axes[0..n) (normalized, or NULL
+ * for axes 0..n-1); policy 0 = stretch, 1 = not_larger, 2 = not_smaller.
+ * Axes not listed keep scale 1. */
+void ir_resize_geometry(const IrShape *x, const double *scales, const int64_t *sizes, int n,
+                        const int64_t *axes, int policy, double *scale, IrShape *out);
+
 /* ------------------------------------------------------------ printers */
 
 /* Stable, diffable text form (one line per node; constants summarized). */
