@@ -98,7 +98,7 @@ static int pool_run(const IrWindow *win, const PoolArgs *a, const IrArray *x, Ir
                     flat += (start[i] + k[i] * win->dilation[i]) * istr[i];
                 double v = buf[flat];
                 if (a->kind == POOL_MAX) {
-                    if (best < 0 || v > acc) {
+                    if (best < 0 || v > acc || (v != v && acc == acc)) {   /* NaN propagates */
                         acc = v;
                         best = flat;
                     }

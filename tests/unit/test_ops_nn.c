@@ -80,6 +80,27 @@ static void start(Case *c)
     util_diag_init(&c->d);
 }
 
+/* start + a node op(x) over constant x. */
+static void unary(Case *c, IrOp op, IrDType dt, int rank, const int64_t *dims, const double *xv, int n_out)
+{
+    start(c);
+    int x = cst(c->g, "x", dt, rank, dims, xv);
+    mk(c, op, 1, &x, n_out);
+}
+
+/* start + a node op(x, w[, b]) over constants with attribute group; b has the
+ * output channel count of values (bv NULL: no bias). */
+static void binary(Case *c, IrOp op, IrDType dt, int rank, const int64_t *xd, const double *xv, const int64_t *wd,
+                   const double *wv, const double *bv, int64_t group)
+{
+    start(c);
+    int64_t nb = op == IR_OP_ConvTranspose ? wd[1] * group : wd[0];
+    int in[3] = { cst(c->g, "x", dt, rank, xd, xv), cst(c->g, "w", dt, rank, wd, wv),
+                  bv ? cst(c->g, "b", dt, 1, &nb, bv) : -1 };
+    mk(c, op, bv ? 3 : 2, in, 1);
+    set_int(c, IR_A_group, group);
+}
+
 static void run_ok(Case *c)
 {
     int rc = pass_infer(c->g, &c->d);
@@ -151,10 +172,8 @@ static void test_conv_basic(void **state)
     double *xv = iota(25, 0);
     for (int padded = 0; padded < 2; padded++) {
         Case c;
-        start(&c);
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 5, 5 }, xv),
-                      cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, ones9) };
-        mk(&c, IR_OP_Conv, 2, in, 1);
+        binary(&c, IR_OP_Conv, IR_DT_F32, 4, (int64_t[]){ 1, 1, 5, 5 }, xv,
+               (int64_t[]){ 1, 1, 3, 3 }, ones9, NULL, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(3, 3));
         if (padded)
             set_ints(&c, IR_A_pads, INTS(1, 1, 1, 1));
@@ -187,10 +206,8 @@ static void test_conv_strides(void **state)
                                         { 21, 33, 99, 117, 189, 207, 171, 183 } };
     for (int k = 0; k < 3; k++) {
         Case c;
-        start(&c);
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 7, 5 }, xv),
-                      cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, ones9) };
-        mk(&c, IR_OP_Conv, 2, in, 1);
+        binary(&c, IR_OP_Conv, IR_DT_F32, 4, (int64_t[]){ 1, 1, 7, 5 }, xv,
+               (int64_t[]){ 1, 1, 3, 3 }, ones9, NULL, 1);
         set_ints(&c, IR_A_strides, INTS(2, 2));
         set_ints(&c, IR_A_pads, 4, pads[k]);
         run_ok(&c);
@@ -205,13 +222,10 @@ static void test_conv_strides(void **state)
 static void test_conv_dilation_1d_bias(void **state)
 {
     (void)state;
-    Case c;
-    start(&c);
     static const double xv[7] = { 1, 2, 3, 4, 5, 6, 7 }, wv[2] = { 1, 10 }, bv[1] = { 0.5 };
-    int in[3] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 7 }, xv),
-                  cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 1, 1, 2 }, wv),
-                  cst(c.g, "b", IR_DT_F32, 1, (int64_t[]){ 1 }, bv) };
-    mk(&c, IR_OP_Conv, 3, in, 1);
+    Case c;
+    binary(&c, IR_OP_Conv, IR_DT_F32, 3, (int64_t[]){ 1, 1, 7 }, xv,
+           (int64_t[]){ 1, 1, 2 }, wv, bv, 1);
     set_ints(&c, IR_A_dilations, INTS(2));
     run_ok(&c);
     static const double want[5] = { 31.5, 42.5, 53.5, 64.5, 75.5 };
@@ -224,14 +238,11 @@ static void test_conv_dilation_1d_bias(void **state)
 static void test_conv_group(void **state)
 {
     (void)state;
-    Case c;
-    start(&c);
     static const double xv[8] = { 1, 2, 10, 20, 100, 200, 1000, 2000 };   /* [1,4,1,2] */
     static const double wv[4] = { 1, 2, 3, 4 };                         /* [2,2,1,1] */
-    int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 4, 1, 2 }, xv),
-                  cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 2, 2, 1, 1 }, wv) };
-    mk(&c, IR_OP_Conv, 2, in, 1);
-    set_int(&c, IR_A_group, 2);
+    Case c;
+    binary(&c, IR_OP_Conv, IR_DT_F32, 4, (int64_t[]){ 1, 4, 1, 2 }, xv,
+           (int64_t[]){ 2, 2, 1, 1 }, wv, NULL, 2);
     run_ok(&c);
     static const double want[4] = { 1 + 20, 2 + 40, 300 + 4000, 600 + 8000 };
     expect_shape(&c, 0, 4, (int64_t[]){ 1, 2, 1, 2 });
@@ -249,10 +260,8 @@ static void test_conv_auto_pad(void **state)
     static const double want[3][4] = { { 5, 8, 11, 4 }, { 2, 5, 8, 11 }, { 5, 8, 11 } };
     for (int k = 0; k < 3; k++) {
         Case c;
-        start(&c);
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 4 }, xv),
-                      cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 1, 1, 2 }, wv) };
-        mk(&c, IR_OP_Conv, 2, in, 1);
+        binary(&c, IR_OP_Conv, IR_DT_F32, 3, (int64_t[]){ 1, 1, 4 }, xv,
+               (int64_t[]){ 1, 1, 2 }, wv, NULL, 1);
         set_str(&c, IR_A_auto_pad, modes[k]);
         run_ok(&c);
         expect_vals(&c, 0, k == 2 ? 3 : 4, want[k], 0);
@@ -260,12 +269,10 @@ static void test_conv_auto_pad(void **state)
     }
     /* SAME with stride 2 on 5 elements: ceil(5/2) = 3 outputs; total pad
      * (3-1)*2 + 3 - 5 = 2, one on each side: windows [-1..1], [1..3], [3..5] */
-    Case c;
-    start(&c);
     static const double x5[5] = { 1, 2, 3, 4, 5 };
-    int in[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 5 }, x5),
-                  cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 1, 1, 3 }, ones9) };
-    mk(&c, IR_OP_Conv, 2, in, 1);
+    Case c;
+    binary(&c, IR_OP_Conv, IR_DT_F32, 3, (int64_t[]){ 1, 1, 5 }, x5,
+           (int64_t[]){ 1, 1, 3 }, ones9, NULL, 1);
     set_str(&c, IR_A_auto_pad, "SAME_LOWER");
     set_ints(&c, IR_A_strides, INTS(2));
     run_ok(&c);
@@ -351,13 +358,11 @@ static void test_conv_vs_reference(void **state)
 static void test_conv_3d_f16(void **state)
 {
     (void)state;
-    Case c;
-    start(&c);
     double *xv = iota(8, 1);
     static const double wv[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-    int in[2] = { cst(c.g, "x", IR_DT_F16, 5, (int64_t[]){ 1, 1, 2, 2, 2 }, xv),
-                  cst(c.g, "w", IR_DT_F16, 5, (int64_t[]){ 1, 1, 2, 2, 2 }, wv) };
-    mk(&c, IR_OP_Conv, 2, in, 1);
+    Case c;
+    binary(&c, IR_OP_Conv, IR_DT_F16, 5, (int64_t[]){ 1, 1, 2, 2, 2 }, xv,
+           (int64_t[]){ 1, 1, 2, 2, 2 }, wv, NULL, 1);
     set_ints(&c, IR_A_pads, INTS(1, 1, 1, 0, 0, 0));
     run_ok(&c);
     expect_shape(&c, 0, 5, (int64_t[]){ 1, 1, 2, 2, 2 });
@@ -375,12 +380,10 @@ static void test_conv_3d_f16(void **state)
 static void test_convtranspose_basic(void **state)
 {
     (void)state;
-    Case c;
-    start(&c);
     double *xv = iota(9, 0);
-    int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv),
-                  cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 2, 3, 3 }, ones18) };
-    mk(&c, IR_OP_ConvTranspose, 2, in, 1);
+    Case c;
+    binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv,
+           (int64_t[]){ 1, 2, 3, 3 }, ones18, NULL, 1);
     run_ok(&c);
     static const double plane[25] = { 0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15,
                                       9, 20, 33, 24, 13, 6, 13, 21, 15, 8 };
@@ -409,10 +412,8 @@ static void test_convtranspose_output_padding_and_shape(void **state)
     double *xv = iota(9, 0);
     for (int k = 0; k < 3; k++) {
         Case c;
-        start(&c);
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv),
-                      cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 2, 3, 3 }, ones18) };
-        mk(&c, IR_OP_ConvTranspose, 2, in, 1);
+        binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv,
+               (int64_t[]){ 1, 2, 3, 3 }, ones18, NULL, 1);
         set_ints(&c, IR_A_strides, INTS(3, 2));
         if (k == 0)
             set_ints(&c, IR_A_output_padding, INTS(1, 1));
@@ -436,10 +437,8 @@ static void test_convtranspose_pads_same_dilations(void **state)
     double *xv = iota(9, 0);
     {
         Case c;
-        start(&c);
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv),
-                      cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 2, 3, 3 }, ones18) };
-        mk(&c, IR_OP_ConvTranspose, 2, in, 1);
+        binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv,
+               (int64_t[]){ 1, 2, 3, 3 }, ones18, NULL, 1);
         set_ints(&c, IR_A_strides, INTS(3, 2));
         set_ints(&c, IR_A_pads, INTS(1, 2, 1, 2));
         run_ok(&c);
@@ -453,10 +452,8 @@ static void test_convtranspose_pads_same_dilations(void **state)
     }
     for (int lower = 0; lower < 2; lower++) {
         Case c;
-        start(&c);
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv),
-                      cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 2, 3, 3 }, ones18) };
-        mk(&c, IR_OP_ConvTranspose, 2, in, 1);
+        binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, xv,
+               (int64_t[]){ 1, 2, 3, 3 }, ones18, NULL, 1);
         set_ints(&c, IR_A_strides, INTS(2, 2));
         set_str(&c, IR_A_auto_pad, lower ? "SAME_LOWER" : "SAME_UPPER");
         run_ok(&c);
@@ -473,12 +470,10 @@ static void test_convtranspose_pads_same_dilations(void **state)
         finish(&c);
     }
     {
-        Case c;
-        start(&c);
         static const double x2[9] = { 3, 8, 1, 9, 5, 7, 3, 2, 6 }, w2[4] = { 7, 2, 1, 9 };
-        int in[2] = { cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, x2),
-                      cst(c.g, "w", IR_DT_F32, 4, (int64_t[]){ 1, 1, 2, 2 }, w2) };
-        mk(&c, IR_OP_ConvTranspose, 2, in, 1);
+        Case c;
+        binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 4, (int64_t[]){ 1, 1, 3, 3 }, x2,
+               (int64_t[]){ 1, 1, 2, 2 }, w2, NULL, 1);
         set_ints(&c, IR_A_dilations, INTS(2, 2));
         run_ok(&c);
         static const double want[25] = { 21, 56, 13, 16, 2, 63, 35, 67, 10, 14, 24, 22, 76, 76, 21,
@@ -497,14 +492,10 @@ static void test_convtranspose_group_1d(void **state)
     (void)state;
     for (int dt = 0; dt < 2; dt++) {
         IrDType t = dt ? IR_DT_F64 : IR_DT_F32;
-        Case c;
-        start(&c);
         static const double xv[4] = { 1, 2, 3, 4 }, wv[4] = { 1, 1, 1, -1 }, bv[2] = { 10, 20 };
-        int in[3] = { cst(c.g, "x", t, 3, (int64_t[]){ 1, 2, 2 }, xv),
-                      cst(c.g, "w", t, 3, (int64_t[]){ 2, 1, 2 }, wv),
-                      cst(c.g, "b", t, 1, (int64_t[]){ 2 }, bv) };
-        mk(&c, IR_OP_ConvTranspose, 3, in, 1);
-        set_int(&c, IR_A_group, 2);
+        Case c;
+        binary(&c, IR_OP_ConvTranspose, t, 3, (int64_t[]){ 1, 2, 2 }, xv,
+               (int64_t[]){ 2, 1, 2 }, wv, bv, 2);
         run_ok(&c);
         static const double want[6] = { 11, 13, 12, 23, 21, 16 };
         expect_shape(&c, 0, 3, (int64_t[]){ 1, 2, 3 });
@@ -545,12 +536,8 @@ static void test_convtranspose_vs_reference(void **state)
     for (int dt = 0; dt < 2; dt++) {
         IrDType t = dt ? IR_DT_F64 : IR_DT_F32;
         Case c;
-        start(&c);
-        int in[3] = { cst(c.g, "x", t, 4, (int64_t[]){ N, C, H, W }, xv),
-                      cst(c.g, "w", t, 4, (int64_t[]){ C, MG, KH, KW }, wv),
-                      cst(c.g, "b", t, 1, (int64_t[]){ M }, bv) };
-        mk(&c, IR_OP_ConvTranspose, 3, in, 1);
-        set_int(&c, IR_A_group, G);
+        binary(&c, IR_OP_ConvTranspose, t, 4, (int64_t[]){ N, C, H, W }, xv,
+               (int64_t[]){ C, MG, KH, KW }, wv, bv, G);
         set_ints(&c, IR_A_strides, INTS(sh, sw));
         set_ints(&c, IR_A_dilations, INTS(dh, dw));
         set_ints(&c, IR_A_pads, 4, pads);
@@ -578,9 +565,7 @@ static void test_maxpool_indices(void **state)
     (void)state;
     {
         Case c;
-        start(&c);
-        int x = cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 5, 5 }, x25);
-        mk(&c, IR_OP_MaxPool, 1, &x, 2);
+        unary(&c, IR_OP_MaxPool, IR_DT_F32, 4, (int64_t[]){ 1, 1, 5, 5 }, x25, 2);
         set_ints(&c, IR_A_kernel_shape, INTS(5, 5));
         set_ints(&c, IR_A_pads, INTS(2, 2, 2, 2));
         run_ok(&c);
@@ -616,25 +601,29 @@ static void test_maxpool_indices(void **state)
     }
 }
 
-/* ceil_mode: 4x4 with 3x3 stride 2 gives 2x2 (ONNX example); a last window
- * that would start in the right padding is dropped. */
+/* ceil_mode: 4x4 with 3x3 stride 2 gives 2x2 for MaxPool and AveragePool
+ * (ONNX examples); a last window that would start in the right padding is
+ * dropped. */
 static void test_maxpool_ceil_mode(void **state)
 {
     (void)state;
     {
-        Case c;
-        start(&c);
+        /* AveragePool over the same windows: partial windows average what they cover */
         double *xv = iota(16, 1);
-        int x = cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 4, 4 }, xv);
-        mk(&c, IR_OP_MaxPool, 1, &x, 2);
-        set_ints(&c, IR_A_kernel_shape, INTS(3, 3));
-        set_ints(&c, IR_A_strides, INTS(2, 2));
-        set_int(&c, IR_A_ceil_mode, 1);
-        run_ok(&c);
-        static const double y[4] = { 11, 12, 15, 16 }, z[4] = { 10, 11, 14, 15 };
-        expect_vals(&c, 0, 4, y, 0);
-        expect_vals(&c, 1, 4, z, 0);
-        finish(&c);
+        static const IrOp ops[2] = { IR_OP_MaxPool, IR_OP_AveragePool };
+        static const double want[2][4] = { { 11, 12, 15, 16 }, { 6, 7.5, 12, 13.5 } }, z[4] = { 10, 11, 14, 15 };
+        for (int k = 0; k < 2; k++) {
+            Case c;
+            unary(&c, ops[k], IR_DT_F32, 4, (int64_t[]){ 1, 1, 4, 4 }, xv, 2 - k);
+            set_ints(&c, IR_A_kernel_shape, INTS(3, 3));
+            set_ints(&c, IR_A_strides, INTS(2, 2));
+            set_int(&c, IR_A_ceil_mode, 1);
+            run_ok(&c);
+            expect_vals(&c, 0, 4, want[k], 1e-6);
+            if (k == 0)
+                expect_vals(&c, 1, 4, z, 0);
+            finish(&c);
+        }
         free(xv);
     }
     /* 1-D length 6, kernel 2, stride 2, pads [0, 1]: ceil(5/2)+1 = 4 windows
@@ -643,11 +632,9 @@ static void test_maxpool_ceil_mode(void **state)
     static const int64_t len[2] = { 6, 2 }, kern[2] = { 2, 1 }, pe[2] = { 1, 0 }, outn[2] = { 3, 1 };
     static const double want[2][3] = { { 2, 4, 6 }, { 1 } };
     for (int k = 0; k < 2; k++) {
-        Case c;
-        start(&c);
         double *xv = iota(len[k], 1);
-        int x = cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, len[k] }, xv);
-        mk(&c, IR_OP_MaxPool, 1, &x, 1);
+        Case c;
+        unary(&c, IR_OP_MaxPool, IR_DT_F32, 3, (int64_t[]){ 1, 1, len[k] }, xv, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(kern[k]));
         set_ints(&c, IR_A_strides, INTS(2));
         set_ints(&c, IR_A_pads, INTS(0, pe[k]));
@@ -666,11 +653,9 @@ static void test_maxpool_pad_dilation_3d_int8(void **state)
 {
     (void)state;
     {
-        Case c;
-        start(&c);
         static const double xv[3] = { -5, -2, -7 };
-        int x = cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 3 }, xv);
-        mk(&c, IR_OP_MaxPool, 1, &x, 1);
+        Case c;
+        unary(&c, IR_OP_MaxPool, IR_DT_F32, 3, (int64_t[]){ 1, 1, 3 }, xv, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         set_ints(&c, IR_A_pads, INTS(1, 1));
         run_ok(&c);
@@ -679,11 +664,9 @@ static void test_maxpool_pad_dilation_3d_int8(void **state)
         finish(&c);
     }
     {
-        Case c;
-        start(&c);
         static const double xv[7] = { 1, 5, 2, 8, 3, 0, 4 };
-        int x = cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 7 }, xv);
-        mk(&c, IR_OP_MaxPool, 1, &x, 2);
+        Case c;
+        unary(&c, IR_OP_MaxPool, IR_DT_F32, 3, (int64_t[]){ 1, 1, 7 }, xv, 2);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         set_ints(&c, IR_A_dilations, INTS(3));
         run_ok(&c);
@@ -694,11 +677,9 @@ static void test_maxpool_pad_dilation_3d_int8(void **state)
     }
     {
         /* 3-D 2x3x2 input, kernel 2x2x2, stride 1: two windows along h */
-        Case c;
-        start(&c);
         static const double xv[12] = { 1, 9, 2, 3, 4, 5, 6, 0, 7, 8, 1, 2 };
-        int x = cst(c.g, "x", IR_DT_F32, 5, (int64_t[]){ 1, 1, 2, 3, 2 }, xv);
-        mk(&c, IR_OP_MaxPool, 1, &x, 2);
+        Case c;
+        unary(&c, IR_OP_MaxPool, IR_DT_F32, 5, (int64_t[]){ 1, 1, 2, 3, 2 }, xv, 2);
         set_ints(&c, IR_A_kernel_shape, INTS(2, 2, 2));
         run_ok(&c);
         static const double want[2] = { 9, 8 }, idx[2] = { 1, 9 };
@@ -708,11 +689,9 @@ static void test_maxpool_pad_dilation_3d_int8(void **state)
         finish(&c);
     }
     {
-        Case c;
-        start(&c);
         static const double xv[4] = { -100, -3, 7, -128 };
-        int x = cst(c.g, "x", IR_DT_I8, 3, (int64_t[]){ 1, 1, 4 }, xv);
-        mk(&c, IR_OP_MaxPool, 1, &x, 1);
+        Case c;
+        unary(&c, IR_OP_MaxPool, IR_DT_I8, 3, (int64_t[]){ 1, 1, 4 }, xv, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         run_ok(&c);
         static const double want[3] = { -3, 7, 7 };
@@ -734,9 +713,7 @@ static void test_avgpool_count_include_pad(void **state)
           87 / 9.0, 11, 17, 18, 19, 13, 76 / 9.0, 13, 123 / 9.0, 129 / 9.0, 88 / 9.0 } };
     for (int cip = 0; cip < 2; cip++) {
         Case c;
-        start(&c);
-        int x = cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 5, 5 }, x25);
-        mk(&c, IR_OP_AveragePool, 1, &x, 1);
+        unary(&c, IR_OP_AveragePool, IR_DT_F32, 4, (int64_t[]){ 1, 1, 5, 5 }, x25, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(3, 3));
         set_ints(&c, IR_A_pads, INTS(1, 1, 1, 1));
         set_int(&c, IR_A_count_include_pad, cip);
@@ -747,35 +724,17 @@ static void test_avgpool_count_include_pad(void **state)
     }
 }
 
-/* ceil_mode: 4x4, 3x3 stride 2 (ONNX example: partial windows average what
- * they cover); 1-D length 6, kernel 3, stride 2, pads 1: the last window
+/* ceil_mode, 1-D length 6, kernel 3, stride 2, pads 1: the last window
  * covers x[5], one pad element and one position past the padded input, which
  * does not count (PyTorch: 1 3 5 3 with count_include_pad, 1.5 3 5 6 without). */
 static void test_avgpool_ceil_mode(void **state)
 {
     (void)state;
-    {
-        Case c;
-        start(&c);
-        double *xv = iota(16, 1);
-        int x = cst(c.g, "x", IR_DT_F32, 4, (int64_t[]){ 1, 1, 4, 4 }, xv);
-        mk(&c, IR_OP_AveragePool, 1, &x, 1);
-        set_ints(&c, IR_A_kernel_shape, INTS(3, 3));
-        set_ints(&c, IR_A_strides, INTS(2, 2));
-        set_int(&c, IR_A_ceil_mode, 1);
-        run_ok(&c);
-        static const double want[4] = { 6, 7.5, 12, 13.5 };
-        expect_vals(&c, 0, 4, want, 1e-6);
-        finish(&c);
-        free(xv);
-    }
     static const double want[2][4] = { { 1.5, 3, 5, 6 }, { 1, 3, 5, 3 } };
     for (int cip = 0; cip < 2; cip++) {
-        Case c;
-        start(&c);
         double *xv = iota(6, 1);
-        int x = cst(c.g, "x", IR_DT_F64, 3, (int64_t[]){ 1, 1, 6 }, xv);
-        mk(&c, IR_OP_AveragePool, 1, &x, 1);
+        Case c;
+        unary(&c, IR_OP_AveragePool, IR_DT_F64, 3, (int64_t[]){ 1, 1, 6 }, xv, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(3));
         set_ints(&c, IR_A_strides, INTS(2));
         set_ints(&c, IR_A_pads, INTS(1, 1));
@@ -798,9 +757,7 @@ static void test_avgpool_auto_pad_3d(void **state)
     static const double want[2][4] = { { 3, 5, 7, 8 }, { 2, 3, 5, 7 } };
     for (int lower = 0; lower < 2; lower++) {
         Case c;
-        start(&c);
-        int x = cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 4 }, xv);
-        mk(&c, IR_OP_AveragePool, 1, &x, 1);
+        unary(&c, IR_OP_AveragePool, IR_DT_F32, 3, (int64_t[]){ 1, 1, 4 }, xv, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         set_str(&c, IR_A_auto_pad, lower ? "SAME_LOWER" : "SAME_UPPER");
         run_ok(&c);
@@ -828,9 +785,7 @@ static void test_lppool(void **state)
     static const double xv[5] = { 3, 4, 0, 5, 12 };
     {
         Case c;
-        start(&c);
-        int x = cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 5 }, xv);
-        mk(&c, IR_OP_LpPool, 1, &x, 1);
+        unary(&c, IR_OP_LpPool, IR_DT_F32, 3, (int64_t[]){ 1, 1, 5 }, xv, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         run_ok(&c);
         static const double want[4] = { 5, 4, 5, 13 };
@@ -838,11 +793,9 @@ static void test_lppool(void **state)
         finish(&c);
     }
     {
-        Case c;
-        start(&c);
         static const double xn[3] = { -1, 2, -3 };
-        int x = cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 1, 3 }, xn);
-        mk(&c, IR_OP_LpPool, 1, &x, 1);
+        Case c;
+        unary(&c, IR_OP_LpPool, IR_DT_F32, 3, (int64_t[]){ 1, 1, 3 }, xn, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         set_ints(&c, IR_A_pads, INTS(1, 1));
         set_int(&c, IR_A_p, 1);
@@ -852,11 +805,9 @@ static void test_lppool(void **state)
         finish(&c);
     }
     {
-        Case c;
-        start(&c);
         static const double x3[2] = { 1, 2 };
-        int x = cst(c.g, "x", IR_DT_F64, 3, (int64_t[]){ 1, 1, 2 }, x3);
-        mk(&c, IR_OP_LpPool, 1, &x, 1);
+        Case c;
+        unary(&c, IR_OP_LpPool, IR_DT_F64, 3, (int64_t[]){ 1, 1, 2 }, x3, 1);
         set_ints(&c, IR_A_kernel_shape, INTS(2));
         set_int(&c, IR_A_p, 3);
         run_ok(&c);
@@ -883,11 +834,9 @@ static void test_global_pools(void **state)
         finish(&c);
     }
     /* 1-D GlobalAveragePool in float16 */
-    Case c;
-    start(&c);
     static const double x1[4] = { 1, 2, 3, 6 };
-    int x = cst(c.g, "x", IR_DT_F16, 3, (int64_t[]){ 1, 1, 4 }, x1);
-    mk(&c, IR_OP_GlobalAveragePool, 1, &x, 1);
+    Case c;
+    unary(&c, IR_OP_GlobalAveragePool, IR_DT_F16, 3, (int64_t[]){ 1, 1, 4 }, x1, 1);
     run_ok(&c);
     static const double w1[1] = { 3 };
     expect_shape(&c, 0, 3, (int64_t[]){ 1, 1, 1 });
@@ -945,26 +894,18 @@ static void test_conv_errors(void **state)
     /* rank 2 input, bias of the wrong length, dtype mismatch */
     double z[64] = { 0 };
     Case c;
-    start(&c);
-    int in[2] = { cst(c.g, "x", IR_DT_F32, 2, (int64_t[]){ 1, 4 }, z),
-                  cst(c.g, "w", IR_DT_F32, 2, (int64_t[]){ 2, 4 }, z) };
-    mk(&c, IR_OP_Conv, 2, in, 1);
+    binary(&c, IR_OP_Conv, IR_DT_F32, 2, (int64_t[]){ 1, 4 }, z, (int64_t[]){ 2, 4 }, z, NULL, 1);
     run_err(&c, "input [1,4] must have rank >= 3");
-    start(&c);
-    int in3[3] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                   cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 3, 2, 2 }, z),
-                   cst(c.g, "b", IR_DT_F32, 1, (int64_t[]){ 2 }, z) };
-    mk(&c, IR_OP_Conv, 3, in3, 1);
+    static const int64_t xd[3] = { 1, 2, 4 }, wd[3] = { 3, 2, 2 };
+    binary(&c, IR_OP_Conv, IR_DT_F32, 3, xd, z, wd, z, NULL, 1);
+    int b = cst(c.g, "b", IR_DT_F32, 1, (int64_t[]){ 2 }, z);
+    ir_set_inputs(c.g, c.node, 3, (int[]){ c.g->nodes[c.node].in[0], c.g->nodes[c.node].in[1], b });
     run_err(&c, "bias 'b' has shape [2]; expected [3]");
     start(&c);
-    int in4[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                   cst(c.g, "w", IR_DT_F64, 3, (int64_t[]){ 3, 2, 2 }, z) };
+    int in4[2] = { cst(c.g, "x", IR_DT_F32, 3, xd, z), cst(c.g, "w", IR_DT_F64, 3, wd, z) };
     mk(&c, IR_OP_Conv, 2, in4, 1);
     run_err(&c, "weight 'w' has dtype float64 but the input has float32");
-    start(&c);
-    int in5[2] = { cst(c.g, "x", IR_DT_I32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                   cst(c.g, "w", IR_DT_I32, 3, (int64_t[]){ 3, 2, 2 }, z) };
-    mk(&c, IR_OP_Conv, 2, in5, 1);
+    binary(&c, IR_OP_Conv, IR_DT_I32, 3, xd, z, wd, z, NULL, 1);
     run_err(&c, "has dtype int32; Conv takes float types");
 }
 
@@ -973,30 +914,19 @@ static void test_convtranspose_errors(void **state)
     (void)state;
     double z[64] = { 0 };
     Case c;
-    start(&c);
-    int in[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                  cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 3, 1, 2 }, z) };
-    mk(&c, IR_OP_ConvTranspose, 2, in, 1);
+    static const int64_t xd[3] = { 1, 2, 4 }, wd[3] = { 2, 1, 2 };
+    binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 3, xd, z, (int64_t[]){ 3, 1, 2 }, z, NULL, 1);
     run_err(&c, "channel mismatch: input [1,2,4] has 2 channels but weight [3,1,2] expects 3");
 
-    start(&c);
-    int in2[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                   cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 2, 1, 2 }, z) };
-    mk(&c, IR_OP_ConvTranspose, 2, in2, 1);
+    binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 3, xd, z, wd, z, NULL, 1);
     set_ints(&c, IR_A_output_shape, INTS(5, 5));
     run_err(&c, "output_shape has 2 values; expected 1 (spatial) or 3");
 
-    start(&c);
-    int in3[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                   cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 2, 1, 2 }, z) };
-    mk(&c, IR_OP_ConvTranspose, 2, in3, 1);
+    binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 3, xd, z, wd, z, NULL, 1);
     set_ints(&c, IR_A_pads, INTS(3, 3));
     run_err(&c, "kernel larger than padded input");
 
-    start(&c);
-    int in4[2] = { cst(c.g, "x", IR_DT_F32, 3, (int64_t[]){ 1, 2, 4 }, z),
-                   cst(c.g, "w", IR_DT_F32, 3, (int64_t[]){ 2, 1, 2 }, z) };
-    mk(&c, IR_OP_ConvTranspose, 2, in4, 1);
+    binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 3, xd, z, wd, z, NULL, 1);
     set_ints(&c, IR_A_output_padding, INTS(-1));
     run_err(&c, "output_padding must be non-negative");
 }
@@ -1004,10 +934,8 @@ static void test_convtranspose_errors(void **state)
 static void pool_err(IrOp op, IrDType dt, void (*mutate)(Case *), const char *msg)
 {
     Case c;
-    start(&c);
-    double z[64] = { 0 };
-    int x = cst(c.g, "x", dt, 4, (int64_t[]){ 1, 1, 4, 4 }, z);
-    mk(&c, op, 1, &x, 1);
+    static const double z[16] = { 0 };
+    unary(&c, op, dt, 4, (int64_t[]){ 1, 1, 4, 4 }, z, 1);
     if (mutate)
         mutate(&c);
     run_err(&c, msg);
