@@ -279,6 +279,14 @@ static void test_conv_auto_pad(void **state)
     static const double want5[3] = { 3, 9, 9 };
     expect_vals(&c, 0, 3, want5, 0);
     finish(&c);
+    /* SAME_UPPER with dilation 2: extent 3, total pad 2, y[i] = x[i-1] + x[i+1] */
+    binary(&c, IR_OP_Conv, IR_DT_F32, 3, (int64_t[]){ 1, 1, 5 }, x5, (int64_t[]){ 1, 1, 2 }, ones9, NULL, 1);
+    set_str(&c, IR_A_auto_pad, "SAME_UPPER");
+    set_ints(&c, IR_A_dilations, INTS(2));
+    run_ok(&c);
+    static const double wantd[5] = { 2, 4, 6, 8, 4 };
+    expect_vals(&c, 0, 5, wantd, 0);
+    finish(&c);
 }
 
 /* Independent reference: 2-D grouped conv with strides, dilations, pads. */
@@ -483,6 +491,28 @@ static void test_convtranspose_pads_same_dilations(void **state)
         finish(&c);
     }
     free(xv);
+}
+
+/* output_shape smaller than the full result (x = 1,2,3 * w = 1,1,1 gives
+ * 1 3 6 5 3): total padding 1 goes first without auto_pad (ONNX formula
+ * pads[start] = total - total/2) and last with SAME_UPPER. */
+static void test_convtranspose_output_shape_crop(void **state)
+{
+    (void)state;
+    static const double xv[3] = { 1, 2, 3 };
+    static const char *modes[2] = { "NOTSET", "SAME_UPPER" };
+    static const double want[2][4] = { { 3, 6, 5, 3 }, { 1, 3, 6, 5 } };
+    for (int k = 0; k < 2; k++) {
+        Case c;
+        binary(&c, IR_OP_ConvTranspose, IR_DT_F32, 3, (int64_t[]){ 1, 1, 3 }, xv, (int64_t[]){ 1, 1, 3 }, ones9,
+               NULL, 1);
+        set_str(&c, IR_A_auto_pad, modes[k]);
+        set_ints(&c, IR_A_output_shape, INTS(4));
+        run_ok(&c);
+        expect_shape(&c, 0, 3, (int64_t[]){ 1, 1, 4 });
+        expect_vals(&c, 0, 4, want[k], 0);
+        finish(&c);
+    }
 }
 
 /* 1-D, group 2 with bias, float32 and float64:
@@ -697,6 +727,31 @@ static void test_maxpool_pad_dilation_3d_int8(void **state)
         static const double want[3] = { -3, 7, 7 };
         assert_int_equal(c.g->tensors[c.y[0]].v.dtype, IR_DT_I8);
         expect_vals(&c, 0, 3, want, 0);
+        finish(&c);
+    }
+}
+
+/* Pads as wide as the kernel leave windows wholly in the padding: MaxPool
+ * gives -inf with index -1, AveragePool 0 (no element counted), LpPool 0. */
+static void test_pool_empty_windows(void **state)
+{
+    (void)state;
+    static const double xv[2] = { 1, 2 };
+    static const IrOp ops[3] = { IR_OP_MaxPool, IR_OP_AveragePool, IR_OP_LpPool };
+    static const double want[3][4] = { { -INFINITY, 1, 2, -INFINITY }, { 0, 1, 2, 0 }, { 0, 1, 2, 0 } };
+    for (int k = 0; k < 3; k++) {
+        Case c;
+        unary(&c, ops[k], IR_DT_F32, 3, (int64_t[]){ 1, 1, 2 }, xv, k ? 1 : 2);
+        set_ints(&c, IR_A_kernel_shape, INTS(1));
+        set_ints(&c, IR_A_pads, INTS(1, 1));
+        run_ok(&c);
+        const float *y = c.g->tensors[c.y[0]].v.data;
+        for (int i = 0; i < 4; i++)
+            assert_true(y[i] == (float)want[k][i]);
+        if (k == 0) {
+            static const double idx[4] = { -1, 0, 1, -1 };
+            expect_vals(&c, 1, 4, idx, 0);
+        }
         finish(&c);
     }
 }
@@ -989,11 +1044,13 @@ int main(void)
         cmocka_unit_test(test_convtranspose_basic),
         cmocka_unit_test(test_convtranspose_output_padding_and_shape),
         cmocka_unit_test(test_convtranspose_pads_same_dilations),
+        cmocka_unit_test(test_convtranspose_output_shape_crop),
         cmocka_unit_test(test_convtranspose_group_1d),
         cmocka_unit_test(test_convtranspose_vs_reference),
         cmocka_unit_test(test_maxpool_indices),
         cmocka_unit_test(test_maxpool_ceil_mode),
         cmocka_unit_test(test_maxpool_pad_dilation_3d_int8),
+        cmocka_unit_test(test_pool_empty_windows),
         cmocka_unit_test(test_avgpool_count_include_pad),
         cmocka_unit_test(test_avgpool_ceil_mode),
         cmocka_unit_test(test_avgpool_auto_pad_3d),
