@@ -1,5 +1,19 @@
 /* ir/infer_nn.c — shape rules of convolution and pooling, and the window
- * geometry (ir_window) their kernels share. */
+ * geometry (ir_window) their kernels share.
+ *
+ * Output sizes per spatial dim (dk = (kernel - 1) * dilation + 1):
+ *   explicit pads / VALID (pads 0): floor((in + pb + pe - dk) / s) + 1, or with
+ *     ceil_mode (pools) ceil(...) + 1, minus one when that last window would
+ *     start in the right padding ((out - 1) * s >= in + pb), as PyTorch and
+ *     onnxruntime do;
+ *   SAME_UPPER / SAME_LOWER: ceil(in / s), total padding
+ *     max(0, (out - 1) * s + dk - in), the odd one at the end / the beginning;
+ *   ConvTranspose: s * (in - 1) + output_padding + dk - pb - pe; with
+ *     output_shape (or SAME_*, out = in * s) the total padding
+ *     s * (in - 1) + output_padding + dk - out is split by the ONNX formula:
+ *     SAME_UPPER pb = floor(total / 2), otherwise pe = floor(total / 2), the
+ *     rest on the other side (a negative total extends the output, e.g. ONNX's
+ *     test_convtranspose_output_shape). */
 #include "ir/infer_impl.h"
 
 #include <stdio.h>
@@ -177,9 +191,6 @@ int ir_window(const IrGraph *g, const IrNode *n, const IrShape *x, const IrShape
         if (read_ints(g, n, IR_A_kernel_shape, S, 1, 1, win->kernel, d))
             return -1;
     }
-    for (int i = 0; i < S; i++)
-        if (win->kernel[i] <= 0)
-            return ir_node_error(g, n, d, "kernel_shape must be positive, got %lld", (long long)win->kernel[i]);
     int64_t pads[2 * IR_MAX_RANK], opad[IR_MAX_RANK] = { 0 };
     AutoPad ap = PAD_NOTSET;
     if (read_ints(g, n, IR_A_strides, S, 1, 1, win->stride, d) ||
