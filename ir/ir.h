@@ -278,6 +278,26 @@ void ir_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_
  * Axes not listed keep scale 1. */
 void ir_resize_geometry(const IrShape *x, const double *scales, const int64_t *sizes, int n,
                         const int64_t *axes, int policy, double *scale, IrShape *out);
+/* Sliding-window geometry of Conv, ConvTranspose, MaxPool, AveragePool and
+ * LpPool (ir/infer_nn.c), shared by their shape rules and kernels so both
+ * resolve auto_pad, ceil_mode and output_shape the same way.  Spatial dim i
+ * relates input and output positions by
+ *   Conv, pools:    in  = out * stride + k * dilation - pad_begin
+ *   ConvTranspose:  out = in  * stride + k * dilation - pad_begin
+ * (k in [0, kernel)); positions outside [0, size) are padding.  pad_begin /
+ * pad_end may be negative only for ConvTranspose with output_shape/auto_pad. */
+typedef struct IrWindow {
+    int rank;                           /* spatial dims (input rank - 2) */
+    int64_t batch, channels_in, channels_out, group;
+    int64_t in[IR_MAX_RANK], out[IR_MAX_RANK];
+    int64_t kernel[IR_MAX_RANK], stride[IR_MAX_RANK], dilation[IR_MAX_RANK];
+    int64_t pad_begin[IR_MAX_RANK], pad_end[IR_MAX_RANK];
+} IrWindow;
+/* Validates the node's attributes against input shape x (and weight shape w
+ * for Conv/ConvTranspose, NULL for pools) and fills win; -1 with a
+ * diagnostic naming the node. */
+int ir_window(const IrGraph *g, const IrNode *n, const IrShape *x, const IrShape *w, IrWindow *win,
+              UtilDiag *d);
 
 /* ------------------------------------------------------------ printers */
 
