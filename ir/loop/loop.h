@@ -203,8 +203,11 @@ LoopStmt *loop_barrier(LoopProgram *p);
 /* Algebraic simplification of index expressions (constant folding, x+0,
  * x*1, x*0, (a*c1)*c2, (x+c1)+c2, min/max of constants, div/mod by 1,
  * (i*c)/c when i >= 0, (i*c + j) mod c with 0 <= j < c, ...).  Uses the loop
- * extents in scope to know variable ranges.  Rewrites in place; returns the
- * (possibly new) root. */
+ * extents to know variable ranges: a variable is bound once in the program,
+ * so its range is read off its FOR (or immutable LET) in p's kernels; a
+ * variable not bound there is unbounded.  Rewrites in place; returns the
+ * (possibly new) root.  loop_simplify also simplifies statements (see
+ * docs/loop-ir.md) and replaces each kernel's body. */
 LoopExpr *loop_simplify_expr(LoopProgram *p, LoopExpr *e);
 void      loop_simplify(LoopProgram *p);
 

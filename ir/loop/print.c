@@ -17,32 +17,23 @@
 
 const char *loop_storage_name(LoopStorage st)
 {
-    switch (st) {
-    case LOOP_ST_INPUT: return "input";
-    case LOOP_ST_OUTPUT: return "output";
-    case LOOP_ST_CONST: return "const";
-    case LOOP_ST_WORKSPACE: return "workspace";
-    case LOOP_ST_LOCAL: return "local";
-    }
-    return "?";
+    static const char *const names[] = {
+        [LOOP_ST_INPUT] = "input", [LOOP_ST_OUTPUT] = "output", [LOOP_ST_CONST] = "const",
+        [LOOP_ST_WORKSPACE] = "workspace", [LOOP_ST_LOCAL] = "local",
+    };
+    return (unsigned)st < sizeof names / sizeof *names ? names[st] : "?";
 }
 
 const char *loop_for_kind_name(LoopForKind k)
 {
-    switch (k) {
-    case LOOP_SERIAL: return "serial";
-    case LOOP_PARALLEL: return "parallel";
-    case LOOP_VECTORIZED: return "vectorized";
-    case LOOP_UNROLLED: return "unrolled";
-    case LOOP_GPU_BLOCK_X: return "gpu.block.x";
-    case LOOP_GPU_BLOCK_Y: return "gpu.block.y";
-    case LOOP_GPU_BLOCK_Z: return "gpu.block.z";
-    case LOOP_GPU_THREAD_X: return "gpu.thread.x";
-    case LOOP_GPU_THREAD_Y: return "gpu.thread.y";
-    case LOOP_GPU_THREAD_Z: return "gpu.thread.z";
-    case LOOP_HLS_PIPELINE: return "hls.pipeline";
-    }
-    return "?";
+    static const char *const names[] = {
+        [LOOP_SERIAL] = "serial", [LOOP_PARALLEL] = "parallel", [LOOP_VECTORIZED] = "vectorized",
+        [LOOP_UNROLLED] = "unrolled", [LOOP_GPU_BLOCK_X] = "gpu.block.x", [LOOP_GPU_BLOCK_Y] = "gpu.block.y",
+        [LOOP_GPU_BLOCK_Z] = "gpu.block.z", [LOOP_GPU_THREAD_X] = "gpu.thread.x",
+        [LOOP_GPU_THREAD_Y] = "gpu.thread.y", [LOOP_GPU_THREAD_Z] = "gpu.thread.z",
+        [LOOP_HLS_PIPELINE] = "hls.pipeline",
+    };
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
 
 const char *loop_intrinsic_name(LoopIntrinsic fn)
@@ -140,6 +131,26 @@ static const char *var_name(const LoopProgram *p, int v)
     return v >= 0 && v < p->n_vars && p->vars[v].name ? p->vars[v].name : NULL;
 }
 
+static void print_var(const LoopProgram *p, int v, UtilBuf *out)
+{
+    const char *n = var_name(p, v);
+    if (n)
+        util_buf_printf(out, "%s", n);
+    else
+        util_buf_printf(out, "<var %d>", v);
+}
+
+/* buf[index] */
+static void print_access(const LoopProgram *p, int buf, const LoopExpr *index, UtilBuf *out)
+{
+    if (buf >= 0 && buf < p->n_bufs)
+        util_buf_printf(out, "%s[", p->bufs[buf].name);
+    else
+        util_buf_printf(out, "<buf %d>[", buf);
+    print_expr(p, index, out);
+    util_buf_put(out, "]", 1);
+}
+
 static void print_expr(const LoopProgram *p, const LoopExpr *e, UtilBuf *out)
 {
     if (!e) {
@@ -154,22 +165,8 @@ static void print_expr(const LoopProgram *p, const LoopExpr *e, UtilBuf *out)
             util_buf_printf(out, "%lld", (long long)e->u.i);
         break;
     case LOOP_E_FLOAT: print_float(out, e->type, e->u.f); break;
-    case LOOP_E_VAR: {
-        const char *n = var_name(p, e->u.var);
-        if (n)
-            util_buf_printf(out, "%s", n);
-        else
-            util_buf_printf(out, "<var %d>", e->u.var);
-        break;
-    }
-    case LOOP_E_LOAD:
-        if (e->u.load.buf >= 0 && e->u.load.buf < p->n_bufs)
-            util_buf_printf(out, "%s[", p->bufs[e->u.load.buf].name);
-        else
-            util_buf_printf(out, "<buf %d>[", e->u.load.buf);
-        print_expr(p, e->u.load.index, out);
-        util_buf_put(out, "]", 1);
-        break;
+    case LOOP_E_VAR: print_var(p, e->u.var, out); break;
+    case LOOP_E_LOAD: print_access(p, e->u.load.buf, e->u.load.index, out); break;
     case LOOP_E_BIN: {
         BinSyntax s = bin_syntax(e->u.bin.op);
         if (s.call) {
@@ -247,15 +244,6 @@ static void print_body(const LoopProgram *p, const LoopStmt *s, int depth, UtilB
     }
 }
 
-static void print_var(const LoopProgram *p, int v, UtilBuf *out)
-{
-    const char *n = var_name(p, v);
-    if (n)
-        util_buf_printf(out, "%s", n);
-    else
-        util_buf_printf(out, "<var %d>", v);
-}
-
 static void print_stmt(const LoopProgram *p, const LoopStmt *s, int depth, UtilBuf *out)
 {
     indent(out, depth);
@@ -298,12 +286,8 @@ static void print_stmt(const LoopProgram *p, const LoopStmt *s, int depth, UtilB
         util_buf_printf(out, "\n");
         break;
     case LOOP_S_STORE:
-        if (s->u.store.buf >= 0 && s->u.store.buf < p->n_bufs)
-            util_buf_printf(out, "%s[", p->bufs[s->u.store.buf].name);
-        else
-            util_buf_printf(out, "<buf %d>[", s->u.store.buf);
-        print_expr(p, s->u.store.index, out);
-        util_buf_printf(out, "] = ");
+        print_access(p, s->u.store.buf, s->u.store.index, out);
+        util_buf_printf(out, " = ");
         print_expr(p, s->u.store.value, out);
         util_buf_printf(out, "\n");
         break;

@@ -724,31 +724,35 @@ static LoopExpr *simp(Simp *S, LoopExpr *e)
 
 static int valid_var(const Simp *S, int var) { return var >= 0 && var < S->p->n_vars; }
 
-static void count_bindings(Simp *S, const LoopStmt *s)
+/* Calls fn on every FOR and LET under s, in program order. */
+static void each_binding(Simp *S, const LoopStmt *s, void (*fn)(Simp *S, const LoopStmt *s))
 {
     if (!s)
         return;
     switch (s->kind) {
     case LOOP_S_FOR:
-        if (valid_var(S, s->u.loop.var))
-            S->nbind[s->u.loop.var]++;
-        count_bindings(S, s->u.loop.body);
+        fn(S, s);
+        each_binding(S, s->u.loop.body, fn);
         break;
-    case LOOP_S_LET:
-        if (valid_var(S, s->u.let.var))
-            S->nbind[s->u.let.var]++;
-        break;
+    case LOOP_S_LET: fn(S, s); break;
     case LOOP_S_IF:
-        count_bindings(S, s->u.cond.then_);
-        count_bindings(S, s->u.cond.else_);
+        each_binding(S, s->u.cond.then_, fn);
+        each_binding(S, s->u.cond.else_, fn);
         break;
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            count_bindings(S, s->u.block.items[i]);
+            each_binding(S, s->u.block.items[i], fn);
         break;
     default:
         break;
     }
+}
+
+static void count_binding(Simp *S, const LoopStmt *s)
+{
+    int var = s->kind == LOOP_S_FOR ? s->u.loop.var : s->u.let.var;
+    if (valid_var(S, var))
+        S->nbind[var]++;
 }
 
 /* Records the range of a variable at its (single) binding. */
@@ -775,25 +779,10 @@ static void bind_let(Simp *S, const LoopStmt *s)
 /* Range collection without rewriting, for loop_simplify_expr. */
 static void collect(Simp *S, const LoopStmt *s)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case LOOP_S_FOR:
+    if (s->kind == LOOP_S_FOR)
         bind_for(S, s);
-        collect(S, s->u.loop.body);
-        break;
-    case LOOP_S_LET: bind_let(S, s); break;
-    case LOOP_S_IF:
-        collect(S, s->u.cond.then_);
-        collect(S, s->u.cond.else_);
-        break;
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            collect(S, s->u.block.items[i]);
-        break;
-    default:
-        break;
-    }
+    else
+        bind_let(S, s);
 }
 
 static int is_empty(const LoopStmt *s) { return s->kind == LOOP_S_BLOCK && s->u.block.n == 0; }
@@ -891,7 +880,7 @@ static int simp_init(Simp *S, LoopProgram *p)
         return -1;
     }
     for (int k = 0; k < p->n_kernels; k++)
-        count_bindings(S, p->kernels[k].body);
+        each_binding(S, p->kernels[k].body, count_binding);
     return 0;
 }
 
@@ -907,7 +896,7 @@ LoopExpr *loop_simplify_expr(LoopProgram *p, LoopExpr *e)
     if (simp_init(&S, p) != 0)
         return e;
     for (int k = 0; k < p->n_kernels; k++)
-        collect(&S, p->kernels[k].body);
+        each_binding(&S, p->kernels[k].body, collect);
     e = simp(&S, e);
     simp_free(&S);
     return e;

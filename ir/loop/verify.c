@@ -75,6 +75,8 @@ static int check_expr(Ver *v, const LoopExpr *e)
     case LOOP_E_INT:
         if (e->type != IR_DT_I64 && e->type != IR_DT_BOOL)
             return fail(v, "integer constant of a type other than int64 or bool");
+        if (e->type == IR_DT_BOOL && e->u.i != 0 && e->u.i != 1)
+            return fail(v, "bool constant other than 0 or 1");
         return 0;
     case LOOP_E_FLOAT:
         if (!ir_dtype_is_float(e->type))
