@@ -254,6 +254,9 @@ static void test_print_conv(void **state)
              "              acc = acc + x[i3*25 + i1*5 + i4*5 + i2 + i5] * w[i0*18 + i3*9 + i4*3 + i5]\n",
              conv_footer);
     assert_text(p, want);
+    /* a second run changes nothing */
+    loop_simplify(p);
+    assert_text(p, want);
     loop_program_free(p);
 }
 
@@ -532,7 +535,12 @@ static void test_simplify_statements(void **state)
     add(p, body, loop_if(p, loop_bin(p, LOOP_LT, loop_var(p, i), loop_int(p, 4)),
                          loop_store(p, o, loop_bin(p, LOOP_ADD, loop_var(p, i), loop_int(p, 8)), loop_float(p, IR_DT_F32, 5)),
                          NULL));
+    /* an empty loop goes; a GPU loop of extent 1 stays (it shapes the launch) */
+    int e = loop_add_var(p, "e", IR_DT_I64), g = loop_add_var(p, "g", IR_DT_I64);
+    add(p, body, loop_for(p, e, loop_int(p, 5), LOOP_PARALLEL, loop_block(p)));
     LoopStmt *top = loop_block(p);
+    add(p, top, loop_for(p, g, loop_int(p, 1), LOOP_GPU_BLOCK_X,
+                         loop_store(p, o, loop_var(p, g), loop_float(p, IR_DT_F32, 6))));
     add(p, top, loop_for(p, i, loop_int(p, 8), LOOP_SERIAL, body));
     assert_int_equal(loop_add_kernel(p, "k", top), 0);
     assert_verifies(p);
@@ -543,6 +551,9 @@ static void test_simplify_statements(void **state)
         "buf o: output float32[32] strides [1] bytes 128\n"
         "\n"
         "kernel k {\n"
+        "  for g in 0..1 gpu.block.x {\n"
+        "    o[0] = 6.0f\n"
+        "  }\n"
         "  for i in 0..8 {\n"
         "    o[i] = 1.0f\n"
         "    o[i*4] = 3.0f\n"
