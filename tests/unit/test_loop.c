@@ -27,7 +27,7 @@ static int buf(LoopProgram *p, const char *name, LoopStorage st, int rank, const
     return b;
 }
 
-/* The printed program / expression, in a static-free malloc'd string. */
+/* The printed program, malloc'd. */
 static char *text(const LoopProgram *p)
 {
     UtilBuf b;
