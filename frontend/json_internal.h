@@ -93,6 +93,12 @@ int fe_jstr(const FeJSrc *s, const FeJPath *p, const json_t *v, const char **out
  * null and is stored as -1. */
 int fe_jshape(const FeJSrc *s, const FeJPath *p, const json_t *v, int allow_unknown, IrShape *out);
 
+/* A dtype name: the JSON format's ("float32") or, with st, safetensors' ("F32"). */
+int fe_jdtype(const FeJSrc *s, const FeJPath *p, const json_t *v, int st, IrDType *out);
+/* The required "dtype" and "shape" members of object o. */
+int fe_jtyped(const FeJSrc *s, const FeJPath *p, const json_t *o, int st, int allow_unknown, IrDType *dt,
+              IrShape *shape);
+
 /* ---- values and attributes (json_values.c) ---- */
 
 /* Reads a flat row-major `values` array for a.dtype/a.shape into a->data

@@ -50,24 +50,15 @@ static int read_name(Rd *r, const FeJPath *p, const json_t *o, const char *key, 
     return 0;
 }
 
-/* The "dtype" member of o; IR_DT_UNDEF when absent and optional. */
-static int read_dtype(Rd *r, const FeJPath *p, const json_t *o, int required, IrDType *out)
+/* The optional "dtype" member of o; IR_DT_UNDEF when absent. */
+static int read_dtype(Rd *r, const FeJPath *p, const json_t *o, IrDType *out)
 {
     json_t *v;
-    const char *name;
     FeJPath dp = FE_JKEY(p, "dtype");
     *out = IR_DT_UNDEF;
-    if (fe_jmember(&r->s, p, o, "dtype", required, &v))
+    if (fe_jmember(&r->s, p, o, "dtype", 0, &v))
         return -1;
-    if (!v)
-        return 0;
-    if (fe_jstr(&r->s, &dp, v, &name, "'dtype'"))
-        return -1;
-    *out = ir_dtype_from_name(name);
-    if (*out == IR_DT_UNDEF)
-        return fe_jerr(&r->s, &dp, 0, "unknown dtype '%s' (expected float32, float16, bfloat16, float64, "
-                       "int8, uint8, int16, uint16, int32, uint32, int64, uint64 or bool)", name);
-    return 0;
+    return v ? fe_jdtype(&r->s, &dp, v, 0, out) : 0;
 }
 
 /* A new tensor named by member "name" of o (p), refusing duplicates. */
@@ -201,13 +192,11 @@ static int bind_input_shape(Rd *r, const FeJPath *sp, const char *name, IrShape 
 static int read_input(Rd *r, const FeJPath *p, const json_t *v, UtilLoc loc)
 {
     const char *name;
-    json_t *sh;
     IrDType dt;
     IrShape shape;
     FeJPath np = FE_JKEY(p, "name"), sp = FE_JKEY(p, "shape");
     if (fe_jobject(&r->s, p, v, input_keys, "a graph input") || read_name(r, p, v, "name", &name) ||
-        read_dtype(r, p, v, 1, &dt) || fe_jmember(&r->s, p, v, "shape", 1, &sh) ||
-        fe_jshape(&r->s, &sp, sh, 1, &shape) || bind_input_shape(r, &sp, name, &shape))
+        fe_jtyped(&r->s, p, v, 0, 1, &dt, &shape) || bind_input_shape(r, &sp, name, &shape))
         return -1;
     int t = new_tensor(r, &np, name, IR_TK_INPUT, loc);
     if (t < 0)
@@ -281,14 +270,12 @@ static int copy_weights(Rd *r, const FeJPath *p, const char *name, const FeStEnt
 static int read_initializer(Rd *r, const FeJPath *p, const json_t *v, UtilLoc loc)
 {
     const char *name;
-    json_t *sh;
     IrDType dt;
     IrShape shape;
     const FeStEntry *e;
-    FeJPath np = FE_JKEY(p, "name"), sp = FE_JKEY(p, "shape"), vp = FE_JKEY(p, "values");
+    FeJPath np = FE_JKEY(p, "name"), vp = FE_JKEY(p, "values");
     if (fe_jobject(&r->s, p, v, init_keys, "an initializer") || read_name(r, p, v, "name", &name) ||
-        read_dtype(r, p, v, 1, &dt) || fe_jmember(&r->s, p, v, "shape", 1, &sh) ||
-        fe_jshape(&r->s, &sp, sh, 0, &shape) || find_weights(r, p, v, name, &e))
+        fe_jtyped(&r->s, p, v, 0, 0, &dt, &shape) || find_weights(r, p, v, name, &e))
         return -1;
     int t = new_tensor(r, &np, name, IR_TK_CONST, loc);
     if (t < 0)
@@ -436,7 +423,7 @@ static int read_declared(Rd *r, const FeJPath *p, const json_t *v, int t, UtilLo
     json_t *sh;
     IrDeclared dec = { .loc = loc };
     FeJPath sp = FE_JKEY(p, "shape");
-    if (read_dtype(r, p, v, 0, &dec.dtype) || fe_jmember(&r->s, p, v, "shape", 0, &sh) ||
+    if (read_dtype(r, p, v, &dec.dtype) || fe_jmember(&r->s, p, v, "shape", 0, &sh) ||
         (sh && fe_jshape(&r->s, &sp, sh, 1, &dec.shape)))
         return -1;
     dec.has_shape = sh != NULL;
@@ -502,7 +489,7 @@ IrGraph *fe_load_json(const char *path, const char *text, size_t len, const FeOp
         len -= 3;
     }
     if (is_blank(text, len)) {
-        util_error(d, util_loc_file(path), "the model file is empty");
+        util_error(d, util_loc_line(path, 1, 1), "the model file is empty");
         return NULL;
     }
     Rd r = { .s = { path, text, len, -1, d }, .opt = opt };

@@ -177,3 +177,28 @@ int fe_jshape(const FeJSrc *s, const FeJPath *p, const json_t *v, int allow_unkn
     }
     return 0;
 }
+
+int fe_jdtype(const FeJSrc *s, const FeJPath *p, const json_t *v, int st, IrDType *out)
+{
+    const char *name;
+    if (fe_jstr(s, p, v, &name, "'dtype'"))
+        return -1;
+    *out = st ? ir_dtype_from_safetensors(name) : ir_dtype_from_name(name);
+    if (*out == IR_DT_UNDEF)
+        return fe_jerr(s, p, 0, "unknown or unsupported dtype '%s' (dlcc reads %s)", name,
+                       st ? "F32, F16, BF16, F64, I8, U8, I16, U16, I32, U32, I64, U64 and BOOL"
+                          : "float32, float16, bfloat16, float64, int8, uint8, int16, uint16, int32, uint32, "
+                            "int64, uint64 and bool");
+    return 0;
+}
+
+int fe_jtyped(const FeJSrc *s, const FeJPath *p, const json_t *o, int st, int allow_unknown, IrDType *dt,
+              IrShape *shape)
+{
+    json_t *d, *sh;
+    FeJPath dp = FE_JKEY(p, "dtype"), sp = FE_JKEY(p, "shape");
+    if (fe_jmember(s, p, o, "dtype", 1, &d) || fe_jdtype(s, &dp, d, st, dt) ||
+        fe_jmember(s, p, o, "shape", 1, &sh) || fe_jshape(s, &sp, sh, allow_unknown, shape))
+        return -1;
+    return 0;
+}

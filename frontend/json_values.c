@@ -162,17 +162,10 @@ static const char *const tensor_keys[] = { "dtype", "shape", "values", NULL };
 
 int fe_json_tensor(const FeJSrc *s, const FeJPath *p, const json_t *v, IrGraph *g, IrArray *out)
 {
-    json_t *dt, *sh, *vals;
-    const char *dts;
-    FeJPath dp = FE_JKEY(p, "dtype"), sp = FE_JKEY(p, "shape"), vp = FE_JKEY(p, "values");
-    if (fe_jobject(s, p, v, tensor_keys, "a tensor") || fe_jmember(s, p, v, "dtype", 1, &dt) ||
-        fe_jmember(s, p, v, "shape", 1, &sh) || fe_jmember(s, p, v, "values", 1, &vals) ||
-        fe_jstr(s, &dp, dt, &dts, "'dtype'"))
-        return -1;
-    out->dtype = ir_dtype_from_name(dts);
-    if (out->dtype == IR_DT_UNDEF)
-        return fe_jerr(s, &dp, 0, "unknown dtype '%s'", dts);
-    if (fe_jshape(s, &sp, sh, 0, &out->shape))
+    json_t *vals;
+    FeJPath vp = FE_JKEY(p, "values");
+    if (fe_jobject(s, p, v, tensor_keys, "a tensor") || fe_jtyped(s, p, v, 0, 0, &out->dtype, &out->shape) ||
+        fe_jmember(s, p, v, "values", 1, &vals))
         return -1;
     size_t bytes = ir_array_bytes(out);
     out->data = ir_alloc(g, bytes ? bytes : 1);

@@ -66,17 +66,10 @@ static int read_offsets(const FeJSrc *s, const FeJPath *p, const json_t *v, uint
 
 static int read_entry(const FeJSrc *s, const FeJPath *p, const json_t *v, uint64_t data_len, FeStEntry *e)
 {
-    json_t *dt, *sh, *off;
-    const char *dts;
-    FeJPath dp = FE_JKEY(p, "dtype"), sp = FE_JKEY(p, "shape"), op = FE_JKEY(p, "data_offsets");
-    if (fe_jobject(s, p, v, entry_keys, "a safetensors entry") || fe_jmember(s, p, v, "dtype", 1, &dt) ||
-        fe_jmember(s, p, v, "shape", 1, &sh) || fe_jmember(s, p, v, "data_offsets", 1, &off) ||
-        fe_jstr(s, &dp, dt, &dts, "'dtype'"))
-        return -1;
-    e->dtype = ir_dtype_from_safetensors(dts);
-    if (e->dtype == IR_DT_UNDEF)
-        return fe_jerr(s, &dp, 0, "tensor '%s': unknown or unsupported safetensors dtype '%s'", e->name, dts);
-    if (fe_jshape(s, &sp, sh, 0, &e->shape))
+    json_t *off;
+    FeJPath op = FE_JKEY(p, "data_offsets");
+    if (fe_jobject(s, p, v, entry_keys, "a safetensors entry") ||
+        fe_jtyped(s, p, v, 1, 0, &e->dtype, &e->shape) || fe_jmember(s, p, v, "data_offsets", 1, &off))
         return -1;
     return read_offsets(s, &op, off, data_len, e);
 }

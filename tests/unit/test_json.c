@@ -100,6 +100,14 @@ static char *replace(const char *s, const char *from, const char *to)
     return t;
 }
 
+static char *concat(const char *a, const char *b)
+{
+    char *t = malloc(strlen(a) + strlen(b) + 1);
+    strcpy(t, a);
+    strcat(t, b);
+    return t;
+}
+
 /* Writes text as DIR/model.json and reads it. */
 static IrGraph *load_opt(const char *dir, const char *text, const FeOptions *opt, UtilDiag *d)
 {
@@ -468,7 +476,7 @@ static const Mutation MUTATIONS[] = {
     { "['N', 3, 4, 4]", "['N', 3.0, 4, 4]", "a dimension must be an integer, not a float", "3.0" },
     { "['N', 3, 4, 4]", "['N', -3, 4, 4]", "a dimension must not be negative (got -3)", "-3" },
     { "['N', 3, 4, 4]", "['N', 3, 4, 4, 1, 1, 1, 1, 1]", "a shape has at most 8 dimensions", "['N', 3" },
-    { "'dtype': 'float32', 'shape': ['N'", "'dtype': 'float33', 'shape': ['N'", "unknown dtype 'float33'",
+    { "'dtype': 'float32', 'shape': ['N'", "'dtype': 'float33', 'shape': ['N'", "unknown or unsupported dtype 'float33' (dlcc reads float32",
       "'float33'" },
     { "'shape': [2, 3, 1, 1]", "'shape': [4194305, 4194305, 211106198978564]", "too many elements",
       "[4194305" },
@@ -523,7 +531,7 @@ static const Mutation MUTATIONS[] = {
     { "'outputs': [{'name': 'y'}]", "'outputs': [{'name': 'y'}, {'name': 'y'}]", "graph output 'y' is listed "
       "twice", "'y'}]" },
     { "'outputs': [{'name': 'y'}]", "'outputs': []", "the graph has no outputs", "[]," },
-    { "'outputs': [{'name': 'y'}]", "'outputs': [{'name': 'y', 'dtype': 'f32'}]", "unknown dtype 'f32'",
+    { "'outputs': [{'name': 'y'}]", "'outputs': [{'name': 'y', 'dtype': 'f32'}]", "unknown or unsupported dtype 'f32'",
       "'f32'" },
     { "'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': ['N', 3, 4, 4]}]", "'inputs': {'name': 'x'}",
       "'inputs' must be an array, not an object", "{'name': 'x'}" },
@@ -574,6 +582,8 @@ static void test_syntax(void **state)
     assert_non_null(strstr(d.msg, "the model file is empty"));
     assert_null(load_opt(dir, " \n\t\n", NULL, &d));
     assert_non_null(strstr(d.msg, "the model file is empty"));
+    assert_int_equal(d.line, 1);
+    assert_int_equal(d.col, 1);
     /* truncated: the error is at the last character read */
     char *full = q(BASE);
     full[strstr(full, "\"inputs\": [") - full + 11] = 0;
@@ -590,12 +600,10 @@ static void test_syntax(void **state)
     expect_error(dir, bad, "invalid JSON: unable to decode byte 0xff", "\xffny");
     free(bad);
     /* trailing garbage */
-    char *tr = q(BASE);
-    char *tr2 = malloc(strlen(tr) + 8);
-    sprintf(tr2, "%sxyz", tr);
-    expect_error_text(dir, tr2, "invalid JSON: end of file expected", "xyz");
+    char *base = q(BASE);
+    char *tr = concat(base, "xyz");
+    expect_error_text(dir, tr, "invalid JSON: end of file expected", "xyz");
     free(tr);
-    free(tr2);
     /* the root must be an object */
     expect_error(dir, "[1, 2]", "a dlcc graph must be a JSON object, not an array", "[1");
     /* integers jansson itself cannot hold */
@@ -603,14 +611,12 @@ static void test_syntax(void **state)
     expect_error(dir, big, "invalid JSON: too big integer", "123456789012345678901234567890");
     free(big);
     /* a UTF-8 byte order mark is skipped */
-    char *bom_base = q(BASE);
-    char *bom = malloc(strlen(bom_base) + 4);
-    sprintf(bom, "\xef\xbb\xbf%s", bom_base);
+    char *bom = concat("\xef\xbb\xbf", base);
     IrGraph *g = load_opt(dir, bom, NULL, &d);
     assert_non_null(g);
     ir_graph_free(g);
     free(bom);
-    free(bom_base);
+    free(base);
 }
 
 /* 100,000 nested arrays must be refused before jansson recurses. */
