@@ -101,9 +101,9 @@ int fe_jtyped(const FeJSrc *s, const FeJPath *p, const json_t *o, int st, int al
 
 /* ---- values and attributes (json_values.c) ---- */
 
-/* Reads a flat row-major `values` array for a.dtype/a.shape into a->data
- * (already allocated: numel * dtype size bytes). */
-int fe_json_values(const FeJSrc *s, const FeJPath *p, const json_t *v, IrArray *a);
+/* Reads a flat row-major `values` array for a->dtype/a->shape into a->data,
+ * allocated in g's arena once the count is known to match. */
+int fe_json_values(const FeJSrc *s, const FeJPath *p, const json_t *v, IrGraph *g, IrArray *a);
 /* Reads a tensor object {"dtype","shape","values"} into the graph's arena. */
 int fe_json_tensor(const FeJSrc *s, const FeJPath *p, const json_t *v, IrGraph *g, IrArray *out);
 /* Reads attribute `name` (p is its path) of a node of operator op into *a;

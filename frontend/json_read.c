@@ -281,12 +281,12 @@ static int read_initializer(Rd *r, const FeJPath *p, const json_t *v, UtilLoc lo
     if (t < 0)
         return -1;
     ir_set_type(r->g, t, dt, &shape);
+    IrArray *a = &r->g->tensors[t].v;
+    if (!e)
+        return fe_json_values(&r->s, &vp, json_object_get(v, "values"), r->g, a);
     if (!ir_alloc_data(r->g, t))
         return fe_jerr(&r->s, p, 0, "out of memory");
-    IrArray *a = &r->g->tensors[t].v;
-    if (e)
-        return copy_weights(r, p, name, e, a);
-    return fe_json_values(&r->s, &vp, json_object_get(v, "values"), a);
+    return copy_weights(r, p, name, e, a);
 }
 
 /* ---- nodes ---- */

@@ -139,7 +139,7 @@ static int read_element(const FeJSrc *s, const FeJPath *p, const json_t *v, IrAr
     return 0;
 }
 
-int fe_json_values(const FeJSrc *s, const FeJPath *p, const json_t *v, IrArray *a)
+int fe_json_values(const FeJSrc *s, const FeJPath *p, const json_t *v, IrGraph *g, IrArray *a)
 {
     if (fe_jarray(s, p, v, "'values'"))
         return -1;
@@ -150,6 +150,9 @@ int fe_json_values(const FeJSrc *s, const FeJPath *p, const json_t *v, IrArray *
         ir_shape_str(&a->shape, sh, sizeof sh);
         return fe_jerr(s, p, 0, "%zu values given, but shape %s has %lld elements", got, sh, (long long)n);
     }
+    size_t bytes = ir_array_bytes(a);                 /* bounded by the values the text holds */
+    if (!(a->data = ir_alloc(g, bytes ? bytes : 1)))
+        return fe_jerr(s, p, 0, "out of memory");
     for (size_t i = 0; i < got; i++) {
         FeJPath ep = FE_JIDX(p, i);
         if (read_element(s, &ep, json_array_get(v, i), a, (int64_t)i))
@@ -167,11 +170,7 @@ int fe_json_tensor(const FeJSrc *s, const FeJPath *p, const json_t *v, IrGraph *
     if (fe_jobject(s, p, v, tensor_keys, "a tensor") || fe_jtyped(s, p, v, 0, 0, &out->dtype, &out->shape) ||
         fe_jmember(s, p, v, "values", 1, &vals))
         return -1;
-    size_t bytes = ir_array_bytes(out);
-    out->data = ir_alloc(g, bytes ? bytes : 1);
-    if (!out->data)
-        return fe_jerr(s, p, 0, "out of memory");
-    return fe_json_values(s, &vp, vals, out);
+    return fe_json_values(s, &vp, vals, g, out);
 }
 
 /* ---- attributes ---- */

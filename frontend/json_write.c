@@ -210,7 +210,7 @@ static int put_node(Wr *w, const IrNode *n)
         if (put_attr(w, n, &n->attrs[i]))
             return -1;
     }
-    util_buf_printf(w->b, n->n_attrs ? "}}" : "}");
+    util_buf_printf(w->b, "%s", n->n_attrs ? "}}" : "}");
     return 0;
 }
 
@@ -237,7 +237,7 @@ static void open_list(Wr *w, const char *key, int first)
 
 static void close_list(Wr *w, int any)
 {
-    util_buf_printf(w->b, any ? "\n  ]" : "]");
+    util_buf_printf(w->b, "%s", any ? "\n  ]" : "]");
 }
 
 static int put_inputs_outputs(Wr *w)
@@ -245,7 +245,7 @@ static int put_inputs_outputs(Wr *w)
     const IrGraph *g = w->g;
     open_list(w, "inputs", g->n_inputs > 0);
     for (int i = 0; i < g->n_inputs; i++) {
-        util_buf_printf(w->b, i ? ",\n" : "");
+        util_buf_printf(w->b, "%s", i ? ",\n" : "");
         if (put_typed(w, &g->tensors[g->inputs[i]]))
             return -1;
         util_buf_printf(w->b, "}");
@@ -274,7 +274,7 @@ static int put_initializers(Wr *w)
         const IrTensor *x = &g->tensors[t];
         if (x->kind != IR_TK_CONST)
             continue;
-        util_buf_printf(w->b, first ? "" : ",\n");
+        util_buf_printf(w->b, "%s", first ? "" : ",\n");
         first = 0;
         if (put_typed(w, x))
             return -1;
@@ -299,7 +299,7 @@ static int put_nodes(Wr *w)
     for (int i = 0; i < g->n_nodes; i++) {
         if (g->nodes[i].dead)
             continue;
-        util_buf_printf(w->b, first ? "" : ",\n");
+        util_buf_printf(w->b, "%s", first ? "" : ",\n");
         first = 0;
         if (put_node(w, &g->nodes[i]))
             return -1;
