@@ -770,8 +770,6 @@ static void test_round_trip(void **state)
     write_graph(g, dir);
     char *text;
     IrGraph *h = reload(dir, &text);
-    if (getenv("DLCC_TEST_SHOW"))
-        fprintf(stderr, "%s", text);
     assert_graphs_equal(g, h);
     assert_int_equal(h->opset, 21);
     /* the layout: one node per line, small tensors inline, large ones in the weights file */
