@@ -42,6 +42,10 @@ IrGraph *fe_load_onnx(const char *path, const uint8_t *bytes, size_t len, const 
  * Softmax coercion, old broadcasting, ...), using g->opset. */
 int fe_upgrade(IrGraph *g, UtilDiag *d);
 
+/* Checks the dtype/shape a model declares for its graph outputs
+ * (IrTensor.declared) against the inferred ones; call after pass_infer. */
+int fe_check_declared_outputs(const IrGraph *g, UtilDiag *d);
+
 /* ---- safetensors ---- */
 
 typedef struct FeStEntry {
