@@ -257,7 +257,7 @@ static void attr_tmp_free(AttrTmp *t)
 /* A protobuf bytes value as a C string (NUL inside is an error). */
 static char *bytes_str(const ProtobufCBinaryData *b)
 {
-    if (memchr(b->data, 0, b->len))
+    if (b->len && memchr(b->data, 0, b->len))
         return NULL;
     char *s = malloc(b->len + 1);
     if (s) {
@@ -402,13 +402,15 @@ static int read_upsample(Reader *r, const Onnx__NodeProto *np, const char *nl, i
     for (size_t i = 0; i < np->n_attribute; i++) {
         const Onnx__AttributeProto *ap = np->attribute[i];
         const char *an = str_or(ap->name, "");
-        if (strcmp(an, "mode") == 0 && ap->has_s && ap->s.len < 16) {
-            mode = ap->s.len == 8 && memcmp(ap->s.data, "bilinear", 8) == 0 ? "linear" :
-                   ap->s.len == 6 && memcmp(ap->s.data, "linear", 6) == 0 ? "linear" :
-                   ap->s.len == 7 && memcmp(ap->s.data, "nearest", 7) == 0 ? "nearest" : NULL;
+        if (strcmp(an, "mode") == 0) {
+            size_t l = ap->has_s ? ap->s.len : 0;
+            const char *s = ap->has_s && l ? (const char *)ap->s.data : "";
+            mode = l == 8 && memcmp(s, "bilinear", 8) == 0 ? "linear" :
+                   l == 6 && memcmp(s, "linear", 6) == 0 ? "linear" :
+                   l == 7 && memcmp(s, "nearest", 7) == 0 ? "nearest" : NULL;
             if (!mode)
-                return util_error(r->d, r->loc, "node %s (Upsample): unsupported mode '%.*s'", nl, (int)ap->s.len,
-                                  (const char *)ap->s.data);
+                return util_error(r->d, r->loc, "node %s (Upsample): unsupported mode '%.*s'", nl,
+                                  (int)(l < 64 ? l : 64), s);
         } else if (strcmp(an, "scales") == 0) {
             sc = ap->floats;
             n_sc = ap->n_floats;

@@ -156,8 +156,10 @@ static int64_t parse_count(const char *s)
     return v;
 }
 
-static int read_external(const Onnx__TensorProto *tp, const char *model_path, const char *what, void *dst,
-                         size_t bytes, size_t es, UtilDiag *d)
+/* Opens a tensor's external data file and checks offset/length against the
+ * file size and the bytes the shape needs; *fd is then ready for ext_read. */
+static int ext_open(const Onnx__TensorProto *tp, const char *model_path, const char *what, size_t bytes, int *fdp,
+                    int64_t *offp, UtilDiag *d)
 {
     UtilLoc loc = util_loc_file(model_path);
     const char *location = NULL;
@@ -201,13 +203,24 @@ static int read_external(const Onnx__TensorProto *tp, const char *model_path, co
     else if ((length >= 0 && (uint64_t)length != bytes) || (length < 0 && (uint64_t)avail < bytes))
         rc = util_error(d, loc, "%s: external data holds %lld bytes; the declared shape needs %zu", what,
                         (long long)(length >= 0 ? length : avail), bytes);
+    if (rc)
+        close(fd);
+    *fdp = rc ? -1 : fd;
+    *offp = offset;
+    return rc;
+}
+
+static int ext_read(int fd, int64_t offset, const char *model_path, const char *what, void *dst, size_t bytes,
+                    size_t es, UtilDiag *d)
+{
     size_t got = 0;
+    int rc = 0;
     while (!rc && got < bytes) {
         ssize_t r = pread(fd, (char *)dst + got, bytes - got, (off_t)(offset + (int64_t)got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
-            rc = util_error(d, loc, "%s: short read from external data '%s'", what, location);
+            rc = util_error(d, util_loc_file(model_path), "%s: short read from its external data", what);
         else
             got += (size_t)r;
     }
@@ -247,8 +260,9 @@ static void int32_range(IrDType t, int64_t *lo, int64_t *hi)
     }
 }
 
-static int fill_typed(const Onnx__TensorProto *tp, const char *what, IrDType dt, int64_t numel, void *dst,
-                      UtilLoc loc, UtilDiag *d)
+/* The typed field must be the dtype's and hold exactly numel values. */
+static int check_typed(const Onnx__TensorProto *tp, const char *what, IrDType dt, int64_t numel, UtilLoc loc,
+                       UtilDiag *d)
 {
     size_t counts[] = { tp->n_float_data, tp->n_int32_data, tp->n_int64_data, tp->n_double_data,
                         tp->n_uint64_data };
@@ -260,6 +274,13 @@ static int fill_typed(const Onnx__TensorProto *tp, const char *what, IrDType dt,
     if ((uint64_t)counts[want] != (uint64_t)numel)
         return util_error(d, loc, "%s: declares %lld elements but %s holds %zu", what, (long long)numel,
                           typed_field_names[want], counts[want]);
+    return 0;
+}
+
+static int fill_typed(const Onnx__TensorProto *tp, const char *what, IrDType dt, int64_t numel, void *dst,
+                      UtilLoc loc, UtilDiag *d)
+{
+    TypedField want = typed_field(dt);
     for (int64_t i = 0; i < numel; i++) {
         switch (want) {
         case TF_FLOAT:  ir_store_f64(dt, dst, i, tp->float_data[i]); break;
@@ -332,12 +353,21 @@ int fe_onnx_tensor(const Onnx__TensorProto *tp, const char *model_path, const ch
                           tp->raw_data.len, (long long)numel, ir_dtype_name(dt), bytes);
     if (!external && !tp->has_raw_data && !typed && numel > 0)
         return util_error(d, loc, "%s declares %lld elements but holds no data", what, (long long)numel);
+    int fd = -1;
+    int64_t offset = 0;
+    if (typed && check_typed(tp, what, dt, numel, loc, d))
+        return -1;
+    if (external && ext_open(tp, model_path, what, bytes, &fd, &offset, d))
+        return -1;
     void *data = g ? ir_alloc(g, bytes ? bytes : 1) : calloc(1, bytes ? bytes : 1);
-    if (!data)
+    if (!data) {
+        if (fd >= 0)
+            close(fd);
         return util_error(d, loc, "%s: out of memory for %zu bytes", what, bytes);
+    }
     int rc = 0;
     if (external)
-        rc = read_external(tp, model_path, what, data, bytes, es, d);
+        rc = ext_read(fd, offset, model_path, what, data, bytes, es, d);
     else if (tp->has_raw_data && bytes) {
         memcpy(data, tp->raw_data.data, bytes);
         fix_le(data, numel, es);
