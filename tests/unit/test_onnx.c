@@ -483,6 +483,41 @@ static void test_upgrade_upsample(void **state)
     ir_graph_free(g);
 }
 
+static void test_upgrade_misc(void **state)
+{
+    (void)state;
+    /* PRelu-6: slope [3] per channel of x[2,3,4] → Unsqueeze(slope, [1]) = [3,1] */
+    IrGraph *g = load_ok("prelu6.onnx");
+    const IrNode *pr = producer(g, tensor(g, "y"));
+    const IrNode *uq = producer(g, pr->in[1]);
+    assert_int_equal(uq->op, IR_OP_Unsqueeze);
+    assert_int_equal(uq->in[0], tensor(g, "slope"));
+    assert_int_equal(((int64_t *)const_value(g, uq->in[1])->data)[0], 1);
+    ir_graph_free(g);
+    /* Resize-10 (x, scales) → Resize(x, -, scales), asymmetric */
+    g = load_ok("resize10.onnx");
+    const IrNode *rs = producer(g, tensor(g, "y"));
+    assert_int_equal(rs->n_in, 3);
+    assert_int_equal(rs->in[1], -1);
+    assert_int_equal(rs->in[2], tensor(g, "scales"));
+    assert_string_equal(ir_attr_str(rs, IR_A_coordinate_transformation_mode), "asymmetric");
+    assert_string_equal(ir_attr_str(rs, IR_A_mode), "linear");
+    ir_graph_free(g);
+    /* Tile-1 (x[2,3], tiles=2, axis=1) → Tile(x, repeats=[1,2]) */
+    g = load_ok("tile1.onnx");
+    const IrNode *t = producer(g, tensor(g, "y"));
+    assert_int_equal(t->n_in, 2);
+    const IrArray *rep = const_value(g, t->in[1]);
+    assert_int_equal(ir_array_numel(rep), 2);
+    assert_int_equal(((int64_t *)rep->data)[0], 1);
+    assert_int_equal(((int64_t *)rep->data)[1], 2);
+    ir_graph_free(g);
+    /* Cast-1: `to` as a type name */
+    g = load_ok("cast1.onnx");
+    assert_int_equal(ir_attr_int(&g->nodes[0], IR_A_to), 7);
+    ir_graph_free(g);
+}
+
 static void test_upgrade_direct(void **state)
 {
     (void)state;
@@ -527,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_upgrade_legacy6),
         cmocka_unit_test(test_upgrade_batchnorm_spatial0),
         cmocka_unit_test(test_upgrade_upsample),
+        cmocka_unit_test(test_upgrade_misc),
         cmocka_unit_test(test_upgrade_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

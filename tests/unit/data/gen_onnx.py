@@ -90,6 +90,19 @@ def main():
     save('upsample7', [helper.make_node('Upsample', ['x'], ['y'], scales=[1.0, 1.0, 2.0, 3.0], mode='nearest')],
          [vi('x', [1, 1, 2, 2])], [vi('y', [1, 1, 4, 6])], opset=7, ir=3)
 
+    slope = numpy_helper.from_array(np.array([0.1, 0.2, 0.3], np.float32), 'slope')
+    save('prelu6', [helper.make_node('PRelu', ['x', 'slope'], ['y'])], [vi('x', [2, 3, 4])], [vi('y', [2, 3, 4])],
+         [slope], opset=6, ir=3)
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), 'scales')
+    save('resize10', [helper.make_node('Resize', ['x', 'scales'], ['y'], mode='linear')],
+         [vi('x', [1, 1, 2, 2])], [vi('y', [1, 1, 4, 4])], [scales], opset=10, ir=5)
+    tiles = numpy_helper.from_array(np.array(2, np.int64), 'tiles')
+    axis = numpy_helper.from_array(np.array(1, np.int64), 'axis')
+    save('tile1', [helper.make_node('Tile', ['x', 'tiles', 'axis'], ['y'])], [vi('x', [2, 3])], [vi('y', [2, 6])],
+         [tiles, axis], opset=1, ir=3)
+    save('cast1', [helper.make_node('Cast', ['x'], ['y'], to='INT64')], [vi('x', [2])],
+         [vi('y', [2], TensorProto.INT64)], opset=1, ir=3)
+
     # malformed models, each refused with a specific message
     bad = TensorProto(name='bad', data_type=99, dims=[1])
     bad.raw_data = b'\0\0\0\0'
