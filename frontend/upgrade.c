@@ -258,7 +258,9 @@ int fe_upgrade(IrGraph *g, UtilDiag *d)
         /* consumed_inputs (opset < 6) only marked in-place updates: no meaning for a compiler */
         ir_remove_attr(g, i, IR_A_consumed_inputs);
         IrOp op = g->nodes[i].op;
-        for (int k = 0; k < fe_up_n_rules && !rc; k++)
+        /* a node without its first input is malformed: left as it is for inference to report */
+        int has_x = g->nodes[i].n_in > 0 && g->nodes[i].in[0] >= 0;
+        for (int k = 0; k < fe_up_n_rules && !rc && has_x; k++)
             if (fe_up_rules[k].op == op && g->opset < fe_up_rules[k].below)
                 rc = fe_up_rules[k].fn(&u, i);
         if (!rc)
