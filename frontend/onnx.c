@@ -53,7 +53,8 @@ static int read_opset(Reader *r, const Onnx__ModelProto *m)
     if (!found && m->n_opset_import > 0)
         v = 0;                         /* no default-domain import: any default-domain node is an error */
     if (found && (v < 1 || v > FE_ONNX_MAX_OPSET))
-        return util_error(r->d, r->loc, "the model imports ONNX opset %lld; dlcc reads opsets 1 to %d",
+        return util_error(r->d, r->loc, "the model imports ONNX opset %lld, which is not implemented: dlcc reads "
+                          "opsets 1 to %d",
                           (long long)v, FE_ONNX_MAX_OPSET);
     r->g->opset = (int)v;              /* IR version < 3 has no opset_import: opset 1 */
     return 0;

@@ -127,6 +127,9 @@ def main():
     body = helper.make_graph([helper.make_node('Identity', ['x'], ['z'])], 'body', [], [vi('z', [1])])
     save('bad_if', [helper.make_node('If', ['c'], ['y'], name='if', then_branch=body, else_branch=body)],
          [vi('c', [], TensorProto.BOOL), vi('x', [1])], [vi('y', [1])])
+    save('bad_opset', [helper.make_node('Relu', ['x'], ['y'])], [vi('x', [1])], [vi('y', [1])], opset=30)
+    save('bad_inputtype', [helper.make_node('Relu', ['x'], ['y'])], [vi('x', [1], TensorProto.STRING)],
+         [vi('y', [1])])
     save('bad_neginput', [helper.make_node('Relu', ['x'], ['y'])], [vi('x', [2, -3])], [vi('y', [1])])
 
     # external data
