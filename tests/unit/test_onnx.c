@@ -360,7 +360,7 @@ static void test_upgrade_add_axis(void **state)
 static void test_upgrade_add_dynamic(void **state)
 {
     (void)state;
-    /* rank of a unknown before inference: b reshaped to Concat(Shape(b), ones(rank(a)-rank(b)-axis)) */
+    /* rank of a = MatMul(v[3], m[2,3,4]) unknown before inference: b reshaped to Concat(Shape(b), ones(rank(a)-rank(b)-axis)) */
     IrGraph *g = load_ok("add6_dynamic.onnx");
     const IrNode *add = producer(g, tensor(g, "y"));
     assert_int_equal(add->n_attrs, 0);

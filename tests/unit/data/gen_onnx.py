@@ -67,9 +67,10 @@ def main():
     # legacy upgrades
     save('add6_axis', [helper.make_node('Add', ['a', 'b'], ['y'], broadcast=1, axis=1)],
          [vi('a', [2, 3, 4, 5]), vi('b', [3, 4])], [vi('y', [2, 3, 4, 5])], opset=6, ir=3)
-    save('add6_dynamic', [helper.make_node('Reshape', ['x', 's'], ['a']),
+    # MatMul of a 1-D and a 3-D input: rank 2, which the upgrade does not know before inference
+    save('add6_dynamic', [helper.make_node('MatMul', ['v', 'm'], ['a']),
                           helper.make_node('Add', ['a', 'b'], ['y'], broadcast=1, axis=0)],
-         [vi('x', [6]), vi('s', [2], TensorProto.INT64), vi('b', [2])], [vi('y', [2, 3])], opset=6, ir=3)
+         [vi('v', [3]), vi('m', [2, 3, 4]), vi('b', [2])], [vi('y', [2, 4])], opset=6, ir=3)
     save('softmax11', [helper.make_node('Softmax', ['x'], ['y'], axis=1)],
          [vi('x', [2, 3, 4])], [vi('y', [2, 3, 4])], opset=11, ir=6)
     save('reduce11', [helper.make_node('ReduceSum', ['x'], ['s'], axes=[1], keepdims=0),
@@ -79,7 +80,7 @@ def main():
                      helper.make_node('Pad', ['c'], ['p'], pads=[0, 1, 0, 1], value=3.0),
                      helper.make_node('Slice', ['p'], ['sl'], starts=[0], ends=[1], axes=[0]),
                      helper.make_node('Unsqueeze', ['sl'], ['u'], axes=[0]),
-                     helper.make_node('Split', ['u'], ['s1', 's2'], axis=3),
+                     helper.make_node('Split', ['u'], ['s1', 's2'], axis=2),
                      helper.make_node('Dropout', ['s1'], ['y'], ratio=0.3, is_test=1)],
          [vi('x', [2, 4])], [vi('y', [1, 1, 3])], opset=6, ir=3)
     bn_in = [numpy_helper.from_array(np.ones((3, 2), np.float32) * k, n)
