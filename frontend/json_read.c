@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JSON_MAX_OPSET 21          /* the IR's semantics */
+#define JSON_MAX_OPSET IR_MAX_OPSET
 
 typedef struct Rd {
     FeJSrc s;

@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Newest default-domain opset accepted: the IR holds opset-21 semantics, and
- * opset 22 only widened type lists. */
-#define FE_ONNX_MAX_OPSET 22
+/* Newest default-domain opset accepted: the IR holds opset-21 semantics;
+ * opsets 22 to 24 widened type lists (bfloat16, float4, float8e8m0, which
+ * dlcc rejects as dtypes) and added operators, which the op table names
+ * individually (an operator dlcc lacks is an error naming it). */
+#define FE_ONNX_MAX_OPSET IR_MAX_OPSET
 
 typedef struct Reader {
     const char *path;

@@ -93,6 +93,10 @@ enum {
 
 #define IR_VARIADIC 255
 
+/* The newest default-domain ONNX opset the frontends accept.  The IR holds
+ * opset-21 semantics; 22 to 24 only widened type lists and added operators. */
+#define IR_MAX_OPSET 24
+
 typedef struct IrOpInfo {
     const char *name;       /* ONNX name */
     int min_in, max_in, min_out, max_out;

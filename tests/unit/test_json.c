@@ -466,7 +466,7 @@ static const Mutation MUTATIONS[] = {
     { "'format': 'dlcc-graph', ", "", "missing required key 'format'", "{" },
     { "'version': 1", "'version': 2", "unsupported format version 2", "2," },
     { "'version': 1", "'version': 1.0", "'version' must be an integer, not a float", "1.0" },
-    { "'opset': 13", "'opset': 99", "'opset' 99 is out of range [1, 21]", "99" },
+    { "'opset': 13", "'opset': 99", "'opset' 99 is out of range [1, 24]", "99" },
     { "'opset': 13", "'opset': '13'", "'opset' must be an integer, not a string", "'13'" },
     { "'name': 'tiny',", "'name': 'tiny', 'extra': 1,", "unknown key 'extra' in the graph", "'extra'" },
     { "'shape': ['N'", "'shap': ['N'", "unknown key 'shap' in a graph input", "'shap'" },

@@ -234,7 +234,7 @@ static void test_malformed_models(void **state)
         { "bad_domain.onnx", "operator domain 'com.example' is not supported" },
         { "bad_attr.onnx", "node 'r' (Relu): unknown attribute 'alpha' for Relu" },
         { "bad_attrtype.onnx", "node 'l' (LeakyRelu): attribute 'alpha' must be of type float, not string" },
-        { "bad_opset.onnx", "imports ONNX opset 30, which is not implemented: dlcc reads opsets 1 to 22" },
+        { "bad_opset.onnx", "imports ONNX opset 30, which is not implemented: dlcc reads opsets 1 to 24" },
         { "bad_inputtype.onnx", "graph input 'x' has element type STRING (8), which dlcc does not support" },
         { "bad_if.onnx", "unsupported operator 'If' (node 'if', opset 13); control flow with subgraphs" },
     };
