@@ -210,9 +210,10 @@ static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueR
                                          LLVMBuildFCmp(B, LLVMRealOLT, b, z, ""), "");
         return LLVMBuildSelect(B, LLVMBuildAnd(B, nz, diff, ""), LLVMBuildFAdd(B, r, b, ""), r, "");
     }
-    case LOOP_MIN: case LOOP_MAX: {   /* NaN in either operand gives NaN */
-        LLVMValueRef lt = LLVMBuildFCmp(B, LLVMRealOLT, a, b, "");
-        LLVMValueRef r = op == LOOP_MIN ? LLVMBuildSelect(B, lt, a, b, "") : LLVMBuildSelect(B, lt, b, a, "");
+    case LOOP_MIN: case LOOP_MAX: {   /* NaN in either operand gives NaN: b when b is, a when a is */
+        LLVMValueRef a_wins = op == LOOP_MIN ? LLVMBuildFCmp(B, LLVMRealOLT, a, b, "")
+                                             : LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
+        LLVMValueRef r = LLVMBuildSelect(B, a_wins, a, b, "");
         return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""), a, r, "");
     }
     case LOOP_LT: return LLVMBuildFCmp(B, LLVMRealOLT, a, b, "");
