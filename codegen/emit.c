@@ -233,6 +233,8 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     if (stmt(c, s->u.loop.body) != 0)
         return -1;
     LLVMBuildBr(c->b, latch);
+    LLVMMoveBasicBlockAfter(latch, LLVMGetInsertBlock(c->b));   /* blocks in source order */
+    LLVMMoveBasicBlockAfter(exit, latch);
     LLVMPositionBuilderAtEnd(c->b, latch);
     LLVMValueRef next = LLVMBuildNSWAdd(c->b, i, LLVMConstInt(c->t_i64, 1, 0), "");
     loop_metadata(c, s, LLVMBuildBr(c->b, header));
@@ -418,6 +420,7 @@ int cg_emit_module(CgCtx *c)
     LLVMTypeRef ft = entry_type(c, c->t_i32);
     LLVMValueRef run_ptrs = LLVMAddFunction(c->mod, name, ft);
     begin_function(c, run_ptrs);
+    cg_add_fn_attr(c, run_ptrs, "noinline", 0);   /* NAME_run stays a jump to it, not a second copy */
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(c->ctx, run_ptrs, "null");
     null_check_array(c, c->args[0], p->n_inputs, fail);
     null_check_array(c, c->args[1], p->n_outputs, fail);
