@@ -5,6 +5,7 @@
 #include "codegen/cg_impl.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
 #include <llvm-c/Target.h>
 
 #include <stdarg.h>
@@ -204,8 +205,13 @@ int cg_ctx_optimize(CgCtx *c)
     char pipeline[16];
     snprintf(pipeline, sizeof pipeline, "default<O%d>", c->o.opt_level);
     LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline, c->tm, c->pbo);
-    if (e)
-        return cg_internal_error(c, "LLVM optimization failed", LLVMGetErrorMessage(e));
+    if (e) {
+        char *m = LLVMGetErrorMessage(e);
+        util_error(c->d, util_loc_file(NULL), "internal error: LLVM optimization failed in '%s': %s", c->p->name,
+                   m ? m : "");
+        LLVMDisposeErrorMessage(m);
+        return -1;
+    }
     if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg) != 0)
         return cg_internal_error(c, "LLVM module verification after optimization failed", msg);
     LLVMDisposeMessage(msg);

@@ -313,6 +313,61 @@ static void test_int_div_mod_if_select(void **state)
     loop_program_free(p);
 }
 
+/* ------------------------------------------------------------ casts, bool, parallel */
+
+/* A PARALLEL loop (serial on the CPU for now) with an immutable let:
+ *   t = x[i];  c8[i] = int8(t);  cu[i] = uint8(t);  cb[i] = bool(t);
+ *   cd[i] = float64(int32(t));  nb[i] = !flag[i];  sv[i] = flag[i] ? t : -t */
+static void test_casts_bool_parallel(void **state)
+{
+    (void)state;
+    LoopProgram *p = loop_program_new("casts");
+    int x = io_buf(p, "x", IR_DT_F32, LOOP_ST_INPUT, 6), fl = io_buf(p, "flag", IR_DT_BOOL, LOOP_ST_INPUT, 6);
+    int c8 = io_buf(p, "c8", IR_DT_I8, LOOP_ST_OUTPUT, 6), cu = io_buf(p, "cu", IR_DT_U8, LOOP_ST_OUTPUT, 6);
+    int cb = io_buf(p, "cb", IR_DT_BOOL, LOOP_ST_OUTPUT, 6), cd = io_buf(p, "cd", IR_DT_F64, LOOP_ST_OUTPUT, 6);
+    int nb = io_buf(p, "nb", IR_DT_BOOL, LOOP_ST_OUTPUT, 6), sv = io_buf(p, "sv", IR_DT_F32, LOOP_ST_OUTPUT, 6);
+    int i = loop_add_var(p, "i", IR_DT_I64), t = loop_add_var(p, "t", IR_DT_F32);
+    LoopStmt *body = loop_block(p);
+    add(p, body, loop_let(p, t, loop_load(p, x, V(p, i)), 0));
+    add(p, body, loop_store(p, c8, V(p, i), loop_cast(p, IR_DT_I8, V(p, t))));
+    add(p, body, loop_store(p, cu, V(p, i), loop_cast(p, IR_DT_U8, V(p, t))));
+    add(p, body, loop_store(p, cb, V(p, i), loop_cast(p, IR_DT_BOOL, V(p, t))));
+    add(p, body, loop_store(p, cd, V(p, i), loop_cast(p, IR_DT_F64, loop_cast(p, IR_DT_I32, V(p, t)))));
+    add(p, body, loop_store(p, nb, V(p, i), loop_un(p, LOOP_NOT, loop_load(p, fl, V(p, i)))));
+    add(p, body, loop_store(p, sv, V(p, i), loop_select(p, loop_load(p, fl, V(p, i)), V(p, t),
+                                                        loop_un(p, LOOP_NEG, V(p, t)))));
+    assert_int_equal(loop_add_kernel(p, "k", loop_for(p, i, I(p, 6), LOOP_PARALLEL, body)), 0);
+    float xv[6] = { 1.5f, -2.7f, 300.0f, NAN, -1e10f, 0.0f };
+    uint8_t flv[6] = { 1, 0, 1, 0, 1, 0 };
+    /* float -> integer casts truncate and saturate; NaN gives 0; bool(NaN) is true */
+    static const int8_t w8[6] = { 1, -2, 127, 0, -128, 0 };
+    static const uint8_t wu[6] = { 1, 0, 255, 0, 0, 0 }, wb[6] = { 1, 1, 1, 1, 1, 0 };
+    static const double wd[6] = { 1, -2, 300, 0, -2147483648.0, 0 };
+    for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
+        CgJit *j = jit_ok(p, opt_levels[l]);
+        int8_t o8[6];
+        uint8_t ou[6], ob[6], on[6];
+        double od[6];
+        float os[6];
+        const void *in[] = { xv, flv };
+        void *out[] = { o8, ou, ob, od, on, os };
+        assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+        for (int e = 0; e < 6; e++) {
+            assert_int_equal(o8[e], w8[e]);
+            assert_int_equal(ou[e], wu[e]);
+            assert_int_equal(ob[e], wb[e]);
+            assert_float_equal(od[e], wd[e], 0);
+            assert_int_equal(on[e], !flv[e]);
+        }
+        assert_float_equal(os[0], 1.5, 0);
+        assert_float_equal(os[1], 2.7f, 0);
+        assert_true(isnan(os[3]));
+        assert_float_equal(os[5], 0, 0);
+        cg_jit_free(j);
+    }
+    loop_program_free(p);
+}
+
 /* ------------------------------------------------------------ intrinsics */
 
 static const LoopIntrinsic unary_fns[] = {
@@ -647,19 +702,28 @@ static void test_objects_for_triples(void **state)
     loop_program_free(p);
 }
 
-/* Hosted triples are PIC, bare metal is static: visible in the IR's module flags? No: in
- * the relocations of the object.  Here: x86-64 Linux objects reference the constant
- * RIP-relative. */
-static void test_pic_hosted(void **state)
+/* Hosted triples are position independent, bare-metal ones static: seen in
+ * how the code addresses the constant w (kept at -O0). */
+static void test_pic_and_static(void **state)
 {
     (void)state;
+    static const struct { const char *triple, *want; } cases[] = {
+        { "x86_64-linux-gnu", ".Lred.w(%rip)" },
+        { "riscv64-unknown-linux-gnu", "%pcrel_hi(.Lred.w)" },
+        { "riscv32-unknown-elf", "%hi(.Lred.w)" },
+        { "thumbv7em-none-eabihf", ":lower16:.Lred.w" },
+    };
     LoopProgram *p = reduction();
-    CgOptions o = { .triple = "x86_64-linux-gnu", .opt_level = 2, .emit = CG_EMIT_ASM };
-    CgResult r;
-    compile_ok(p, &o, &r);
-    util_buf_put(&r.asm_text, "", 1);
-    assert_non_null(strstr(r.asm_text.data, "(%rip)"));
-    cg_result_free(&r);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        CgOptions o = { .triple = cases[k].triple, .opt_level = 0, .emit = CG_EMIT_ASM };
+        CgResult r;
+        compile_ok(p, &o, &r);
+        util_buf_put(&r.asm_text, "", 1);
+        if (!strstr(r.asm_text.data, cases[k].want))
+            print_error("%s: no '%s' in\n%s\n", cases[k].triple, cases[k].want, r.asm_text.data);
+        assert_non_null(strstr(r.asm_text.data, cases[k].want));
+        cg_result_free(&r);
+    }
     loop_program_free(p);
 }
 
@@ -697,12 +761,13 @@ int main(void)
         cmocka_unit_test(test_reduction_workspace_const_local),
         cmocka_unit_test(test_null_pointers),
         cmocka_unit_test(test_int_div_mod_if_select),
+        cmocka_unit_test(test_casts_bool_parallel),
         cmocka_unit_test(test_intrinsics),
         cmocka_unit_test(test_float_min_max_mod),
         cmocka_unit_test(test_vectorized_loop),
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
-        cmocka_unit_test(test_pic_hosted),
+        cmocka_unit_test(test_pic_and_static),
         cmocka_unit_test(test_diagnostics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
