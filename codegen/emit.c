@@ -351,8 +351,8 @@ static void end_entry_block(CgCtx *c)
 
 static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
 {
-    char name[300];
-    snprintf(name, sizeof name, "%s_%s", c->p->name, k->name);
+    char name[300];   /* NAME.KERNEL: the dot keeps it apart from every exported C name */
+    snprintf(name, sizeof name, "%s.%s", c->p->name, k->name);
     LLVMValueRef fn = LLVMAddFunction(c->mod, name, entry_type(c, c->t_void));
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
