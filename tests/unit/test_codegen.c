@@ -568,6 +568,11 @@ static void test_vectorized_loop(void **state)
     assert_non_null(strstr(ll, "!{!\"llvm.loop.unroll.full\"}"));
     assert_null(strstr(ll, "<8 x float>"));
     cg_result_free(&r);
+    p->kernels[0].body->u.block.items[1]->u.loop.factor = 2;   /* unrolled(2) */
+    compile_ok(p, &o, &r);
+    assert_non_null(strstr(ir_text(&r), "!{!\"llvm.loop.unroll.count\", i32 2}"));
+    assert_null(strstr(ir_text(&r), "llvm.loop.unroll.full"));
+    cg_result_free(&r);
     o.opt_level = 2;
     compile_ok(p, &o, &r);
     assert_non_null(strstr(ir_text(&r), "<8 x float>"));
