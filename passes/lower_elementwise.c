@@ -11,8 +11,8 @@
  * compute type (float16/bfloat16 in float32); integers compute in their own
  * type for the operators with an integer form (Abs Neg Sign Relu Not Clip,
  * all binary operators) and through float64 otherwise.  Integer division
- * and modulo by zero give 0 here (the interpreter reports an error), and
- * INT_MIN / -1 wraps: no kernel traps. */
+ * and modulo by zero give 0 (loop IR semantics; the interpreter reports an
+ * error), INT_MIN / -1 wraps: no kernel traps. */
 #include "passes/lower_impl.h"
 
 #include <string.h>
@@ -206,21 +206,6 @@ int low_clip(Low *L)
 
 /* --------------------------------------------------------------- binary */
 
-/* Integer a / b or a mod b that never traps: b == 0 gives 0 and (signed)
- * b == -1 gives -a or 0. */
-static LoopExpr *safe_idiv(Low *L, LoopBinOp op, IrDType t, int a, int b)
-{
-    int sgn = ir_dtype_is_signed(t);
-    LoopExpr *bad = low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, 0));
-    if (sgn)
-        bad = low_bin(L, LOOP_OR, bad, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, -1)));
-    LoopExpr *q = low_bin(L, op, low_v(L, a), loop_select(L->p, bad, low_const(L, t, 1), low_v(L, b)));
-    if (sgn)
-        q = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, -1)),
-                        op == LOOP_TDIV ? loop_un(L->p, LOOP_NEG, low_v(L, a)) : low_const(L, t, 0), q);
-    return loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, 0)), low_const(L, t, 0), q);
-}
-
 static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
 {
     IrDType ct = e->ct;
@@ -231,7 +216,7 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
     case IR_OP_Add: return B(ADD, A, BB);
     case IR_OP_Sub: return B(SUB, A, BB);
     case IR_OP_Mul: return B(MUL, A, BB);
-    case IR_OP_Div: return is_f ? B(DIV, A, BB) : safe_idiv(L, LOOP_TDIV, ct, a, b);
+    case IR_OP_Div: return low_bin(L, is_f ? LOOP_DIV : LOOP_TDIV, A, BB);
     case IR_OP_Pow: {
         LoopExpr *args[2] = { A, BB };
         return loop_call(L->p, LOOP_I_pow, 2, args);
@@ -239,7 +224,7 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
     case IR_OP_Mod: {
         int fmod_ = ir_attr_int(L->n, IR_A_fmod) != 0;
         if (!is_f)
-            return safe_idiv(L, fmod_ ? LOOP_TMOD : LOOP_MOD, ct, a, b);
+            return low_bin(L, fmod_ ? LOOP_TMOD : LOOP_MOD, A, BB);
         LoopExpr *r = B(TMOD, A, BB);
         if (fmod_)
             return r;
@@ -251,17 +236,8 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
         if (ir_dtype_is_int(ct) && !ir_dtype_is_signed(ct))
             return A;
         return SEL(B(LT, A, C(0)), B(MUL, A, BB), A);
-    case IR_OP_BitShift: {
-        int left = !strcmp(ir_attr_str(L->n, IR_A_direction), "LEFT");
-        LoopExpr *sh = B(SHL, A, BB);
-        if (!left)
-            sh->u.bin.op = LOOP_SHR;
-        /* shifting by the width or more gives 0 (as the interpreter), never poison */
-        LoopExpr *ok = B(LT, BB, C((double)(8 * ir_dtype_size(ct))));
-        LoopExpr *safe_b = SEL(ok, BB, C(0));
-        sh->u.bin.b = safe_b;
-        return SEL(loop_expr_copy(L->p, ok), sh, C(0));
-    }
+    case IR_OP_BitShift:    /* a shift by the width or more gives 0 (loop IR semantics, as the interpreter) */
+        return low_bin(L, !strcmp(ir_attr_str(L->n, IR_A_direction), "LEFT") ? LOOP_SHL : LOOP_SHR, A, BB);
     case IR_OP_Equal: return B(EQ, A, BB);
     case IR_OP_Less: return B(LT, A, BB);
     case IR_OP_LessOrEqual: return B(LE, A, BB);

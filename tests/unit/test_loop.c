@@ -27,7 +27,7 @@ static int buf(LoopProgram *p, const char *name, LoopStorage st, int rank, const
     return b;
 }
 
-/* The printed program / expression, in a static-free malloc'd string. */
+/* The printed program, malloc'd. */
 static char *text(const LoopProgram *p)
 {
     UtilBuf b;
@@ -253,6 +253,9 @@ static void test_print_conv(void **state)
     snprintf(want, sizeof want, "%s%s%s", conv_header,
              "              acc = acc + x[i3*25 + i1*5 + i4*5 + i2 + i5] * w[i0*18 + i3*9 + i4*3 + i5]\n",
              conv_footer);
+    assert_text(p, want);
+    /* a second run changes nothing */
+    loop_simplify(p);
     assert_text(p, want);
     loop_program_free(p);
 }
@@ -509,6 +512,131 @@ static void test_simplify_ranges(void **state)
     loop_program_free(p);
 }
 
+/* Reference evaluation of an integer expression at i, j (one = 0); 0 when
+ * undefined (division by zero). */
+static int eval(const Fix *x, const LoopExpr *e, int64_t i, int64_t j, int64_t *r)
+{
+    int64_t a, b, c;
+    switch (e->kind) {
+    case LOOP_E_INT: *r = e->u.i; return 1;
+    case LOOP_E_VAR: *r = e->u.var == x->i ? i : e->u.var == x->j ? j : 0; return 1;
+    case LOOP_E_UN:
+        if (!eval(x, e->u.un.a, i, j, &a))
+            return 0;
+        *r = e->u.un.op == LOOP_NEG ? -a : e->u.un.op == LOOP_ABS ? (a < 0 ? -a : a) : e->type == IR_DT_BOOL ? !a : ~a;
+        return 1;
+    case LOOP_E_SELECT:
+        if (!eval(x, e->u.sel.cond, i, j, &c))
+            return 0;
+        return eval(x, c ? e->u.sel.a : e->u.sel.b, i, j, r);
+    case LOOP_E_BIN:
+        if (!eval(x, e->u.bin.a, i, j, &a) || !eval(x, e->u.bin.b, i, j, &b))
+            return 0;
+        switch (e->u.bin.op) {
+        case LOOP_ADD: *r = a + b; return 1;
+        case LOOP_SUB: *r = a - b; return 1;
+        case LOOP_MUL: *r = a * b; return 1;
+        case LOOP_DIV: case LOOP_MOD: case LOOP_TDIV: case LOOP_TMOD: {
+            if (b == 0)
+                return 0;
+            int64_t q = a / b, m = a % b;
+            if (e->u.bin.op == LOOP_TDIV || e->u.bin.op == LOOP_TMOD) {
+                *r = e->u.bin.op == LOOP_TDIV ? q : m;
+                return 1;
+            }
+            if (m != 0 && ((m < 0) != (b < 0)))   /* floor: step toward -inf */
+                q -= 1, m += b;
+            *r = e->u.bin.op == LOOP_DIV ? q : m;
+            return 1;
+        }
+        case LOOP_MIN: *r = a < b ? a : b; return 1;
+        case LOOP_MAX: *r = a > b ? a : b; return 1;
+        case LOOP_LT: *r = a < b; return 1;
+        case LOOP_LE: *r = a <= b; return 1;
+        case LOOP_EQ: *r = a == b; return 1;
+        case LOOP_NE: *r = a != b; return 1;
+        default: fail();
+        }
+    default: fail();
+    }
+    return 0;
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static LoopExpr *random_expr(Fix *x, uint64_t *s, int depth)
+{
+    LoopProgram *p = x->p;
+    unsigned k = (unsigned)(next_rand(s) % (depth > 0 ? 16 : 4));
+    static const LoopBinOp ops[] = { LOOP_ADD, LOOP_SUB, LOOP_MUL, LOOP_DIV, LOOP_MOD, LOOP_TDIV, LOOP_TMOD,
+                                     LOOP_MIN, LOOP_MAX, LOOP_ADD, LOOP_MUL };
+    switch (k) {
+    case 0: return loop_var(p, x->i);
+    case 1: return loop_var(p, x->j);
+    case 2: return next_rand(s) % 4 ? loop_int(p, (int64_t)(next_rand(s) % 19) - 9) : loop_var(p, x->one);
+    case 3: return loop_int(p, (int64_t)(next_rand(s) % 33));
+    case 4: return loop_un(p, next_rand(s) % 2 ? LOOP_NEG : LOOP_ABS, random_expr(x, s, depth - 1));
+    case 5: {
+        static const LoopBinOp cmp[] = { LOOP_LT, LOOP_LE, LOOP_EQ, LOOP_NE };
+        LoopExpr *c = loop_bin(p, cmp[next_rand(s) % 4], random_expr(x, s, depth - 1), random_expr(x, s, depth - 1));
+        return loop_select(p, c, random_expr(x, s, depth - 1), random_expr(x, s, depth - 1));
+    }
+    default: {
+        LoopExpr *a = random_expr(x, s, depth - 1);
+        return loop_bin(p, ops[k - 5], a, random_expr(x, s, depth - 1));
+    }
+    }
+}
+
+/* Random index expressions over i in [0,4), j in [0,8) and small constants
+ * keep their value at every point where the original is defined. */
+static void test_simplify_random(void **state)
+{
+    (void)state;
+    Fix x = fixture();
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    int changed = 0;
+    for (int n = 0; n < 4000; n++) {
+        LoopExpr *e = random_expr(&x, &seed, 4);
+        int64_t before[4][8];
+        int ok[4][8];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 8; j++)
+                ok[i][j] = eval(&x, e, i, j, &before[i][j]);
+        UtilBuf b0;
+        util_buf_init(&b0);
+        loop_print_expr(x.p, e, &b0);
+        util_buf_put(&b0, "", 1);
+        LoopExpr *s = loop_simplify_expr(x.p, e);
+        UtilBuf b1;
+        util_buf_init(&b1);
+        loop_print_expr(x.p, s, &b1);
+        util_buf_put(&b1, "", 1);
+        changed += strcmp(b0.data, b1.data) != 0;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 8; j++) {
+                int64_t after;
+                if (!ok[i][j])
+                    continue;
+                if (!eval(&x, s, i, j, &after) || after != before[i][j]) {
+                    print_error("%s -> %s at i=%d j=%d: %lld vs %lld\n", b0.data, b1.data, i, j,
+                                (long long)before[i][j], (long long)after);
+                    fail();
+                }
+            }
+        util_buf_free(&b0);
+        util_buf_free(&b1);
+    }
+    assert_true(changed > 1000);   /* the rules did fire */
+    loop_program_free(x.p);
+}
+
 static void test_simplify_statements(void **state)
 {
     (void)state;
@@ -532,7 +660,12 @@ static void test_simplify_statements(void **state)
     add(p, body, loop_if(p, loop_bin(p, LOOP_LT, loop_var(p, i), loop_int(p, 4)),
                          loop_store(p, o, loop_bin(p, LOOP_ADD, loop_var(p, i), loop_int(p, 8)), loop_float(p, IR_DT_F32, 5)),
                          NULL));
+    /* an empty loop goes; a GPU loop of extent 1 stays (it shapes the launch) */
+    int e = loop_add_var(p, "e", IR_DT_I64), g = loop_add_var(p, "g", IR_DT_I64);
+    add(p, body, loop_for(p, e, loop_int(p, 5), LOOP_PARALLEL, loop_block(p)));
     LoopStmt *top = loop_block(p);
+    add(p, top, loop_for(p, g, loop_int(p, 1), LOOP_GPU_BLOCK_X,
+                         loop_store(p, o, loop_var(p, g), loop_float(p, IR_DT_F32, 6))));
     add(p, top, loop_for(p, i, loop_int(p, 8), LOOP_SERIAL, body));
     assert_int_equal(loop_add_kernel(p, "k", top), 0);
     assert_verifies(p);
@@ -543,6 +676,9 @@ static void test_simplify_statements(void **state)
         "buf o: output float32[32] strides [1] bytes 128\n"
         "\n"
         "kernel k {\n"
+        "  for g in 0..1 gpu.block.x {\n"
+        "    o[0] = 6.0f\n"
+        "  }\n"
         "  for i in 0..8 {\n"
         "    o[i] = 1.0f\n"
         "    o[i*4] = 3.0f\n"
@@ -745,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_simplify_fold),
         cmocka_unit_test(test_simplify_identities),
         cmocka_unit_test(test_simplify_ranges),
+        cmocka_unit_test(test_simplify_random),
         cmocka_unit_test(test_simplify_statements),
         cmocka_unit_test(test_verify_rejects),
         cmocka_unit_test(test_verify_buffers),
