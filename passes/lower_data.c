@@ -462,14 +462,17 @@ typedef struct RzCtx {
 
 static double rz_coord(const char *m, double o, double scale, int64_t lin, int64_t lout, double r0, double r1)
 {
+    /* ONNX divides by the resized length scale * lin (not always whole),
+     * not by the output size, for align_corners and tf_crop_and_resize */
+    double len = scale * (double)lin - 1;
     if (!strcmp(m, "asymmetric"))
         return o / scale;
     if (!strcmp(m, "align_corners"))
-        return lout == 1 ? 0.0 : o * (double)(lin - 1) / (double)(lout - 1);
+        return lout == 1 ? 0.0 : o * (double)(lin - 1) / len;
     if (!strcmp(m, "pytorch_half_pixel"))
         return lout > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     if (!strcmp(m, "tf_crop_and_resize"))
-        return lout > 1 ? r0 * (double)(lin - 1) + o * (r1 - r0) * (double)(lin - 1) / (double)(lout - 1)
+        return lout > 1 ? r0 * (double)(lin - 1) + o * (r1 - r0) * (double)(lin - 1) / len
                         : 0.5 * (r0 + r1) * (double)(lin - 1);
     if (!strcmp(m, "half_pixel_symmetric")) {
         double adj = (double)lout / (scale * (double)lin), center = (double)lin / 2;
@@ -491,9 +494,15 @@ static double rz_filter(int mode, double a, double t)
 static int64_t rz_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
 static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *nearest, double a, int excl,
-                    double scale, int64_t lin, int64_t lout, double r0, double r1, IrDType t)
+                    int aa, double scale, int64_t lin, int64_t lout, double r0, double r1, IrDType t)
 {
-    tb->cap = mode == 0 ? 1 : mode == 1 ? 2 : 4;
+    /* taps left + first .. left + 1 - first; antialias (downscaling) widens
+     * the filter by 1/scale and normalizes its weights */
+    double support = mode == 1 ? 1 : 2, fs = aa && scale < 1 ? scale : 1;
+    int64_t first = mode == 0 ? 0 : fs < 1 ? (int64_t)floor(-support / fs) + 1 : mode == 1 ? 0 : -1;
+    if (first < -64)
+        return -2;
+    tb->cap = mode == 0 ? 1 : 2 - 2 * first;
     int tf = !strcmp(coord, "tf_crop_and_resize");
     IrShape s2 = { .rank = 2, .dims = { lout, tb->cap } }, s1 = { .rank = 1, .dims = { lout } };
     tb->idx = loop_add_buf(L->p, "rz_idx", IR_DT_I64, &s2, LOOP_ST_CONST);
@@ -508,30 +517,30 @@ static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *
     if (!idx || !w || (tf && !out))
         return -1;
     for (int64_t o = 0; o < lout; o++) {
-        double x = rz_coord(coord, (double)o, scale, lin, lout, r0, r1), ws[4] = { 0 }, sum = 0;
-        int64_t is[4] = { 0 };
+        double x = rz_coord(coord, (double)o, scale, lin, lout, r0, r1), ws[132] = { 0 }, sum = 0;
+        int64_t is[132] = { 0 }, far = 4 - first;
         if (tf)
             out[o] = x < 0 || x > (double)(lin - 1);
-        if (x < -8)
-            x = -8;
-        if (x > (double)lin + 8)
-            x = (double)lin + 8;
+        if (x < (double)-far)
+            x = (double)-far;
+        if (x > (double)(lin + far))
+            x = (double)(lin + far);
         if (mode == 0) {
             double v = !strcmp(nearest, "floor") ? floor(x) : !strcmp(nearest, "ceil") ? ceil(x)
                      : !strcmp(nearest, "round_prefer_ceil") ? floor(x + 0.5) : ceil(x - 0.5);
             is[0] = rz_clamp((int64_t)v, lin);
             ws[0] = 1;
         } else {
-            int64_t left = (int64_t)floor(x), first = mode == 1 ? 0 : -1;
+            int64_t left = (int64_t)floor(x);
             for (int64_t k = 0; k < tb->cap; k++) {
                 int64_t j = left + first + k;
-                ws[k] = rz_filter(mode, a, (double)j - x);
+                ws[k] = rz_filter(mode, a, fs * ((double)j - x));
                 if (excl && (j < 0 || j >= lin))
                     ws[k] = 0;
                 is[k] = rz_clamp(j, lin);
                 sum += ws[k];
             }
-            if (excl && sum != 0)
+            if ((excl || aa) && sum != 0)
                 for (int64_t k = 0; k < tb->cap; k++)
                     ws[k] /= sum;
         }
@@ -590,9 +599,6 @@ int low_resize(Low *L)
     int x = low_in(L, 0), y = low_out(L, 0);
     const IrShape *xs = &low_buf(L, x)->shape, *ys = &low_buf(L, y)->shape;
     int r = xs->rank;
-    if (ir_attr_int(n, IR_A_antialias))
-        return util_error(L->d, n->loc, "operator Resize (node '%s') with antialias=1 is not supported on target cpu yet",
-                          n->name ? n->name : "");
     const char *mode = ir_attr_str(n, IR_A_mode), *coord = ir_attr_str(n, IR_A_coordinate_transformation_mode);
     int m = !strcmp(mode, "linear") ? 1 : !strcmp(mode, "cubic") ? 2 : 0;
     /* geometry as the shape rule: scales or sizes on axes */
@@ -630,10 +636,14 @@ int low_resize(Low *L)
     RzCtx c = { .r = r, .extrap = ir_attr_float(n, IR_A_extrapolation_value), .t = low_ctype(low_buf(L, y)->dtype) };
     if (!ir_dtype_is_float(c.t))
         c.t = IR_DT_F64;
-    for (int a = 0; a < r; a++)
-        if (rz_table(L, &c.tab[a], m, coord, ir_attr_str(n, IR_A_nearest_mode), ir_attr_float(n, IR_A_cubic_coeff_a),
-                     ir_attr_int(n, IR_A_exclude_outside) != 0, scale[a], xs->dims[a], ys->dims[a], r0[a], r1[a],
-                     c.t) != 0)
+    for (int a = 0; a < r; a++) {
+        int rc = rz_table(L, &c.tab[a], m, coord, ir_attr_str(n, IR_A_nearest_mode), ir_attr_float(n, IR_A_cubic_coeff_a),
+                          ir_attr_int(n, IR_A_exclude_outside) != 0, ir_attr_int(n, IR_A_antialias) != 0, scale[a],
+                          xs->dims[a], ys->dims[a], r0[a], r1[a], c.t);
+        if (rc == -2)
+            return ir_node_error(L->g, n, L->d, "the antialiasing filter is too wide (downscaling by more than 32)");
+        if (rc != 0)
             return low_oom(L);
+    }
     return low_map(L, y, resize_elem, &c);
 }
