@@ -57,9 +57,18 @@ int low_oom(Low *L)
 
 const LoopBuf *low_buf(Low *L, int b) { return &L->p->bufs[b]; }
 
+static int use_buf(Low *L, int t);
+
+int low_has(Low *L, int k) { return k < L->n->n_in && L->n->in[k] >= 0; }
+
 int low_in(Low *L, int k)
 {
-    return k < L->n->n_in && L->n->in[k] >= 0 ? L->tbuf[L->n->in[k]] : -1;
+    if (!low_has(L, k))
+        return -1;
+    int b = use_buf(L, L->n->in[k]);
+    if (b < 0)
+        L->oom = 1;          /* reported by lower_node after the lowering returns */
+    return b < 0 ? -1 : b;
 }
 
 int low_out(Low *L, int k)
@@ -374,29 +383,42 @@ static int lower_node(Low *L, const PassSchedule *s)
     const IrNode *n = L->n;
     if (n->dead || all_outputs_known(g, n))
         return 0;
+    if (n->op == IR_OP_Constant && n->out[0] >= 0) {
+        /* a value too large to be propagated: the attribute is the weight */
+        const IrAttr *a = ir_attr(n, IR_A_value);
+        const IrTensor *t = &g->tensors[n->out[0]];
+        if (a && a->kind == IR_AK_TENSOR && ir_array_bytes(a->v.tensor) == ir_array_bytes(&t->v)) {
+            int b = new_buf(L, n->out[0], LOOP_ST_CONST);
+            if (b < 0)
+                return low_oom(L);
+            L->p->bufs[b].data = a->v.tensor->data;
+            L->tbuf[n->out[0]] = b;
+            return 0;
+        }
+    }
     LowFn fn = (unsigned)n->op < IR_OP_COUNT ? low_table[n->op] : NULL;
     if (!fn)
         return util_error(L->d, n->loc, "operator %s (node '%s') is not supported on target %s yet",
                           ir_op_name(n->op), n->name ? n->name : "", s && s->target ? s->target : "cpu");
     for (int k = 0; k < n->n_in; k++) {
-        if (n->in[k] < 0)
-            continue;
-        int b = use_buf(L, n->in[k]);
-        if (b == -2)
-            return ir_node_error(g, n, L->d, "input '%s' has no producer", g->tensors[n->in[k]].name);
-        if (b < 0)
-            return low_oom(L);
+        const IrTensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
+        if (t && L->tbuf[n->in[k]] < 0 && !t->v.data && graph_input_pos(g, n->in[k]) < 0)
+            return ir_node_error(g, n, L->d, "input '%s' has no producer", t->name);
     }
     if ((ir_op_info(n->op)->flags & IR_OPF_VIEW) && n->n_out == 1 && n->out[0] >= 0 &&
         graph_output_pos(g, n->out[0]) < 0) {
-        const LoopBuf *src = low_buf(L, L->tbuf[n->in[0]]);
-        if (src->dtype == g->tensors[n->out[0]].v.dtype)
-            return alias_buf(L, n->out[0], L->tbuf[n->in[0]]) < 0 ? low_oom(L) : 0;
+        int src = low_in(L, 0);
+        if (src < 0)
+            return low_oom(L);
+        if (low_buf(L, src)->dtype == g->tensors[n->out[0]].v.dtype)
+            return alias_buf(L, n->out[0], src) < 0 ? low_oom(L) : 0;
     }
     for (int k = 0; k < n->n_out; k++)
         if (n->out[k] >= 0 && def_buf(L, n->out[k]) < 0)
             return low_oom(L);
-    return fn(L);
+    L->oom = 0;
+    int r = fn(L);
+    return r == 0 && L->oom ? low_oom(L) : r;
 }
 
 LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)

@@ -104,7 +104,7 @@ int low_split(Low *L)
     /* chunk lengths: the outputs' dims; an absent output spans its chunk */
     int nout = L->n->n_out;
     int64_t dim = low_buf(L, x)->shape.dims[axis], sizes[IR_VARIADIC];
-    int ns = low_in(L, 1) >= 0 ? low_known_ints(L, 1, sizes, IR_VARIADIC) : 0;
+    int ns = low_has(L, 1) ? low_known_ints(L, 1, sizes, IR_VARIADIC) : 0;
     int64_t chunk = ir_has_attr(L->n, IR_A_num_outputs) ? (dim + nout - 1) / nout : dim / nout;
     LoopStmt *k = loop_block(L->p);
     int64_t off = 0;
@@ -144,8 +144,8 @@ int low_slice(Low *L)
     int r = xs->rank;
     int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], axes[IR_MAX_RANK], steps[IR_MAX_RANK];
     int cs = low_known_ints(L, 1, st, IR_MAX_RANK), ce = low_known_ints(L, 2, en, IR_MAX_RANK);
-    int ca = low_in(L, 3) >= 0 ? low_known_ints(L, 3, axes, IR_MAX_RANK) : 0;
-    int cp = low_in(L, 4) >= 0 ? low_known_ints(L, 4, steps, IR_MAX_RANK) : 0;
+    int ca = low_has(L, 3) ? low_known_ints(L, 3, axes, IR_MAX_RANK) : 0;
+    int cp = low_has(L, 4) ? low_known_ints(L, 4, steps, IR_MAX_RANK) : 0;
     if (cs < 0 || ce < 0 || ca < 0 || cp < 0)
         return ir_node_error(L->g, L->n, L->d, "starts, ends, axes and steps must be known at compile time");
     Affine a;
@@ -322,17 +322,17 @@ int low_pad(Low *L)
     c.mode = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : !strcmp(mode, "wrap") ? 3 : 0;
     int64_t pads[2 * IR_MAX_RANK], axes[IR_MAX_RANK];
     int np = low_known_ints(L, 1, pads, 2 * IR_MAX_RANK);
-    int na = low_in(L, 3) >= 0 ? low_known_ints(L, 3, axes, IR_MAX_RANK) : r;
+    int na = low_has(L, 3) ? low_known_ints(L, 3, axes, IR_MAX_RANK) : r;
     if (np < 0 || na < 0)
         return ir_node_error(L->g, L->n, L->d, "pads and axes must be known at compile time");
     for (int i = 0; i < na; i++) {
-        int64_t ax = low_in(L, 3) >= 0 ? axes[i] : i;
+        int64_t ax = low_has(L, 3) ? axes[i] : i;
         c.begin[ax < 0 ? ax + r : ax] = pads[i];
     }
     const IrArray *val = low_known(L, 2);
     if (val && ir_array_numel(val) == 1)
         c.value = ir_load_f64(val->dtype, val->data, 0);
-    else if (!val && low_in(L, 2) >= 0)
+    else if (!val && low_has(L, 2))
         c.value_buf = low_in(L, 2);
     return low_map(L, low_out(L, 0), pad_elem, &c);
 }
@@ -611,7 +611,7 @@ int low_resize(Low *L)
     for (int i = 0; i < nax; i++)
         axes[i] = ir_has_attr(n, IR_A_axes) ? (ax[i] < 0 ? ax[i] + r : ax[i]) : i;
     const IrArray *roi = low_known(L, 1), *sc = low_known(L, 2), *sz = low_known(L, 3);
-    if ((low_in(L, 1) >= 0 && !roi) || (low_in(L, 2) >= 0 && !sc) || (low_in(L, 3) >= 0 && !sz))
+    if ((low_has(L, 1) && !roi) || (low_has(L, 2) && !sc) || (low_has(L, 3) && !sz))
         return ir_node_error(L->g, n, L->d, "roi, scales and sizes must be known at compile time");
     int use_scales = sc && ir_array_numel(sc) > 0;
     for (int i = 0; i < nax; i++) {

@@ -39,7 +39,7 @@ static LoopExpr *ew_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
             continue;
         LoopExpr *at = !e->flat ? low_bcast(L, e->buf[i], vars, rank)
                      : ir_shape_numel(&low_buf(L, e->buf[i])->shape) == 1 ? low_i(L, 0) : low_v(L, vars[0]);
-        if ((x[i] = low_let(L, body, "x", low_load(L, e->buf[i], at, e->ty[i]), 0)) < 0)
+        if ((x[i] = low_let(L, body, "v", low_load(L, e->buf[i], at, e->ty[i]), 0)) < 0)
             return NULL;
     }
     return e->fn(L, e, x);
@@ -338,7 +338,7 @@ static LoopExpr *true_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
 int low_dropout(Low *L)
 {
     const IrArray *tm = low_known(L, 2);
-    if (low_in(L, 2) >= 0 && (!tm || ir_load_i64(tm->dtype, tm->data, 0)))
+    if (low_has(L, 2) && (!tm || ir_load_i64(tm->dtype, tm->data, 0)))
         return ir_node_error(L->g, L->n, L->d, "training mode is not supported (dlcc compiles inference graphs)");
     Ew e = { .op = IR_OP_Identity, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
     e.ct = e.ty[0] = low_buf(L, e.buf[0])->dtype;

@@ -23,6 +23,7 @@ typedef struct Low {
     int node;
     UtilDiag *d;
     int *tbuf;              /* tensor → buffer id, -1 when none yet */
+    int oom;                /* a buffer could not be made (low_in) */
 } Low;
 
 /* One lowering per operator family member; 0 or -1 with a diagnostic. */
@@ -66,7 +67,10 @@ int low_resize(Low *L);
 /* ---- helpers (passes/lower.c) ---- */
 
 int low_oom(Low *L);                                 /* "out of memory while lowering" */
-int low_in(Low *L, int k);                           /* buffer of input k; -1 when absent */
+/* Buffer of input k (made on first use for compile-time values); -1 when
+ * absent.  Operand inputs read only at compile time get no buffer. */
+int low_in(Low *L, int k);
+int low_has(Low *L, int k);                          /* input k is present */
 int low_out(Low *L, int k);                          /* buffer of output k; -1 when absent */
 const IrArray *low_known(Low *L, int k);             /* input k's compile-time value, or NULL */
 /* Compile-time integer values of input k (at most max); count, or -1 when

@@ -148,7 +148,7 @@ int low_reduce(Low *L)
     int x = low_in(L, 0), y = low_out(L, 0);
     const LoopBuf *xb = low_buf(L, x);
     int64_t axes[IR_MAX_RANK];
-    int na = low_in(L, 1) >= 0 ? low_known_ints(L, 1, axes, IR_MAX_RANK) : 0;
+    int na = low_has(L, 1) ? low_known_ints(L, 1, axes, IR_MAX_RANK) : 0;
     if (na < 0)
         return ir_node_error(L->g, n, L->d, "the axes must be known at compile time");
     if (na == 0 && ir_attr_int(n, IR_A_noop_with_empty_axes))
