@@ -84,6 +84,10 @@ static int read_ints(const IrGraph *g, const IrNode *n, IrAttrKey key, int want,
 static int read_auto_pad(const IrGraph *g, const IrNode *n, AutoPad *ap, UtilDiag *d)
 {
     const char *s = ir_attr_str(n, IR_A_auto_pad);
+    if (ir_op_attr_kind(n->op, IR_A_auto_pad) == IR_AK_NONE) {   /* DeformConv has explicit pads only */
+        *ap = PAD_NOTSET;
+        return 0;
+    }
     static const char *const names[] = { "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID" };
     for (int i = 0; i < 4; i++)
         if (!strcmp(s, names[i])) {
