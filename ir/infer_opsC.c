@@ -749,8 +749,8 @@ int ir_infer_nms(IrGraph *g, IrNode *n, UtilDiag *d)
         const IrTensor *p = ir_in(g, n, i);
         if (p && !p->v.data && ir_shape_numel(&p->v.shape) > 0)
             return ir_node_error(g, n, d, "data-dependent output shape is not supported by a static compiler: the "
-                                 "number of selected boxes depends on the value of '%s', which is not known at "
-                                 "compile time", p->name);
+                                 "number of selected boxes depends on the input values: '%s' must be a constant or "
+                                 "computable at compile time", p->name);
     }
     if (have[3] && (v[3] < 0 || v[3] > 1))
         return ir_node_error(g, n, d, "iou_threshold must be in [0, 1], got %g", v[3]);
