@@ -477,16 +477,6 @@ int ir_infer_qlinearmatmul(IrGraph *g, IrNode *n, UtilDiag *d)
     return 0;
 }
 
-/* Output shape [N, M, spatial...] of a window (Conv geometry). */
-static void window_out(const IrWindow *win, IrShape *y)
-{
-    y->rank = win->rank + 2;
-    y->dims[0] = win->batch;
-    y->dims[1] = win->channels_out;
-    for (int i = 0; i < win->rank; i++)
-        y->dims[i + 2] = win->out[i];
-}
-
 /* Per-output-channel parameter at input i: one element or [M]. */
 static int check_per_channel(const IrGraph *g, const IrNode *n, int i, const char *what, int64_t m, UtilDiag *d)
 {
@@ -509,7 +499,7 @@ int ir_infer_convinteger(IrGraph *g, IrNode *n, UtilDiag *d)
         check_per_channel(g, n, 3, "w_zero_point", win.channels_out, d))
         return -1;
     IrShape y;
-    window_out(&win, &y);
+    ir_infer_window_shape(&win, &y);
     ir_infer_set(g, n, 0, IR_DT_I32, &y);
     return 0;
 }
@@ -534,7 +524,7 @@ int ir_infer_qlinearconv(IrGraph *g, IrNode *n, UtilDiag *d)
             return -1;
     }
     IrShape y;
-    window_out(&win, &y);
+    ir_infer_window_shape(&win, &y);
     ir_infer_set(g, n, 0, yz->v.dtype, &y);
     return 0;
 }
@@ -595,7 +585,7 @@ int ir_infer_deformconv(IrGraph *g, IrNode *n, UtilDiag *d)
     for (int i = 0; i < win.rank; i++)
         taps *= win.kernel[i];
     IrShape want;
-    window_out(&win, &want);
+    ir_infer_window_shape(&win, &want);
     int64_t ogt;
     if (util_mul_overflow_i64(og, taps, &ogt) || util_mul_overflow_i64(ogt, win.rank, &want.dims[1]))
         return ir_node_error(g, n, d, "offset channel count overflows");
@@ -612,7 +602,7 @@ int ir_infer_deformconv(IrGraph *g, IrNode *n, UtilDiag *d)
             return -1;
     }
     IrShape y;
-    window_out(&win, &y);
+    ir_infer_window_shape(&win, &y);
     ir_infer_set(g, n, 0, x->v.dtype, &y);
     return 0;
 }

@@ -48,26 +48,21 @@ def node_case(dirname, tol=1e-5):
     m = onnx.load(os.path.join(d, "model.onnx"))
     node = m.graph.node[0]
     ds = os.path.join(d, "test_data_set_0")
-    names = {i.name: k for k, i in enumerate(m.graph.input)}
-    ins = []
-    for nm in node.input:
-        if not nm:
-            ins.append(None)
-            continue
-        t = onnx.TensorProto()
-        with open(os.path.join(ds, f"input_{names[nm]}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        ins.append(numpy_helper.to_array(t))
-    onames = {o.name: k for k, o in enumerate(m.graph.output)}
-    outs = []
-    for nm in node.output:
-        if not nm:
-            outs.append(None)
-            continue
-        t = onnx.TensorProto()
-        with open(os.path.join(ds, f"output_{onames[nm]}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        outs.append(numpy_helper.to_array(t))
+
+    def read(kind, graph_values, node_names):
+        """The test data of a node's inputs or outputs (None where absent)."""
+        index = {v.name: k for k, v in enumerate(graph_values)}
+        arrays = []
+        for nm in node_names:
+            if nm:
+                t = onnx.TensorProto()
+                with open(os.path.join(ds, f"{kind}_{index[nm]}.pb"), "rb") as f:
+                    t.ParseFromString(f.read())
+            arrays.append(numpy_helper.to_array(t) if nm else None)
+        return arrays
+
+    ins = read("input", m.graph.input, node.input)
+    outs = read("output", m.graph.output, node.output)
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     add(dirname, node.op_type, ins, outs, attrs, tol, "ONNX node case")
 
