@@ -18,11 +18,14 @@
 
 /* ------------------------------------------------------------ RoiAlign */
 
+/* Adaptive sampling (sampling_ratio 0) of a huge roi would take forever. */
+#define RA_MAX_SAMPLES (1 << 20)
+
 /* Bilinear sample of plane (H x W) at (y, x) under onnxruntime's rules;
  * with `max`, the largest weighted corner instead of their sum. */
 static double roi_sample(const IrArray *x, int64_t base, int64_t H, int64_t W, double y, double xx, int max)
 {
-    if (y < -1.0 || y > (double)H || xx < -1.0 || xx > (double)W)
+    if (!(y >= -1.0 && y <= (double)H && xx >= -1.0 && xx <= (double)W))     /* outside, or NaN */
         return 0.0;
     y = y < 0 ? 0 : y;
     xx = xx < 0 ? 0 : xx;
@@ -74,7 +77,11 @@ int interp_k_roialign(const IrGraph *g, const IrNode *n, const IrArray *const *i
             rh = rh > 1 ? rh : 1;
         }
         double bh = rh / (double)OH, bw = rw / (double)OW;
-        int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)OH), gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)OW);
+        double ghd = sr > 0 ? (double)sr : ceil(bh), gwd = sr > 0 ? (double)sr : ceil(bw);
+        if (!(ghd * gwd <= (double)RA_MAX_SAMPLES))
+            return ir_node_error(g, n, d, "roi %lld needs %g x %g samples per bin (at most %d in all are supported); "
+                                 "set sampling_ratio", (long long)r, ghd, gwd, RA_MAX_SAMPLES);
+        int64_t gh = ghd > 0 ? (int64_t)ghd : 0, gw = gwd > 0 ? (int64_t)gwd : 0;
         int64_t cnt = gh * gw > 1 ? gh * gw : 1;
         for (int64_t c = 0; c < C; c++) {
             int64_t base = (b * C + c) * H * W;

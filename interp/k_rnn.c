@@ -169,8 +169,7 @@ int interp_k_rnn(const IrGraph *g, const IrNode *n, const IrArray *const *in, Ir
     int64_t H = c.hs;
     double *w = load_f64(in[1], 0), *r = load_f64(in[2], 0), *b = load_f64(opt[3], c.dirs * 2 * c.gates * H);
     double *p = load_f64(opt[7], c.dirs * 3 * H), *xs = load_f64(x, 0);
-    double *h = malloc((size_t)H * sizeof *h), *cs = malloc((size_t)H * sizeof *cs);
-    double *tmp = malloc((size_t)H * 3 * sizeof *tmp);
+    double *h = load_f64(NULL, H), *cs = load_f64(NULL, H), *tmp = load_f64(NULL, 3 * H);
     int rc = 0;
     if (!w || !r || !b || !p || !xs || !h || !cs || !tmp) {
         rc = ir_node_error(g, n, d, "out of memory");

@@ -615,7 +615,10 @@ typedef struct NmsCand {
 static int nms_cmp(const void *pa, const void *pb)
 {
     const NmsCand *a = pa, *b = pb;
-    if (a->score != b->score)
+    int na = a->score != a->score, nb = b->score != b->score;      /* NaN scores sort last */
+    if (na != nb)
+        return na - nb;
+    if (!na && a->score != b->score)
         return a->score > b->score ? -1 : 1;            /* higher score first */
     return a->box < b->box ? -1 : a->box > b->box;      /* then lower index */
 }

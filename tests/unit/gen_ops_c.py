@@ -284,6 +284,20 @@ def extra_cases():
     ref_case("deformconv_strided_group", "DeformConv", [X, W, off, Bv, mask], dict(kernel_shape=[2, 3], **attrs),
              tol=2e-5)
 
+    # DeformConv in 1-D (onnx.reference handles 2-D only): numpy linear interpolation, zero outside
+    X = rng.uniform(-1, 1, (1, 2, 7)).astype(np.float32)
+    W = rng.uniform(-1, 1, (3, 2, 3)).astype(np.float32)
+    off = rng.uniform(-2, 2, (1, 3, 3)).astype(np.float32)          # offset_group 1, 3 taps, 3 positions
+    Y = np.zeros((1, 3, 3))
+    for o in range(3):                                               # strides 2, dilation 2, pads 1/1
+        for k in range(3):
+            p = o * 2 - 1 + k * 2 + float(off[0, k, o])
+            f = int(np.floor(p))
+            v = sum(wgt * X[0, :, q] for q, wgt in ((f, 1 - (p - f)), (f + 1, p - f)) if 0 <= q < 7)
+            Y[0, :, o] += W[:, :, k] @ (v if np.ndim(v) else np.zeros(2))
+    add("deformconv_1d_strided_dilated", "DeformConv", [X, W, off], [Y.astype(np.float32)],
+        dict(strides=[2], dilations=[2], pads=[1, 1]), 2e-5, "numpy")
+
     # NonMaxSuppression without score_threshold, with score_threshold excluding all (onnx.reference)
     boxes = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3], [0.5, 0.5, 1.5, 1.5]]], np.float32)
     scores = np.array([[[0.9, 0.8, 0.7, 0.95], [0.1, 0.2, 0.3, 0.4]]], np.float32)

@@ -623,108 +623,116 @@ static const double c66_o0[] = { -0.12290069460868835, 0.5169411301612854, 0.463
 static const OcTensor c66_in[] = { { IR_DT_F32, 4, { 2, 4, 5, 6 }, c66_i0 }, { IR_DT_F32, 4, { 4, 2, 2, 3 }, c66_i1 }, { IR_DT_F32, 4, { 2, 24, 3, 3 }, c66_i2 }, { IR_DT_F32, 1, { 4 }, c66_i3 }, { IR_DT_F32, 4, { 2, 12, 3, 3 }, c66_i4 } };
 static const OcTensor c66_out[] = { { IR_DT_F32, 4, { 2, 4, 3, 3 }, c66_o0 } };
 static const OcAttr c66_attrs[] = { { IR_A_dilations, IR_AK_INTS, 2, 0, 0, NULL, (const int64_t[]){ 1, 2 }, NULL, NULL }, { IR_A_group, IR_AK_INT, 0, 2, 0, NULL, NULL, NULL, NULL }, { IR_A_kernel_shape, IR_AK_INTS, 2, 0, 0, NULL, (const int64_t[]){ 2, 3 }, NULL, NULL }, { IR_A_offset_group, IR_AK_INT, 0, 2, 0, NULL, NULL, NULL, NULL }, { IR_A_pads, IR_AK_INTS, 4, 0, 0, NULL, (const int64_t[]){ 1, 0, 0, 1 }, NULL, NULL }, { IR_A_strides, IR_AK_INTS, 2, 0, 0, NULL, (const int64_t[]){ 2, 1 }, NULL, NULL } };
+/* deformconv_1d_strided_dilated (DeformConv): numpy */
+static const double c67_i0[] = { 0.5000243782997131, -0.1016433984041214, -0.7050732970237732, 0.026868091896176338, -0.40606173872947693, 0.09863056987524033, 0.48742786049842834, 0.7136787176132202, -0.881999671459198, 0.1847095489501953, 0.9673316478729248, -0.08040513843297958, 0.5391328930854797, -0.8054786920547485 };
+static const double c67_i1[] = { 0.7470157742500305, 0.16410566866397858, 0.7765263915061951, 0.5742357969284058, 0.7384795546531677, -0.8854082226753235, 0.4310482144355774, -0.6060382127761841, -0.46837931871414185, -0.35043424367904663, 0.1826293021440506, 0.2557218372821808, 0.8628851175308228, -0.9745632410049438, -0.6131230592727661, -0.2759949564933777, 0.6360136866569519, 0.09981747716665268 };
+static const double c67_i2[] = { 0.047962408512830734, 1.0407435894012451, 0.6202369332313538, -0.8405767679214478, -1.6515343189239502, -0.15077297389507294, 1.5206656455993652, 0.39256423711776733, -1.7868437767028809 };
+static const double c67_o0[] = { 0.11738178133964539, -0.6229552030563354, 0.252010703086853, -0.03364112228155136, -0.38592609763145447, -0.1681155264377594, 0.021560709923505783, -0.8159360885620117, -0.1206979900598526 };
+static const OcTensor c67_in[] = { { IR_DT_F32, 3, { 1, 2, 7 }, c67_i0 }, { IR_DT_F32, 3, { 3, 2, 3 }, c67_i1 }, { IR_DT_F32, 3, { 1, 3, 3 }, c67_i2 } };
+static const OcTensor c67_out[] = { { IR_DT_F32, 3, { 1, 3, 3 }, c67_o0 } };
+static const OcAttr c67_attrs[] = { { IR_A_dilations, IR_AK_INTS, 1, 0, 0, NULL, (const int64_t[]){ 2 }, NULL, NULL }, { IR_A_pads, IR_AK_INTS, 2, 0, 0, NULL, (const int64_t[]){ 1, 1 }, NULL, NULL }, { IR_A_strides, IR_AK_INTS, 1, 0, 0, NULL, (const int64_t[]){ 2 }, NULL, NULL } };
 /* nms_no_score_threshold (NonMaxSuppression): onnx.reference */
-static const double c67_i0[] = { 0.0, 0.0, 1.0, 1.0, 0.0, 0.10000000149011612, 1.0, 1.100000023841858, 0.0, 2.0, 1.0, 3.0, 0.5, 0.5, 1.5, 1.5 };
-static const double c67_i1[] = { 0.8999999761581421, 0.800000011920929, 0.699999988079071, 0.949999988079071, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645 };
-static const double c67_i2[] = { 3 };
-static const double c67_i3[] = { 0.4000000059604645 };
-static const double c67_o0[] = { 0, 0, 3, 0, 0, 0, 0, 0, 2, 0, 1, 3, 0, 1, 2, 0, 1, 1 };
-static const OcTensor c67_in[] = { { IR_DT_F32, 3, { 1, 4, 4 }, c67_i0 }, { IR_DT_F32, 3, { 1, 2, 4 }, c67_i1 }, { IR_DT_I64, 1, { 1 }, c67_i2 }, { IR_DT_F32, 1, { 1 }, c67_i3 } };
-static const OcTensor c67_out[] = { { IR_DT_I64, 2, { 6, 3 }, c67_o0 } };
-/* nms_all_below_threshold (NonMaxSuppression): onnx.reference */
 static const double c68_i0[] = { 0.0, 0.0, 1.0, 1.0, 0.0, 0.10000000149011612, 1.0, 1.100000023841858, 0.0, 2.0, 1.0, 3.0, 0.5, 0.5, 1.5, 1.5 };
 static const double c68_i1[] = { 0.8999999761581421, 0.800000011920929, 0.699999988079071, 0.949999988079071, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645 };
 static const double c68_i2[] = { 3 };
 static const double c68_i3[] = { 0.4000000059604645 };
-static const double c68_i4[] = { 0.9900000095367432 };
-static const double c68_o0[] = { 0 };
-static const OcTensor c68_in[] = { { IR_DT_F32, 3, { 1, 4, 4 }, c68_i0 }, { IR_DT_F32, 3, { 1, 2, 4 }, c68_i1 }, { IR_DT_I64, 1, { 1 }, c68_i2 }, { IR_DT_F32, 1, { 1 }, c68_i3 }, { IR_DT_F32, 1, { 1 }, c68_i4 } };
-static const OcTensor c68_out[] = { { IR_DT_I64, 2, { 0, 3 }, c68_o0 } };
+static const double c68_o0[] = { 0, 0, 3, 0, 0, 0, 0, 0, 2, 0, 1, 3, 0, 1, 2, 0, 1, 1 };
+static const OcTensor c68_in[] = { { IR_DT_F32, 3, { 1, 4, 4 }, c68_i0 }, { IR_DT_F32, 3, { 1, 2, 4 }, c68_i1 }, { IR_DT_I64, 1, { 1 }, c68_i2 }, { IR_DT_F32, 1, { 1 }, c68_i3 } };
+static const OcTensor c68_out[] = { { IR_DT_I64, 2, { 6, 3 }, c68_o0 } };
+/* nms_all_below_threshold (NonMaxSuppression): onnx.reference */
+static const double c69_i0[] = { 0.0, 0.0, 1.0, 1.0, 0.0, 0.10000000149011612, 1.0, 1.100000023841858, 0.0, 2.0, 1.0, 3.0, 0.5, 0.5, 1.5, 1.5 };
+static const double c69_i1[] = { 0.8999999761581421, 0.800000011920929, 0.699999988079071, 0.949999988079071, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645 };
+static const double c69_i2[] = { 3 };
+static const double c69_i3[] = { 0.4000000059604645 };
+static const double c69_i4[] = { 0.9900000095367432 };
+static const double c69_o0[] = { 0 };
+static const OcTensor c69_in[] = { { IR_DT_F32, 3, { 1, 4, 4 }, c69_i0 }, { IR_DT_F32, 3, { 1, 2, 4 }, c69_i1 }, { IR_DT_I64, 1, { 1 }, c69_i2 }, { IR_DT_F32, 1, { 1 }, c69_i3 }, { IR_DT_F32, 1, { 1 }, c69_i4 } };
+static const OcTensor c69_out[] = { { IR_DT_I64, 2, { 0, 3 }, c69_o0 } };
 /* quantize_neg_axis_int8 (QuantizeLinear): onnx.reference */
-static const double c69_i0[] = { -3.200000047683716, 0.5, 7.489999771118164, 300.0, 1.5, 2.5, -2.5, -1000.0 };
-static const double c69_i1[] = { 0.5, 2.0, 1.0, 4.0 };
-static const double c69_i2[] = { 1, -2, 0, 3 };
-static const double c69_o0[] = { -5, -2, 7, 78, 4, -1, -2, -128 };
-static const OcTensor c69_in[] = { { IR_DT_F32, 2, { 2, 4 }, c69_i0 }, { IR_DT_F32, 1, { 4 }, c69_i1 }, { IR_DT_I8, 1, { 4 }, c69_i2 } };
-static const OcTensor c69_out[] = { { IR_DT_I8, 2, { 2, 4 }, c69_o0 } };
-static const OcAttr c69_attrs[] = { { IR_A_axis, IR_AK_INT, 0, -1, 0, NULL, NULL, NULL, NULL } };
+static const double c70_i0[] = { -3.200000047683716, 0.5, 7.489999771118164, 300.0, 1.5, 2.5, -2.5, -1000.0 };
+static const double c70_i1[] = { 0.5, 2.0, 1.0, 4.0 };
+static const double c70_i2[] = { 1, -2, 0, 3 };
+static const double c70_o0[] = { -5, -2, 7, 78, 4, -1, -2, -128 };
+static const OcTensor c70_in[] = { { IR_DT_F32, 2, { 2, 4 }, c70_i0 }, { IR_DT_F32, 1, { 4 }, c70_i1 }, { IR_DT_I8, 1, { 4 }, c70_i2 } };
+static const OcTensor c70_out[] = { { IR_DT_I8, 2, { 2, 4 }, c70_o0 } };
+static const OcAttr c70_attrs[] = { { IR_A_axis, IR_AK_INT, 0, -1, 0, NULL, NULL, NULL, NULL } };
 /* quantize_default_uint8_f16 (QuantizeLinear): onnx.reference */
-static const double c70_i0[] = { -3.19921875, 0.5, 7.48828125, 300.0, 1.5, 2.5, -2.5, -1000.0 };
-static const double c70_i1[] = { 0.5 };
-static const double c70_o0[] = { 0, 1, 15, 255, 3, 5, 0, 0 };
-static const OcTensor c70_in[] = { { IR_DT_F16, 2, { 2, 4 }, c70_i0 }, { IR_DT_F16, 0, { 0 }, c70_i1 } };
-static const OcTensor c70_out[] = { { IR_DT_U8, 2, { 2, 4 }, c70_o0 } };
+static const double c71_i0[] = { -3.19921875, 0.5, 7.48828125, 300.0, 1.5, 2.5, -2.5, -1000.0 };
+static const double c71_i1[] = { 0.5 };
+static const double c71_o0[] = { 0, 1, 15, 255, 3, 5, 0, 0 };
+static const OcTensor c71_in[] = { { IR_DT_F16, 2, { 2, 4 }, c71_i0 }, { IR_DT_F16, 0, { 0 }, c71_i1 } };
+static const OcTensor c71_out[] = { { IR_DT_U8, 2, { 2, 4 }, c71_o0 } };
 /* quantize_blocked_remainder (QuantizeLinear): onnx.reference */
-static const double c71_i0[] = { -7.0, -6.299999713897705, -5.599999904632568, -4.900000095367432, -4.199999809265137, -3.5, -2.799999952316284, -2.0999999046325684, -1.399999976158142, -0.699999988079071, 0.0, 0.699999988079071, 1.399999976158142, 2.0999999046325684, 2.799999952316284, 3.5, 4.199999809265137, 4.900000095367432, 5.599999904632568, 6.299999713897705, 7.0, 7.699999809265137, 8.399999618530273, 9.09999942779541, 9.800000190734863 };
-static const double c71_i1[] = { 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0 };
-static const double c71_i2[] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3 };
-static const double c71_o0[] = { 0, 0, 0, 0, 1, 0, 0, 0, 1, 3, 1, 2, 3, 4, 4, 8, 9, 7, 8, 6, 15, 16, 10, 11, 8 };
-static const OcTensor c71_in[] = { { IR_DT_F32, 2, { 5, 5 }, c71_i0 }, { IR_DT_F32, 2, { 5, 3 }, c71_i1 }, { IR_DT_U8, 2, { 5, 3 }, c71_i2 } };
-static const OcTensor c71_out[] = { { IR_DT_U8, 2, { 5, 5 }, c71_o0 } };
-static const OcAttr c71_attrs[] = { { IR_A_axis, IR_AK_INT, 0, 1, 0, NULL, NULL, NULL, NULL }, { IR_A_block_size, IR_AK_INT, 0, 2, 0, NULL, NULL, NULL, NULL } };
+static const double c72_i0[] = { -7.0, -6.299999713897705, -5.599999904632568, -4.900000095367432, -4.199999809265137, -3.5, -2.799999952316284, -2.0999999046325684, -1.399999976158142, -0.699999988079071, 0.0, 0.699999988079071, 1.399999976158142, 2.0999999046325684, 2.799999952316284, 3.5, 4.199999809265137, 4.900000095367432, 5.599999904632568, 6.299999713897705, 7.0, 7.699999809265137, 8.399999618530273, 9.09999942779541, 9.800000190734863 };
+static const double c72_i1[] = { 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0 };
+static const double c72_i2[] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3 };
+static const double c72_o0[] = { 0, 0, 0, 0, 1, 0, 0, 0, 1, 3, 1, 2, 3, 4, 4, 8, 9, 7, 8, 6, 15, 16, 10, 11, 8 };
+static const OcTensor c72_in[] = { { IR_DT_F32, 2, { 5, 5 }, c72_i0 }, { IR_DT_F32, 2, { 5, 3 }, c72_i1 }, { IR_DT_U8, 2, { 5, 3 }, c72_i2 } };
+static const OcTensor c72_out[] = { { IR_DT_U8, 2, { 5, 5 }, c72_o0 } };
+static const OcAttr c72_attrs[] = { { IR_A_axis, IR_AK_INT, 0, 1, 0, NULL, NULL, NULL, NULL }, { IR_A_block_size, IR_AK_INT, 0, 2, 0, NULL, NULL, NULL, NULL } };
 /* dequantize_axis0_f16 (DequantizeLinear): onnx.reference */
-static const double c72_i0[] = { -128, -1, 0, 127, 5, 6, 7, 8 };
-static const double c72_i1[] = { 0.5, 0.25 };
-static const double c72_i2[] = { 1, -3 };
-static const double c72_o0[] = { -64.5, -1.0, -0.5, 63.0, 2.0, 2.25, 2.5, 2.75 };
-static const OcTensor c72_in[] = { { IR_DT_I8, 2, { 2, 4 }, c72_i0 }, { IR_DT_F16, 1, { 2 }, c72_i1 }, { IR_DT_I8, 1, { 2 }, c72_i2 } };
-static const OcTensor c72_out[] = { { IR_DT_F16, 2, { 2, 4 }, c72_o0 } };
-static const OcAttr c72_attrs[] = { { IR_A_axis, IR_AK_INT, 0, 0, 0, NULL, NULL, NULL, NULL } };
+static const double c73_i0[] = { -128, -1, 0, 127, 5, 6, 7, 8 };
+static const double c73_i1[] = { 0.5, 0.25 };
+static const double c73_i2[] = { 1, -3 };
+static const double c73_o0[] = { -64.5, -1.0, -0.5, 63.0, 2.0, 2.25, 2.5, 2.75 };
+static const OcTensor c73_in[] = { { IR_DT_I8, 2, { 2, 4 }, c73_i0 }, { IR_DT_F16, 1, { 2 }, c73_i1 }, { IR_DT_I8, 1, { 2 }, c73_i2 } };
+static const OcTensor c73_out[] = { { IR_DT_F16, 2, { 2, 4 }, c73_o0 } };
+static const OcAttr c73_attrs[] = { { IR_A_axis, IR_AK_INT, 0, 0, 0, NULL, NULL, NULL, NULL } };
 /* dequantize_int32 (DequantizeLinear): onnx.reference */
-static const double c73_i0[] = { -1000000, 3, 1048576 };
-static const double c73_i1[] = { 0.125 };
-static const double c73_o0[] = { -125000.0, 0.375, 131072.0 };
-static const OcTensor c73_in[] = { { IR_DT_I32, 1, { 3 }, c73_i0 }, { IR_DT_F32, 0, { 0 }, c73_i1 } };
-static const OcTensor c73_out[] = { { IR_DT_F32, 1, { 3 }, c73_o0 } };
+static const double c74_i0[] = { -1000000, 3, 1048576 };
+static const double c74_i1[] = { 0.125 };
+static const double c74_o0[] = { -125000.0, 0.375, 131072.0 };
+static const OcTensor c74_in[] = { { IR_DT_I32, 1, { 3 }, c74_i0 }, { IR_DT_F32, 0, { 0 }, c74_i1 } };
+static const OcTensor c74_out[] = { { IR_DT_F32, 1, { 3 }, c74_o0 } };
 /* matmulinteger_per_row_col (MatMulInteger): numpy */
-static const double c74_i0[] = { 91, 192, 150, 114, 53, 37, 194, 131, 5, 76, 173, 140, 186, 190, 28, 219, 152, 15, 244, 151, 61, 251, 8, 117 };
-static const double c74_i1[] = { -118, 69, 70, -104, -54, 95, -61, 21, 11, 99, 62, 73, -106, 94, -12, -114, -104, 55, 99, -78 };
-static const double c74_i2[] = { 3, 200, 17 };
-static const double c74_i3[] = { 1, -2, 0, 5, -128 };
-static const double c74_o0[] = { 3496, -5200, 652, 15059, 72017, 9740, 5768, -16872, 8025, -52025, 2345, -5179, -9372, 27108, 36751, -27514, -18197, 25967, 3704, 69691, -3359, 15805, -14604, 3432, -42893, 4711, -21557, 14448, 5207, 60330 };
-static const OcTensor c74_in[] = { { IR_DT_U8, 3, { 2, 3, 4 }, c74_i0 }, { IR_DT_I8, 2, { 4, 5 }, c74_i1 }, { IR_DT_U8, 1, { 3 }, c74_i2 }, { IR_DT_I8, 1, { 5 }, c74_i3 } };
-static const OcTensor c74_out[] = { { IR_DT_I32, 3, { 2, 3, 5 }, c74_o0 } };
+static const double c75_i0[] = { 48, 112, 108, 98, 128, 149, 99, 150, 27, 243, 132, 86, 113, 104, 73, 157, 227, 226, 42, 180, 193, 120, 176, 208 };
+static const double c75_i1[] = { -102, -4, -120, 118, 7, -56, -112, -96, -56, 84, 123, -52, -41, 88, -103, 28, 25, 2, 85, -106 };
+static const double c75_i2[] = { 3, 200, 17 };
+static const double c75_i3[] = { 1, -2, 0, 5, -128 };
+static const double c75_o0[] = { 4527, -14765, -19979, 14751, 33898, -3349, 9454, 17577, -17408, -24157, 1981, -28767, -27473, 2409, 53655, -4389, -10672, -25458, 24399, 41400, -24079, 4446, 702, -13249, 4767, 556, -14475, -37145, 42082, 53773 };
+static const OcTensor c75_in[] = { { IR_DT_U8, 3, { 2, 3, 4 }, c75_i0 }, { IR_DT_I8, 2, { 4, 5 }, c75_i1 }, { IR_DT_U8, 1, { 3 }, c75_i2 }, { IR_DT_I8, 1, { 5 }, c75_i3 } };
+static const OcTensor c75_out[] = { { IR_DT_I32, 3, { 2, 3, 5 }, c75_o0 } };
 /* matmulinteger_1d_batched (MatMulInteger): numpy */
-static const double c75_i0[] = { -53, -60, 100, -45 };
-static const double c75_i1[] = { 38, 23, -24, 32, -76, 110, 106, -125, -5, -79, -14, -36, 95, 81, -55, 12, -28, 3, 103, 66, -115, 39, 69, -54 };
-static const double c75_o0[] = { 10221, -8529, -4208, 2790, 882, -6335 };
-static const OcTensor c75_in[] = { { IR_DT_I8, 1, { 4 }, c75_i0 }, { IR_DT_I8, 3, { 2, 4, 3 }, c75_i1 } };
-static const OcTensor c75_out[] = { { IR_DT_I32, 2, { 2, 3 }, c75_o0 } };
+static const double c76_i0[] = { -56, 73, -51, -112 };
+static const double c76_i1[] = { -11, 119, 74, 96, -56, -51, -89, -96, -57, 98, 44, -6, -8, -97, -3, -1, 68, -65, 93, -24, -113, 35, 26, 106 };
+static const double c76_o0[] = { 1187, -10784, -4288, -8288, 8708, -10686 };
+static const OcTensor c76_in[] = { { IR_DT_I8, 1, { 4 }, c76_i0 }, { IR_DT_I8, 3, { 2, 4, 3 }, c76_i1 } };
+static const OcTensor c76_out[] = { { IR_DT_I32, 2, { 2, 3 }, c76_o0 } };
 /* qlinearmatmul_per_row_col (QLinearMatMul): numpy */
-static const double c76_i0[] = { 189, 22, 23, 118, 105, 225, 211, 153, 139, 13, 48, 112 };
-static const double c76_i1[] = { 0.019999999552965164, 0.05000000074505806, 0.009999999776482582 };
-static const double c76_i2[] = { 120, 130, 128 };
-static const double c76_i3[] = { 108, 98, 128, 149, 99, 150, 27, 243 };
-static const double c76_i4[] = { 0.029999999329447746, 0.007000000216066837 };
-static const double c76_i5[] = { 128, 100 };
-static const double c76_i6[] = { 0.10000000149011612 };
-static const double c76_i7[] = { 10 };
-static const double c76_o0[] = { 20, 0, 0, 52, 21, 2 };
-static const OcTensor c76_in[] = { { IR_DT_U8, 2, { 3, 4 }, c76_i0 }, { IR_DT_F32, 1, { 3 }, c76_i1 }, { IR_DT_U8, 1, { 3 }, c76_i2 }, { IR_DT_U8, 2, { 4, 2 }, c76_i3 }, { IR_DT_F32, 1, { 2 }, c76_i4 }, { IR_DT_U8, 1, { 2 }, c76_i5 }, { IR_DT_F32, 0, { 0 }, c76_i6 }, { IR_DT_U8, 0, { 0 }, c76_i7 } };
-static const OcTensor c76_out[] = { { IR_DT_U8, 2, { 3, 2 }, c76_o0 } };
+static const double c77_i0[] = { 141, 205, 61, 41, 164, 122, 202, 125, 203, 253, 247, 22 };
+static const double c77_i1[] = { 0.019999999552965164, 0.05000000074505806, 0.009999999776482582 };
+static const double c77_i2[] = { 120, 130, 128 };
+static const double c77_i3[] = { 248, 130, 95, 234, 43, 102, 213, 66 };
+static const double c77_i4[] = { 0.029999999329447746, 0.007000000216066837 };
+static const double c77_i5[] = { 128, 100 };
+static const double c77_i6[] = { 0.10000000149011612 };
+static const double c77_i7[] = { 10 };
+static const double c77_o0[] = { 0, 30, 0, 11, 0, 26 };
+static const OcTensor c77_in[] = { { IR_DT_U8, 2, { 3, 4 }, c77_i0 }, { IR_DT_F32, 1, { 3 }, c77_i1 }, { IR_DT_U8, 1, { 3 }, c77_i2 }, { IR_DT_U8, 2, { 4, 2 }, c77_i3 }, { IR_DT_F32, 1, { 2 }, c77_i4 }, { IR_DT_U8, 1, { 2 }, c77_i5 }, { IR_DT_F32, 0, { 0 }, c77_i6 }, { IR_DT_U8, 0, { 0 }, c77_i7 } };
+static const OcTensor c77_out[] = { { IR_DT_U8, 2, { 3, 2 }, c77_o0 } };
 /* convinteger_group_per_channel (ConvInteger): numpy */
-static const double c77_i0[] = { 132, 86, 113, 104, 73, 157, 227, 226, 42, 180, 193, 120, 176, 208, 26, 124, 8, 246, 135, 72, 16, 32, 72, 212, 251, 76, 87, 216, 25, 156, 153, 130, 213, 22, 72, 201, 77, 16, 117, 247, 202, 224, 72, 77, 39, 32, 71, 226, 172, 122, 120, 31, 125, 127, 196, 63, 221, 104, 15, 163, 154, 234, 141, 205, 61, 41, 164, 122, 202, 125, 203, 253, 247, 22, 248, 130, 95, 234, 43, 102, 213, 66, 239, 142, 131, 81, 32, 237, 0, 21, 19, 52, 188, 21, 37, 182, 8, 75, 212, 230 };
-static const double c77_i1[] = { -2, 100, 99, 111, -65, -63, 40, -128, -61, -29, 99, 118, -41, 67, 11, -113, -27, 51, 52, 106, 32, 119, -13, 55, 30, 92, 109, 87, 116, -37, 126, -103, -34, 58, 30, -93 };
-static const double c77_i2[] = { 128 };
-static const double c77_i3[] = { 3, -4 };
-static const double c77_o0[] = { -12402, -6861, -4402, 18925, -50009, -737, -396, -4567, -40048, -2652, -37424, 26009, -9369, 19610, 40915, 13464, 3012, 7724 };
-static const OcTensor c77_in[] = { { IR_DT_U8, 4, { 1, 4, 5, 5 }, c77_i0 }, { IR_DT_I8, 4, { 2, 2, 3, 3 }, c77_i1 }, { IR_DT_U8, 0, { 0 }, c77_i2 }, { IR_DT_I8, 1, { 2 }, c77_i3 } };
-static const OcTensor c77_out[] = { { IR_DT_I32, 4, { 1, 2, 3, 3 }, c77_o0 } };
-static const OcAttr c77_attrs[] = { { IR_A_group, IR_AK_INT, 0, 2, 0, NULL, NULL, NULL, NULL }, { IR_A_pads, IR_AK_INTS, 4, 0, 0, NULL, (const int64_t[]){ 1, 0, 1, 0 }, NULL, NULL }, { IR_A_strides, IR_AK_INTS, 2, 0, 0, NULL, (const int64_t[]){ 2, 1 }, NULL, NULL } };
+static const double c78_i0[] = { 239, 142, 131, 81, 32, 237, 0, 21, 19, 52, 188, 21, 37, 182, 8, 75, 212, 230, 126, 228, 227, 239, 63, 65, 168, 0, 67, 99, 227, 246, 87, 195, 139, 15, 101, 179, 180, 234, 160, 247, 115, 183, 158, 220, 237, 215, 244, 91, 254, 25, 94, 186, 158, 35, 174, 98, 203, 254, 51, 143, 7, 133, 215, 242, 202, 72, 96, 255, 202, 233, 63, 93, 211, 83, 193, 32, 16, 234, 77, 47, 65, 2, 194, 227, 4, 153, 93, 171, 179, 187, 11, 10, 241, 23, 129, 127, 97, 12, 42, 129 };
+static const double c78_i1[] = { -100, 60, 92, 40, 84, 29, 49, -117, 11, -68, -81, 101, 83, -97, 124, 8, 31, -116, 98, 112, 68, -85, 6, -24, -28, 11, 55, 55, -67, 111, -17, 60, 93, -40, 91, -109 };
+static const double c78_i2[] = { 128 };
+static const double c78_i3[] = { 3, -4 };
+static const double c78_o0[] = { 17550, 29708, 3520, -40589, -50090, 17162, 20415, 25005, -35387, -257, -3287, -24, 25734, 55901, -20453, 3278, -20158, 30123 };
+static const OcTensor c78_in[] = { { IR_DT_U8, 4, { 1, 4, 5, 5 }, c78_i0 }, { IR_DT_I8, 4, { 2, 2, 3, 3 }, c78_i1 }, { IR_DT_U8, 0, { 0 }, c78_i2 }, { IR_DT_I8, 1, { 2 }, c78_i3 } };
+static const OcTensor c78_out[] = { { IR_DT_I32, 4, { 1, 2, 3, 3 }, c78_o0 } };
+static const OcAttr c78_attrs[] = { { IR_A_group, IR_AK_INT, 0, 2, 0, NULL, NULL, NULL, NULL }, { IR_A_pads, IR_AK_INTS, 4, 0, 0, NULL, (const int64_t[]){ 1, 0, 1, 0 }, NULL, NULL }, { IR_A_strides, IR_AK_INTS, 2, 0, 0, NULL, (const int64_t[]){ 2, 1 }, NULL, NULL } };
 /* qlinearconv_int8_per_channel_bias (QLinearConv): onnx.reference */
-static const double c78_i0[] = { 46, -30, 75, 126, -77, 15, -121, 5, 87, 114, 74, -56, -32, 127, 74, 105, -65, -35, 83, -45, 65, -96, -112, 106, -51, -81, -63, -126, 66, 99, -124, 25 };
-static const double c78_i1[] = { 0.05000000074505806 };
-static const double c78_i2[] = { -3 };
-static const double c78_i3[] = { -35, 43, 51, 59, -117, -118, 113, -105, 1, -1, -31, -116, -86, 1, -100, 60, 92, 40, 84, 29, 49, -117, 11, -68 };
-static const double c78_i4[] = { 0.009999999776482582, 0.019999999552965164, 0.004999999888241291 };
-static const double c78_i5[] = { 0, 0, 0 };
-static const double c78_i6[] = { 0.20000000298023224 };
-static const double c78_i7[] = { 5 };
-static const double c78_i8[] = { 100, -2000, 30000 };
-static const double c78_o0[] = { 62, -13, -74, 38, 57, 70, 34, -69, 55, 127, 31, 68, -29, 8, 37, -12, -39, 88, 58, -42, -116, -7, 54, 18, -60, -124, 15, 17, -35, -49, 47, -17, 49, 34, 46, 57, 72, 68, 23, 43, 61, 92, 71, 41, 35, 85, 45, 57 };
-static const OcTensor c78_in[] = { { IR_DT_I8, 4, { 1, 2, 4, 4 }, c78_i0 }, { IR_DT_F32, 0, { 0 }, c78_i1 }, { IR_DT_I8, 0, { 0 }, c78_i2 }, { IR_DT_I8, 4, { 3, 2, 2, 2 }, c78_i3 }, { IR_DT_F32, 1, { 3 }, c78_i4 }, { IR_DT_I8, 1, { 3 }, c78_i5 }, { IR_DT_F32, 0, { 0 }, c78_i6 }, { IR_DT_I8, 0, { 0 }, c78_i7 }, { IR_DT_I32, 1, { 3 }, c78_i8 } };
-static const OcTensor c78_out[] = { { IR_DT_I8, 4, { 1, 3, 4, 4 }, c78_o0 } };
-static const OcAttr c78_attrs[] = { { IR_A_auto_pad, IR_AK_STRING, 0, 0, 0, "SAME_UPPER", NULL, NULL, NULL } };
+static const double c79_i0[] = { -52, 53, 65, 120, -21, -124, -15, 70, -99, -83, -23, -11, -17, 5, 28, 29, -23, 125, -3, 47, 42, -28, 36, 55, -5, -9, 24, -23, 65, -35, -104, -2 };
+static const double c79_i1[] = { 0.05000000074505806 };
+static const double c79_i2[] = { -3 };
+static const double c79_i3[] = { 102, -57, -49, -67, 109, -90, -15, -16, 16, -53, 67, 86, -17, 89, -97, -40, 98, 30, -85, 102, 96, -37, -81, 14 };
+static const double c79_i4[] = { 0.009999999776482582, 0.019999999552965164, 0.004999999888241291 };
+static const double c79_i5[] = { 0, 0, 0 };
+static const double c79_i6[] = { 0.20000000298023224 };
+static const double c79_i7[] = { 5 };
+static const double c79_i8[] = { 100, -2000, 30000 };
+static const double c79_o0[] = { -28, 61, -21, 39, 61, -27, -7, 41, -8, -21, 8, -6, 26, 17, -19, 14, -40, -71, -13, -3, -54, -30, -22, 3, -22, 58, 57, 6, -28, -55, -2, -3, 12, 82, 61, 50, 42, 29, 44, 61, 23, 35, 55, 36, 51, 45, 35, 47 };
+static const OcTensor c79_in[] = { { IR_DT_I8, 4, { 1, 2, 4, 4 }, c79_i0 }, { IR_DT_F32, 0, { 0 }, c79_i1 }, { IR_DT_I8, 0, { 0 }, c79_i2 }, { IR_DT_I8, 4, { 3, 2, 2, 2 }, c79_i3 }, { IR_DT_F32, 1, { 3 }, c79_i4 }, { IR_DT_I8, 1, { 3 }, c79_i5 }, { IR_DT_F32, 0, { 0 }, c79_i6 }, { IR_DT_I8, 0, { 0 }, c79_i7 }, { IR_DT_I32, 1, { 3 }, c79_i8 } };
+static const OcTensor c79_out[] = { { IR_DT_I8, 4, { 1, 3, 4, 4 }, c79_o0 } };
+static const OcAttr c79_attrs[] = { { IR_A_auto_pad, IR_AK_STRING, 0, 0, 0, "SAME_UPPER", NULL, NULL, NULL } };
 static const OcCase oc_cases[] = {
     { "test_basic_deform_conv_with_padding", IR_OP_DeformConv, 3, c0_in, 1, c0_out, 2, c0_attrs, 1e-05 },
     { "test_basic_deform_conv_without_padding", IR_OP_DeformConv, 3, c1_in, 1, c1_out, 2, c1_attrs, 1e-05 },
@@ -793,16 +801,17 @@ static const OcCase oc_cases[] = {
     { "roialign_adaptive_scale", IR_OP_RoiAlign, 3, c64_in, 1, c64_out, 4, c64_attrs, 1e-05 },
     { "roialign_max_half_pixel", IR_OP_RoiAlign, 3, c65_in, 1, c65_out, 5, c65_attrs, 1e-05 },
     { "deformconv_strided_group", IR_OP_DeformConv, 5, c66_in, 1, c66_out, 6, c66_attrs, 2e-05 },
-    { "nms_no_score_threshold", IR_OP_NonMaxSuppression, 4, c67_in, 1, c67_out, 0, NULL, 1e-05 },
-    { "nms_all_below_threshold", IR_OP_NonMaxSuppression, 5, c68_in, 1, c68_out, 0, NULL, 1e-05 },
-    { "quantize_neg_axis_int8", IR_OP_QuantizeLinear, 3, c69_in, 1, c69_out, 1, c69_attrs, 1e-05 },
-    { "quantize_default_uint8_f16", IR_OP_QuantizeLinear, 2, c70_in, 1, c70_out, 0, NULL, 1e-05 },
-    { "quantize_blocked_remainder", IR_OP_QuantizeLinear, 3, c71_in, 1, c71_out, 2, c71_attrs, 1e-05 },
-    { "dequantize_axis0_f16", IR_OP_DequantizeLinear, 3, c72_in, 1, c72_out, 1, c72_attrs, 1e-05 },
-    { "dequantize_int32", IR_OP_DequantizeLinear, 2, c73_in, 1, c73_out, 0, NULL, 1e-05 },
-    { "matmulinteger_per_row_col", IR_OP_MatMulInteger, 4, c74_in, 1, c74_out, 0, NULL, 0 },
-    { "matmulinteger_1d_batched", IR_OP_MatMulInteger, 2, c75_in, 1, c75_out, 0, NULL, 0 },
-    { "qlinearmatmul_per_row_col", IR_OP_QLinearMatMul, 8, c76_in, 1, c76_out, 0, NULL, 0 },
-    { "convinteger_group_per_channel", IR_OP_ConvInteger, 4, c77_in, 1, c77_out, 3, c77_attrs, 0 },
-    { "qlinearconv_int8_per_channel_bias", IR_OP_QLinearConv, 9, c78_in, 1, c78_out, 1, c78_attrs, 0 },
+    { "deformconv_1d_strided_dilated", IR_OP_DeformConv, 3, c67_in, 1, c67_out, 3, c67_attrs, 2e-05 },
+    { "nms_no_score_threshold", IR_OP_NonMaxSuppression, 4, c68_in, 1, c68_out, 0, NULL, 1e-05 },
+    { "nms_all_below_threshold", IR_OP_NonMaxSuppression, 5, c69_in, 1, c69_out, 0, NULL, 1e-05 },
+    { "quantize_neg_axis_int8", IR_OP_QuantizeLinear, 3, c70_in, 1, c70_out, 1, c70_attrs, 1e-05 },
+    { "quantize_default_uint8_f16", IR_OP_QuantizeLinear, 2, c71_in, 1, c71_out, 0, NULL, 1e-05 },
+    { "quantize_blocked_remainder", IR_OP_QuantizeLinear, 3, c72_in, 1, c72_out, 2, c72_attrs, 1e-05 },
+    { "dequantize_axis0_f16", IR_OP_DequantizeLinear, 3, c73_in, 1, c73_out, 1, c73_attrs, 1e-05 },
+    { "dequantize_int32", IR_OP_DequantizeLinear, 2, c74_in, 1, c74_out, 0, NULL, 1e-05 },
+    { "matmulinteger_per_row_col", IR_OP_MatMulInteger, 4, c75_in, 1, c75_out, 0, NULL, 0 },
+    { "matmulinteger_1d_batched", IR_OP_MatMulInteger, 2, c76_in, 1, c76_out, 0, NULL, 0 },
+    { "qlinearmatmul_per_row_col", IR_OP_QLinearMatMul, 8, c77_in, 1, c77_out, 0, NULL, 0 },
+    { "convinteger_group_per_channel", IR_OP_ConvInteger, 4, c78_in, 1, c78_out, 3, c78_attrs, 0 },
+    { "qlinearconv_int8_per_channel_bias", IR_OP_QLinearConv, 9, c79_in, 1, c79_out, 1, c79_attrs, 0 },
 };

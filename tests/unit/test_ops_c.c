@@ -375,6 +375,10 @@ static void test_detect_errors(void **s)
                   "sampling_ratio must be non-negative");
     OcTensor bi = { IR_DT_I64, 1, { 3 }, (const double[]){ 0, 1, 0 } };
     error_variant("test_roialign_aligned_true", 0, NULL, 2, &bi, "batch_indices[1] = 1 is outside [0, 1)");
+    OcTensor huge = { IR_DT_F32, 2, { 3, 4 }, (const double[]){ 0, 0, 1e12, 1e12, 0, 0, 1, 1, 0, 0, 1, 1 } };
+    error_variant("test_roialign_aligned_true", ATTRS(A_INT(output_height, 5), A_INT(output_width, 5)), 1, &huge,
+                  "roi 0 needs 2e+11 x 2e+11 samples per bin (at most 1048576 in all are supported); set "
+                  "sampling_ratio");
     OcTensor rois5 = { IR_DT_F32, 2, { 3, 5 }, zeros };
     error_variant("test_roialign_aligned_true", 0, NULL, 1, &rois5, "rois [3,5] must have shape [num_rois, 4]");
     /* test_deform_conv_with_multiple_offset_groups: X [1,2,3,3], W [1,2,2,2], offset [1,16,2,2] */
