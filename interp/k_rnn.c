@@ -6,8 +6,8 @@
  * B is [dirs, 2 * gates * H] = Wb then Rb; P is [dirs, 3 * H] = i o f.
  * Batch row b runs sequence_lens[b] steps (all when absent); the reverse
  * direction starts at its last valid step; Y is 0 past a row's length and
- * Y_h / Y_c hold the state after its last step (the initial state for a
- * length of 0).
+ * Y_h / Y_c hold the state after its last step, and 0 for a row of length
+ * 0 (as onnxruntime; the specification leaves that case open).
  * `clip` bounds every gate pre-activation (the input of f and g, as
  * onnxruntime does; the cell state fed to LSTM's h is not clipped).
  * LSTM input_forget couples the gates: f = 1 - i. */
@@ -203,6 +203,9 @@ int interp_k_rnn(const IrGraph *g, const IrNode *n, const IrArray *const *in, Ir
                         ir_store_f64(out[0]->dtype, out[0]->data, yo + k, h[k]);
                 }
             }
+            if (len == 0)
+                for (int64_t k = 0; k < H; k++)
+                    h[k] = cs[k] = 0.0;
             for (int64_t k = 0; k < H; k++) {
                 if (n->n_out > 1 && out[1])
                     ir_store_f64(out[1]->dtype, out[1]->data, so + k, h[k]);

@@ -208,7 +208,8 @@ def np_rnn(op, X, W, R, B=None, seq_lens=None, h0=None, c0=None, P=None, hidden_
                     o = act(0, g_[H:2 * H] + po * c)
                     h = o * f[2][0](c, f[2][1], f[2][2])
                 Y[t, d, b] = h
-            Yh[d, b], Yc[d, b] = h, c
+            if L > 0:                            # a row of length 0 gives 0 (onnxruntime's choice)
+                Yh[d, b], Yc[d, b] = h, c
     if layout:
         Y = Y.transpose(2, 0, 1, 3)
         Yh = Yh.transpose(1, 0, 2)
