@@ -416,6 +416,17 @@ static int lower_node(Low *L, const PassSchedule *s)
     for (int k = 0; k < n->n_out; k++)
         if (n->out[k] >= 0 && def_buf(L, n->out[k]) < 0)
             return low_oom(L);
+    /* Lowerings keep LoopBuf pointers (low_buf) while they make buffers for
+     * compile-time inputs (low_in) and tables (Resize): reserve room so that
+     * the buffer array does not move during one operator's lowering. */
+    int want = L->p->n_bufs + n->n_in + LOW_MAX_NEW_BUFS;
+    if (want > L->p->cap_bufs) {
+        LoopBuf *nb = realloc(L->p->bufs, (size_t)want * sizeof *nb);
+        if (!nb)
+            return low_oom(L);
+        L->p->bufs = nb;
+        L->p->cap_bufs = want;
+    }
     L->oom = 0;
     int r = fn(L);
     return r == 0 && L->oom ? low_oom(L) : r;

@@ -26,6 +26,11 @@ typedef struct Low {
     int oom;                /* a buffer could not be made (low_in) */
 } Low;
 
+/* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
+ * axis).  The buffer array is reserved for them before the lowering runs, so
+ * LoopBuf pointers (low_buf) stay valid during one operator's lowering. */
+#define LOW_MAX_NEW_BUFS (3 * IR_MAX_RANK + 8)
+
 /* One lowering per operator family member; 0 or -1 with a diagnostic. */
 typedef int (*LowFn)(Low *L);
 
