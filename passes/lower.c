@@ -44,6 +44,7 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,
     [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
     [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
+    [IR_OP_QuantizeLinear] = low_quantize, [IR_OP_DequantizeLinear] = low_dequantize,
 };
 
 /* ------------------------------------------------------------- helpers */

@@ -68,6 +68,8 @@ int low_depthtospace(Low *L);
 int low_constantofshape(Low *L);
 int low_range(Low *L);
 int low_resize(Low *L);
+int low_quantize(Low *L);     /* lower_quant.c */
+int low_dequantize(Low *L);
 
 /* ---- helpers (passes/lower.c) ---- */
 

@@ -820,6 +820,49 @@ static void test_graph_plumbing(void **state)
     check(&t);
 }
 
+/* -------------------------------------------------------- quantization */
+
+static void quant_case(int dq, IrDType xt, IrDType qt, int per, int zp, int64_t axis, int64_t block)
+{
+    TG t;
+    tg_start(&t, dq ? "dequantize" : "quantize");
+    int x = tg_input(&t, "x", dq ? qt : xt, TG_INTS(3, 4, 6));
+    int64_t sd[3] = { 3, 4, 6 };
+    int a = (int)(axis < 0 ? axis + 3 : axis), sr = per == 0 ? 0 : per == 1 ? 1 : 3;
+    if (per == 1)
+        sd[0] = sd[a];
+    if (per == 2)
+        sd[a] = (sd[a] + block - 1) / block;
+    double sv[72], zv[72];
+    for (int i = 0; i < 72; i++) {
+        sv[i] = 0.05 + 0.01 * (i % 7);
+        zv[i] = (double)(i % 5) * (qt == IR_DT_U8 ? 20 : 7) - (qt == IR_DT_U8 ? 0 : 10);
+    }
+    int in[3] = { x, tg_const(&t, "s", dq ? IR_DT_F32 : xt, sr, sd, sv), zp ? tg_const(&t, "z", qt, sr, sd, zv) : -1 };
+    tg_node(&t, dq ? IR_OP_DequantizeLinear : IR_OP_QuantizeLinear, "op", zp ? 3 : 2, in, 1);
+    tg_int(&t, IR_A_axis, axis);
+    if (block)
+        tg_int(&t, IR_A_block_size, block);
+    if (!dq && !zp)
+        tg_int(&t, IR_A_output_dtype, ir_dtype_to_onnx(qt));
+    outputs(&t, 0, 1);
+    Range r = dq ? (qt == IR_DT_U8 ? (Range){ 0, 255 } : (Range){ -128, 127 }) : (Range){ -12, 12 };
+    check_ranges(&t, &r);
+}
+
+static void test_quant(void **state)
+{
+    (void)state;
+    for (int dq = 0; dq < 2; dq++)
+        for (int per = 0; per < 3; per++) {
+            quant_case(dq, IR_DT_F32, IR_DT_U8, per, 1, 1, per == 2 ? 4 : 0);
+            quant_case(dq, IR_DT_F32, IR_DT_I8, per, 1, -1, per == 2 ? 4 : 0);
+            quant_case(dq, IR_DT_F32, IR_DT_I8, per, 0, 0, per == 2 ? 2 : 0);
+        }
+    quant_case(0, IR_DT_F16, IR_DT_U8, 1, 1, 1, 0);         /* float16 precision */
+    quant_case(0, IR_DT_F32, IR_DT_I16, 0, 1, 1, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_data),
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_graph_plumbing),
+        cmocka_unit_test(test_quant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
