@@ -52,8 +52,12 @@ int low_conv(Low *L);         /* lower_window.c */
 int low_convtranspose(Low *L);
 int low_pool(Low *L);
 int low_globalpool(Low *L);
+int low_convinteger(Low *L);
+int low_qlinearconv(Low *L);
 int low_matmul(Low *L);       /* lower_matmul.c */
 int low_gemm(Low *L);
+int low_matmulinteger(Low *L);
+int low_qlinearmatmul(Low *L);
 int low_transpose(Low *L);    /* lower_data.c */
 int low_concat(Low *L);
 int low_split(Low *L);

@@ -37,6 +37,8 @@ typedef struct Mm {
     int yv[IR_MAX_RANK];
     int kv;
     IrDType t;
+    LoopExpr *az, *bz;     /* zero points subtracted from a's / b's elements, or NULL */
+    int nb;                /* output batch dims */
 } Mm;
 
 static int mm_emit(Low *L, Mm *m, LoopExpr *ai, LoopExpr *bi, LoopExpr *(*post)(Low *L, Mm *m, LoopExpr *acc))
@@ -45,7 +47,12 @@ static int mm_emit(Low *L, Mm *m, LoopExpr *ai, LoopExpr *bi, LoopExpr *(*post)(
     int acc = low_let(L, blk, "acc", low_const(L, m->t, 0), 1);
     if (acc < 0)
         return low_oom(L);
-    LoopExpr *prod = low_bin(L, LOOP_MUL, low_load(L, m->a, ai, m->t), low_load(L, m->b, bi, m->t));
+    LoopExpr *av = low_load(L, m->a, ai, m->t), *bv = low_load(L, m->b, bi, m->t);
+    if (m->az)
+        av = low_bin(L, LOOP_SUB, av, m->az);
+    if (m->bz)
+        bv = low_bin(L, LOOP_SUB, bv, m->bz);
+    LoopExpr *prod = low_bin(L, LOOP_MUL, av, bv);
     if (low_add(L, body, loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc), prod))) ||
         low_add(L, blk, loop_for(L->p, m->kv, low_i(L, m->K), LOOP_SERIAL, body)))
         return low_oom(L);
@@ -59,21 +66,105 @@ static int mm_emit(Low *L, Mm *m, LoopExpr *ai, LoopExpr *bi, LoopExpr *(*post)(
     return low_kernel(L, low_nest(L, yb->shape.rank, m->yv, yb->shape.dims, blk));
 }
 
-int low_matmul(Low *L)
+/* MatMul and its integer forms: a, b at input slots ia, ib. */
+static int matmul_common(Low *L, int ia, int ib, Mm *mp, LoopExpr *(*post)(Low *L, Mm *m, LoopExpr *acc),
+                         int (*prep)(Low *L, Mm *m))
 {
-    Mm m = { .a = low_in(L, 0), .b = low_in(L, 1), .y = low_out(L, 0) };
+    Mm m = *mp;
+    m.a = low_in(L, ia);
+    m.b = low_in(L, ib);
+    m.y = low_out(L, 0);
     const LoopBuf *ab = low_buf(L, m.a), *bb = low_buf(L, m.b), *yb = low_buf(L, m.y);
     int a1 = ab->shape.rank == 1, b1 = bb->shape.rank == 1, ry = yb->shape.rank;
     m.K = ab->shape.dims[ab->shape.rank - 1];
-    m.t = acc_type(yb->dtype);
+    if (!m.t)
+        m.t = acc_type(yb->dtype);
     if (low_vars(L, ry, "i", m.yv) || low_vars(L, 1, "k", &m.kv))
         return low_oom(L);
     int nb = ry - (a1 ? 0 : 1) - (b1 ? 0 : 1);          /* output batch dims */
+    m.nb = nb;
     LoopExpr *row = a1 ? NULL : low_v(L, m.yv[nb]);
     LoopExpr *col = b1 ? NULL : low_v(L, m.yv[ry - 1]);
     LoopExpr *ai = mat_index(L, m.a, m.yv, nb, row, low_v(L, m.kv));
     LoopExpr *bi = mat_index(L, m.b, m.yv, nb, low_v(L, m.kv), col);
-    return mm_emit(L, &m, ai, bi, NULL);
+    if (prep && prep(L, &m) != 0)
+        return -1;
+    return mm_emit(L, &m, ai, bi, post);
+}
+
+int low_matmul(Low *L)
+{
+    Mm m = { 0 };
+    return matmul_common(L, 0, 1, &m, NULL, NULL);
+}
+
+/* A quantization parameter of a (is_a) or b at input slot k: one element,
+ * or one per row of a ([M]) / column of b ([N]); its value at the output
+ * element (NULL when absent, *bad set when of another shape). */
+static LoopExpr *mm_param(Low *L, Mm *m, int k, int is_a, IrDType t, int *bad)
+{
+    int p = low_in(L, k);
+    if (p < 0)
+        return NULL;
+    const LoopBuf *pb = low_buf(L, p), *ob = low_buf(L, is_a ? m->a : m->b);
+    if (ir_shape_numel(&pb->shape) == 1)
+        return low_load(L, p, low_i(L, 0), t);
+    int ry = low_buf(L, m->y)->shape.rank;
+    if (pb->shape.rank == 1 && ob->shape.rank >= 2 &&
+        pb->shape.dims[0] == ob->shape.dims[ob->shape.rank - (is_a ? 2 : 1)])
+        return low_load(L, p, low_v(L, m->yv[is_a ? m->nb : ry - 1]), t);
+    *bad = 1;
+    return NULL;
+}
+
+static int int_zero_points(Low *L, Mm *m, int az, int bz)
+{
+    int bad = 0;
+    m->az = mm_param(L, m, az, 1, m->t, &bad);
+    m->bz = mm_param(L, m, bz, 0, m->t, &bad);
+    if (bad)
+        return util_error(L->d, L->n->loc, "operator %s (node '%s') with zero points other than per tensor, per row "
+                          "of a or per column of b is not supported on target cpu yet", ir_op_name(L->n->op),
+                          L->n->name ? L->n->name : "");
+    return 0;
+}
+
+static int mmint_prep(Low *L, Mm *m) { return int_zero_points(L, m, 2, 3); }
+static int qlmm_prep(Low *L, Mm *m)
+{
+    int bad = 0;
+    IrDType st = low_ctype(low_buf(L, low_in(L, 1))->dtype);
+    if (!mm_param(L, m, 1, 1, st, &bad) || !mm_param(L, m, 4, 0, st, &bad) || bad)
+        return util_error(L->d, L->n->loc, "operator QLinearMatMul (node '%s') with scales other than per tensor, per "
+                          "row of a or per column of b is not supported on target cpu yet", L->n->name ? L->n->name : "");
+    return int_zero_points(L, m, 2, 5);
+}
+
+int low_matmulinteger(Low *L)
+{
+    Mm m = { .t = IR_DT_I64 };
+    return matmul_common(L, 0, 1, &m, NULL, mmint_prep);
+}
+
+/* round_even(acc * (a_s * b_s / y_s)) + y_zp, the multiplier in the scales'
+ * type (as the interpreter) */
+static LoopExpr *qlmm_post(Low *L, Mm *m, LoopExpr *acc)
+{
+    int bad = 0;
+    IrDType st = low_ctype(low_buf(L, low_in(L, 1))->dtype);
+    LoopExpr *as = mm_param(L, m, 1, 1, st, &bad), *bs = mm_param(L, m, 4, 0, st, &bad);
+    if (bad || !as || !bs)
+        return NULL;
+    LoopExpr *mul = low_bin(L, LOOP_DIV, low_bin(L, LOOP_MUL, as, bs), low_load(L, low_in(L, 6), low_i(L, 0), st));
+    LoopExpr *v = low_bin(L, LOOP_MUL, low_convert(L, acc, IR_DT_F64), low_convert(L, mul, IR_DT_F64));
+    v = loop_call(L->p, LOOP_I_round_even, 1, &v);
+    return low_bin(L, LOOP_ADD, v, low_load(L, low_in(L, 7), low_i(L, 0), IR_DT_F64));
+}
+
+int low_qlinearmatmul(Low *L)
+{
+    Mm m = { .t = IR_DT_I64 };
+    return matmul_common(L, 0, 3, &m, qlmm_post, qlmm_prep);
 }
 
 static LoopExpr *gemm_post(Low *L, Mm *m, LoopExpr *acc)

@@ -92,17 +92,56 @@ static LoopExpr *vars_of(Low *L, const int *v, int n, LoopExpr **out)
 
 /* ---------------------------------------------------------------- Conv */
 
-static int conv_common(Low *L, int transpose)
+/* Operands of the convolution template: Conv / ConvTranspose, and the
+ * integer forms (ConvInteger, QLinearConv) that subtract zero points first
+ * and accumulate in int64. */
+typedef struct ConvIo {
+    int x, w, b;           /* buffers (b -1: no bias) */
+    int xz, wz;            /* zero-point inputs (slots), -1 when none */
+    int transpose;
+    IrDType t;             /* accumulator type */
+    /* QLinearConv: requantize acc with these input slots (x_scale, w_scale,
+     * y_scale, y_zero_point); -1 = no requantization */
+    int xs, ws, ys, yz;
+} ConvIo;
+
+/* Zero point of input slot k at element index e (scalar or per channel). */
+static LoopExpr *zero_point(Low *L, int k, LoopExpr *e, IrDType t)
+{
+    int b = low_in(L, k);
+    if (b < 0)
+        return NULL;
+    LoopExpr *i = ir_shape_numel(&low_buf(L, b)->shape) > 1 ? e : low_i(L, 0);
+    return low_load(L, b, i, t);
+}
+
+static LoopExpr *minus(Low *L, LoopExpr *v, LoopExpr *zp) { return zp ? low_bin(L, LOOP_SUB, v, zp) : v; }
+
+/* QLinearConv's output: round_even(acc * (x_s * w_s[m] / y_s)) + y_zp, the
+ * multiplier formed in the scales' type (as the interpreter). */
+static LoopExpr *requantize(Low *L, const ConvIo *io, LoopExpr *acc, LoopExpr *m)
+{
+    int xs = low_in(L, io->xs), ws = low_in(L, io->ws), ys = low_in(L, io->ys), yz = low_in(L, io->yz);
+    IrDType st = low_buf(L, xs)->dtype, ct = low_ctype(st);
+    LoopExpr *wsi = ir_shape_numel(&low_buf(L, ws)->shape) > 1 ? m : low_i(L, 0);
+    LoopExpr *prod = low_bin(L, LOOP_MUL, low_load(L, xs, low_i(L, 0), ct), low_load(L, ws, wsi, ct));
+    LoopExpr *mul = low_bin(L, LOOP_DIV, prod, low_load(L, ys, low_i(L, 0), ct));
+    LoopExpr *v = low_bin(L, LOOP_MUL, low_convert(L, acc, IR_DT_F64), low_convert(L, mul, IR_DT_F64));
+    v = loop_call(L->p, LOOP_I_round_even, 1, &v);
+    return low_bin(L, LOOP_ADD, v, low_load(L, yz, low_i(L, 0), IR_DT_F64));
+}
+
+static int conv_lower(Low *L, const ConvIo *io)
 {
     const IrNode *n = L->n;
-    int x = low_in(L, 0), w = low_in(L, 1), b = low_in(L, 2), y = low_out(L, 0);
+    int x = io->x, w = io->w, b = io->b, y = low_out(L, 0), transpose = io->transpose;
     Win W;
     memset(&W, 0, sizeof W);
     if (ir_window(L->g, n, &low_buf(L, x)->shape, &low_buf(L, w)->shape, &W.w, L->d) != 0)
         return -1;
     if (win_vars(L, &W) != 0)
         return low_oom(L);
-    IrDType t = low_ctype(low_buf(L, y)->dtype);
+    IrDType t = io->t;
     int64_t G = W.w.group, cin_g = W.w.channels_in / G, cout_g = W.w.channels_out / G;
     int cv;
     if (low_vars(L, 1, "ci", &cv) != 0)
@@ -136,7 +175,8 @@ static int conv_common(Low *L, int transpose)
             cond = low_and(L, cond, low_in_range(L, loop_expr_copy(L->p, pos[i]), 0, W.w.in[i]));
         }
     }
-    LoopExpr *xv = low_load(L, x, nc_index(L, x, low_v(L, W.n), chan, pos, W.S), t);
+    LoopExpr *xv = minus(L, low_load(L, x, nc_index(L, x, low_v(L, W.n), chan, pos, W.S), t),
+                         io->xz >= 0 ? zero_point(L, io->xz, low_i(L, 0), t) : NULL);
     LoopExpr *wi;
     if (!transpose) {
         wi = nc_index(L, w, low_v(L, W.c), low_v(L, cv), kk, W.S);
@@ -145,20 +185,43 @@ static int conv_common(Low *L, int transpose)
         LoopExpr *oc = low_bin(L, LOOP_MOD, low_v(L, W.c), low_i(L, cout_g));
         wi = nc_index(L, w, loop_expr_copy(L->p, chan), oc, kk, W.S);
     }
-    LoopStmt *upd = loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc),
-                                                   low_bin(L, LOOP_MUL, xv, low_load(L, w, wi, t))));
+    LoopExpr *wv = minus(L, low_load(L, w, wi, t), io->wz >= 0 ? zero_point(L, io->wz, low_v(L, W.c), t) : NULL);
+    LoopStmt *upd = loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc), low_bin(L, LOOP_MUL, xv, wv)));
     if (low_add(L, tap, cond ? loop_if(L->p, cond, upd, NULL) : upd) ||
         low_add(L, blk, loop_for(L->p, cv, low_i(L, cin_g), LOOP_SERIAL, win_taps(L, &W, tap))))
         return low_oom(L);
     LoopExpr *ov[IR_MAX_RANK];
     vars_of(L, W.o, W.S, ov);
-    if (low_add(L, blk, low_store(L, y, nc_index(L, y, low_v(L, W.n), low_v(L, W.c), ov, W.S), low_v(L, acc))))
+    LoopExpr *res = io->xs >= 0 ? requantize(L, io, low_v(L, acc), low_v(L, W.c)) : low_v(L, acc);
+    if (low_add(L, blk, low_store(L, y, nc_index(L, y, low_v(L, W.n), low_v(L, W.c), ov, W.S), res)))
         return low_oom(L);
     return win_kernel(L, &W, W.w.channels_out, blk);
 }
 
-int low_conv(Low *L) { return conv_common(L, 0); }
-int low_convtranspose(Low *L) { return conv_common(L, 1); }
+static int conv_float(Low *L, int transpose)
+{
+    ConvIo io = { .x = low_in(L, 0), .w = low_in(L, 1), .b = low_in(L, 2), .xz = -1, .wz = -1,
+                  .transpose = transpose, .t = low_ctype(low_buf(L, low_out(L, 0))->dtype),
+                  .xs = -1, .ws = -1, .ys = -1, .yz = -1 };
+    return conv_lower(L, &io);
+}
+
+int low_conv(Low *L) { return conv_float(L, 0); }
+int low_convtranspose(Low *L) { return conv_float(L, 1); }
+
+int low_convinteger(Low *L)
+{
+    ConvIo io = { .x = low_in(L, 0), .w = low_in(L, 1), .b = -1, .xz = 2, .wz = 3, .t = IR_DT_I64,
+                  .xs = -1, .ws = -1, .ys = -1, .yz = -1 };
+    return conv_lower(L, &io);
+}
+
+int low_qlinearconv(Low *L)
+{
+    ConvIo io = { .x = low_in(L, 0), .w = low_in(L, 3), .b = low_in(L, 8), .xz = 2, .wz = 5, .t = IR_DT_I64,
+                  .xs = 1, .ws = 4, .ys = 6, .yz = 7 };
+    return conv_lower(L, &io);
+}
 
 /* ---------------------------------------------------------------- pools */
 

@@ -863,6 +863,64 @@ static void test_quant(void **state)
     quant_case(0, IR_DT_F32, IR_DT_I16, 0, 1, 1, 0);
 }
 
+static int qc(TG *t, const char *name, IrDType dt, int rank, const int64_t *dims, double base)
+{
+    double v[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = base + (double)(i % 4) * (ir_dtype_is_float(dt) ? 0.01 : 3);
+    return tg_const(t, name, dt, rank, dims, v);
+}
+
+static void test_quant_products(void **state)
+{
+    (void)state;
+    Range u8 = { 0, 255 };
+    TG t;
+    /* MatMulInteger: batched a, per-column b zero point */
+    tg_start(&t, "matmulinteger");
+    int mi[4] = { tg_input(&t, "a", IR_DT_U8, TG_INTS(2, 3, 4)), tg_input(&t, "b", IR_DT_U8, TG_INTS(4, 5)),
+                  qc(&t, "az", IR_DT_U8, 0, NULL, 100), qc(&t, "bz", IR_DT_U8, TG_INTS(5), 120) };
+    tg_node(&t, IR_OP_MatMulInteger, "op", 4, mi, 1);
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ u8, u8 });
+    tg_start(&t, "matmulinteger_rowzp");
+    int mr[3] = { tg_input(&t, "a", IR_DT_I8, TG_INTS(3, 4)), tg_input(&t, "b", IR_DT_I8, TG_INTS(4, 2)),
+                  qc(&t, "az", IR_DT_I8, TG_INTS(3), -5) };
+    tg_node(&t, IR_OP_MatMulInteger, "op", 3, mr, 1);
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ { -128, 127 }, { -128, 127 } });
+    /* QLinearMatMul */
+    tg_start(&t, "qlinearmatmul");
+    int qm[8] = { tg_input(&t, "a", IR_DT_U8, TG_INTS(3, 4)), qc(&t, "as", IR_DT_F32, 0, NULL, 0.02),
+                  qc(&t, "az", IR_DT_U8, 0, NULL, 128), tg_input(&t, "b", IR_DT_U8, TG_INTS(4, 5)),
+                  qc(&t, "bs", IR_DT_F32, TG_INTS(5), 0.03), qc(&t, "bz", IR_DT_U8, TG_INTS(5), 100),
+                  qc(&t, "ys", IR_DT_F32, 0, NULL, 0.5), qc(&t, "yz", IR_DT_U8, 0, NULL, 90) };
+    tg_node(&t, IR_OP_QLinearMatMul, "op", 8, qm, 1);
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ u8, u8 });
+    /* ConvInteger with padding and per-channel weight zero point */
+    tg_start(&t, "convinteger");
+    int ci[4] = { tg_input(&t, "x", IR_DT_U8, TG_INTS(1, 2, 5, 5)), tg_input(&t, "w", IR_DT_U8, TG_INTS(3, 2, 3, 3)),
+                  qc(&t, "xz", IR_DT_U8, 0, NULL, 7), qc(&t, "wz", IR_DT_U8, TG_INTS(3), 11) };
+    tg_node(&t, IR_OP_ConvInteger, "op", 4, ci, 1);
+    tg_ints(&t, IR_A_pads, TG_INTS(1, 0, 1, 2));
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 1));
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ u8, u8 });
+    /* QLinearConv with bias, per-channel weight scale, groups */
+    tg_start(&t, "qlinearconv");
+    int ql[9] = { tg_input(&t, "x", IR_DT_U8, TG_INTS(1, 4, 6, 6)), qc(&t, "xs", IR_DT_F32, 0, NULL, 0.02),
+                  qc(&t, "xz", IR_DT_U8, 0, NULL, 128), tg_input(&t, "w", IR_DT_I8, TG_INTS(4, 2, 3, 3)),
+                  qc(&t, "ws", IR_DT_F32, TG_INTS(4), 0.01), qc(&t, "wz", IR_DT_I8, TG_INTS(4), 0),
+                  qc(&t, "ys", IR_DT_F32, 0, NULL, 0.05), qc(&t, "yz", IR_DT_U8, 0, NULL, 100),
+                  qc(&t, "b", IR_DT_I32, TG_INTS(4), -300) };
+    tg_node(&t, IR_OP_QLinearConv, "op", 9, ql, 1);
+    tg_ints(&t, IR_A_pads, TG_INTS(1, 1, 1, 1));
+    tg_int(&t, IR_A_group, 2);
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ u8, { -128, 127 } });
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +936,7 @@ int main(void)
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_graph_plumbing),
         cmocka_unit_test(test_quant),
+        cmocka_unit_test(test_quant_products),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
