@@ -45,6 +45,7 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
     [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
     [IR_OP_QuantizeLinear] = low_quantize, [IR_OP_DequantizeLinear] = low_dequantize,
+    [IR_OP_DynamicQuantizeLinear] = low_dynquantize,
     [IR_OP_ConvInteger] = low_convinteger, [IR_OP_QLinearConv] = low_qlinearconv,
     [IR_OP_MatMulInteger] = low_matmulinteger, [IR_OP_QLinearMatMul] = low_qlinearmatmul,
 };

@@ -74,6 +74,7 @@ int low_range(Low *L);
 int low_resize(Low *L);
 int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
+int low_dynquantize(Low *L);
 
 /* ---- helpers (passes/lower.c) ---- */
 

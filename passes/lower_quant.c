@@ -87,3 +87,43 @@ static int quant_common(Low *L, LowElemFn f)
 
 int low_quantize(Low *L) { return quant_common(L, quantize_elem); }
 int low_dequantize(Low *L) { return quant_common(L, dequantize_elem); }
+
+/* DynamicQuantizeLinear: uint8 over [min(x, 0), max(x, 0)], in float32:
+ * scale = (hi - lo) / 255 (1/255 when hi == lo), zp = round(clamp(-lo /
+ * scale, 0, 255)), y = saturate(round(x / scale) + zp).  One kernel: a
+ * pass for the range, a pass for y. */
+int low_dynquantize(Low *L)
+{
+    int x = low_in(L, 0), y = low_out(L, 0), ys = low_out(L, 1), yz = low_out(L, 2);
+    IrDType t = IR_DT_F32;
+    int64_t n = ir_shape_numel(&low_buf(L, x)->shape);
+    LoopStmt *k = loop_block(L->p), *b1 = loop_block(L->p), *b2 = loop_block(L->p);
+    int i1, i2;
+    if (low_vars(L, 1, "i", &i1) || low_vars(L, 1, "i", &i2))
+        return low_oom(L);
+    int lo = low_let(L, k, "lo", low_const(L, t, 0), 1), hi = low_let(L, k, "hi", low_const(L, t, 0), 1);
+    int v = low_let(L, b1, "v", low_load(L, x, low_v(L, i1), t), 0);
+    if (lo < 0 || hi < 0 || v < 0)
+        return low_oom(L);
+    LoopExpr *nlo = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, v), low_v(L, lo)), low_v(L, v), low_v(L, lo));
+    LoopExpr *nhi = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, hi), low_v(L, v)), low_v(L, v), low_v(L, hi));
+    if (low_add(L, b1, loop_assign(L->p, lo, nlo)) || low_add(L, b1, loop_assign(L->p, hi, nhi)) ||
+        low_add(L, k, loop_for(L->p, i1, low_i(L, n), LOOP_SERIAL, b1)))
+        return low_oom(L);
+    LoopExpr *range = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, hi), low_v(L, lo)), low_const(L, t, 1),
+                                  low_bin(L, LOOP_SUB, low_v(L, hi), low_v(L, lo)));
+    int sc = low_let(L, k, "scale", low_bin(L, LOOP_DIV, range, low_const(L, t, 255)), 0);
+    LoopExpr *zpf = sc < 0 ? NULL : low_bin(L, LOOP_SUB, low_const(L, t, 0), low_bin(L, LOOP_DIV, low_v(L, lo), low_v(L, sc)));
+    zpf = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, zpf, low_const(L, t, 0)), low_const(L, t, 255));
+    int zp = low_let(L, k, "zp", loop_call(L->p, LOOP_I_round_even, 1, &zpf), 0);
+    if (zp < 0)
+        return low_oom(L);
+    LoopExpr *q = low_bin(L, LOOP_DIV, low_load(L, x, low_v(L, i2), t), low_v(L, sc));
+    q = low_bin(L, LOOP_ADD, loop_call(L->p, LOOP_I_round_even, 1, &q), low_v(L, zp));
+    if (low_add(L, b2, low_store(L, y, low_v(L, i2), q)) ||
+        low_add(L, k, loop_for(L->p, i2, low_i(L, n), LOOP_SERIAL, b2)) ||
+        (ys >= 0 && low_add(L, k, low_store(L, ys, low_i(L, 0), low_v(L, sc)))) ||
+        (yz >= 0 && low_add(L, k, low_store(L, yz, low_i(L, 0), low_v(L, zp)))))
+        return low_oom(L);
+    return low_kernel(L, k);
+}

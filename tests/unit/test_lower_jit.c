@@ -861,6 +861,15 @@ static void test_quant(void **state)
         }
     quant_case(0, IR_DT_F16, IR_DT_U8, 1, 1, 1, 0);         /* float16 precision */
     quant_case(0, IR_DT_F32, IR_DT_I16, 0, 1, 1, 0);
+    static const Range dr[3] = { { -3, 5 }, { 1, 4 }, { -6, -2 } };   /* mixed, all positive, all negative */
+    for (int i = 0; i < 3; i++) {
+        TG t;
+        tg_start(&t, "dynquant");
+        int x = in_f32(&t, "x", TG_INTS(4, 7));
+        tg_node(&t, IR_OP_DynamicQuantizeLinear, "op", 1, &x, 3);
+        outputs(&t, 0, 3);
+        check_ranges(&t, &dr[i]);
+    }
 }
 
 static int qc(TG *t, const char *name, IrDType dt, int rank, const int64_t *dims, double base)
