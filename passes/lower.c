@@ -59,7 +59,18 @@ int low_oom(Low *L)
     return ir_node_error(L->g, L->n, L->d, "out of memory while lowering");
 }
 
-const LoopBuf *low_buf(Low *L, int b) { return &L->p->bufs[b]; }
+/* An empty stand-in for a buffer that could not be made (out of memory):
+ * lowerings carry on harmlessly and lower_node reports the failure. */
+static const LoopBuf no_buf = { .name = "none", .dtype = IR_DT_F32, .alias_of = -1, .index = -1, .tensor = -1 };
+
+const LoopBuf *low_buf(Low *L, int b)
+{
+    if (b < 0 || b >= L->p->n_bufs) {
+        L->oom = 1;
+        return &no_buf;
+    }
+    return &L->p->bufs[b];
+}
 
 static int use_buf(Low *L, int t);
 
