@@ -79,17 +79,14 @@ static LoopExpr *em1(Low *L, IrDType ct, LoopExpr *x)
     return low_bin(L, LOOP_SUB, call1(L, LOOP_I_exp, x), low_const(L, ct, 1));
 }
 
-static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
+LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta)
 {
     const IrNode *n = L->n;
-    IrDType ct = e->ct;
-    int x = xs[0];
 #define X low_v(L, x)
 #define C(v) low_const(L, ct, (v))
 #define B(op, a, b) low_bin(L, LOOP_##op, a, b)
 #define SEL(c, a, b) loop_select(L->p, c, a, b)
-    double alpha = ir_attr_float(n, IR_A_alpha), beta = ir_attr_float(n, IR_A_beta);
-    switch (e->op) {
+    switch (op) {
     case IR_OP_Abs: return ir_dtype_is_int(ct) && !ir_dtype_is_signed(ct) ? X : loop_un(L->p, LOOP_ABS, X);
     case IR_OP_Neg: return loop_un(L->p, LOOP_NEG, X);
     case IR_OP_Reciprocal: return B(DIV, C(1), X);
@@ -148,20 +145,29 @@ static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
             return inf;
         return B(AND, inf, pos ? B(LT, C(0), X) : B(LT, X, C(0)));
     }
-    case IR_OP_Clip: {
-        LoopExpr *v = X;
-        if (e->has_lo || e->buf[1] >= 0) {
-            LoopExpr *lo = e->has_lo ? C(e->lo) : low_v(L, xs[1]);
-            v = SEL(B(LT, v, lo), loop_expr_copy(L->p, lo), loop_expr_copy(L->p, v));
-        }
-        if (e->has_hi || e->buf[2] >= 0) {
-            LoopExpr *hi = e->has_hi ? C(e->hi) : low_v(L, xs[2]);
-            v = SEL(B(LT, hi, v), loop_expr_copy(L->p, hi), loop_expr_copy(L->p, v));
-        }
-        return v;
-    }
     default: return X;
     }
+}
+
+static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
+{
+    return low_unary_expr(L, e->op, e->ct, xs[0], ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta));
+}
+
+/* Clip: x < lo ? lo : x, then hi < x ? hi : x (NaN stays NaN) */
+static LoopExpr *clip_expr(Low *L, const Ew *e, const int *xs)
+{
+    IrDType ct = e->ct;
+    LoopExpr *v = low_v(L, xs[0]);
+    if (e->has_lo || e->buf[1] >= 0) {
+        LoopExpr *lo = e->has_lo ? C(e->lo) : low_v(L, xs[1]);
+        v = SEL(B(LT, v, lo), loop_expr_copy(L->p, lo), loop_expr_copy(L->p, v));
+    }
+    if (e->has_hi || e->buf[2] >= 0) {
+        LoopExpr *hi = e->has_hi ? C(e->hi) : low_v(L, xs[2]);
+        v = SEL(B(LT, hi, v), loop_expr_copy(L->p, hi), loop_expr_copy(L->p, v));
+    }
+    return v;
 }
 
 /* Operators computed on integers without going through float64. */
@@ -187,7 +193,7 @@ int low_unary(Low *L)
 
 int low_clip(Low *L)
 {
-    Ew e = { .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = unary_expr };
+    Ew e = { .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = clip_expr };
     e.ct = unary_ctype(IR_OP_Clip, low_buf(L, e.buf[0])->dtype);
     for (int k = 0; k < 3; k++)
         e.ty[k] = e.ct;

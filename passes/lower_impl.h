@@ -76,6 +76,11 @@ int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);
 
+/* The scalar function of unary operator op at variable x (of compute type
+ * ct), with the given alpha / beta; other parameters come from the node's
+ * attributes (lower_elementwise.c; also used for RNN activations). */
+LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta);
+
 /* ---- helpers (passes/lower.c) ---- */
 
 int low_oom(Low *L);                                 /* "out of memory while lowering" */
