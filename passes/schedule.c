@@ -12,7 +12,7 @@
  *               i := io*W + i substituted in the body;
  *  - parallel:  each top-level loop nest of a kernel, descending through
  *               loops of extent 1, whose body assigns no outer accumulator
- *               →  PARALLEL.
+ *               and stores into no kernel-local buffer  →  PARALLEL.
  * Lowering puts a kernel's output loops outermost, so a parallel loop's
  * iterations write disjoint elements. */
 #include "passes/passes.h"
@@ -325,6 +325,24 @@ static void walk(Sched *c, LoopStmt *s)
     }
 }
 
+/* Does s store into a kernel-local buffer (state shared by iterations)? */
+static int stores_local(const LoopProgram *p, const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return stores_local(p, s->u.loop.body);
+    case LOOP_S_STORE: return p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL;
+    case LOOP_S_IF: return stores_local(p, s->u.cond.then_) || stores_local(p, s->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (stores_local(p, s->u.block.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
 /* The loop to parallelize in top-level nest s: skip extent-1 loops. */
 static void parallelize(Sched *c, LoopStmt *s)
 {
@@ -338,6 +356,7 @@ static void parallelize(Sched *c, LoopStmt *s)
         s = b;
     }
     if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
+        !stores_local(c->p, s) &&
         !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1))
         s->u.loop.kind = LOOP_PARALLEL;
 }

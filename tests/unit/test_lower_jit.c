@@ -930,6 +930,81 @@ static void test_quant_products(void **state)
     check_ranges(&t, (Range[]){ u8, { -128, 127 } });
 }
 
+/* ------------------------------------------------------------ recurrent */
+
+typedef struct RnnSpec {
+    IrOp op;
+    const char *dir;
+    int layout, bias, seq_lens, init, peep, clip, lbr, acts, forget;
+} RnnSpec;
+
+static void rnn_case(const RnnSpec *s)
+{
+    TG t;
+    tg_start(&t, ir_op_name(s->op));
+    int64_t S = 4, B = 3, I = 3, H = 5, D = !strcmp(s->dir, "bidirectional") ? 2 : 1;
+    int64_t G = s->op == IR_OP_LSTM ? 4 : s->op == IR_OP_GRU ? 3 : 1;
+    int in[8] = { -1, -1, -1, -1, -1, -1, -1, -1 }, n_in = 3;
+    in[0] = s->layout ? in_f32(&t, "x", TG_INTS(B, S, I)) : in_f32(&t, "x", TG_INTS(S, B, I));
+    in[1] = in_f32(&t, "w", TG_INTS(D, G * H, I));
+    in[2] = in_f32(&t, "r", TG_INTS(D, G * H, H));
+    if (s->bias)
+        in[3] = in_f32(&t, "b", TG_INTS(D, 2 * G * H)), n_in = 4;
+    if (s->seq_lens)
+        in[4] = tg_const(&t, "sl", IR_DT_I32, TG_INTS(B), (double[]){ 4, 0, 2 }), n_in = 5;
+    if (s->init) {
+        in[5] = s->layout ? in_f32(&t, "h0", TG_INTS(B, D, H)) : in_f32(&t, "h0", TG_INTS(D, B, H));
+        n_in = 6;
+        if (s->op == IR_OP_LSTM) {
+            in[6] = s->layout ? in_f32(&t, "c0", TG_INTS(B, D, H)) : in_f32(&t, "c0", TG_INTS(D, B, H));
+            n_in = 7;
+        }
+    }
+    if (s->peep)
+        in[7] = in_f32(&t, "p", TG_INTS(D, 3 * H)), n_in = 8;
+    int n_out = s->op == IR_OP_LSTM ? 3 : 2;
+    tg_node(&t, s->op, "op", n_in, in, n_out);
+    tg_int(&t, IR_A_hidden_size, H);
+    tg_str(&t, IR_A_direction, s->dir);
+    tg_int(&t, IR_A_layout, s->layout);
+    if (s->clip)
+        tg_float(&t, IR_A_clip, 0.8);
+    if (s->lbr)
+        tg_int(&t, IR_A_linear_before_reset, 1);
+    if (s->forget)
+        tg_int(&t, IR_A_input_forget, 1);
+    if (s->acts) {
+        static const char *const a3[] = { "HardSigmoid", "LeakyRelu", "Softsign", "Relu", "Elu", "ScaledTanh" };
+        IrAttr a = { .key = IR_A_activations, .kind = IR_AK_STRINGS, .n = (int)(D * (s->op == IR_OP_LSTM ? 3 : s->op == IR_OP_GRU ? 2 : 1)),
+                     .v.strings = (const char **)a3 };
+        ir_set_attr(t.g, t.node, &a);
+    }
+    outputs(&t, 0, n_out);
+    Range r[8] = { { -1, 1 }, { -0.5, 0.5 }, { -0.5, 0.5 }, { -0.5, 0.5 }, { -1, 1 }, { -1, 1 }, { -1, 1 }, { -1, 1 } };
+    Range rr[8];
+    for (int i = 0, j = 0; i < 8; i++)
+        if (in[i] >= 0 && t.g->tensors[in[i]].kind == IR_TK_INPUT)
+            rr[j++] = r[i];
+    check_ranges(&t, rr);
+}
+
+static void test_rnn(void **state)
+{
+    (void)state;
+    static const IrOp ops[] = { IR_OP_RNN, IR_OP_GRU, IR_OP_LSTM };
+    for (int i = 0; i < 3; i++) {
+        RnnSpec a = { .op = ops[i], .dir = "forward" };
+        rnn_case(&a);
+        RnnSpec b = { .op = ops[i], .dir = "reverse", .bias = 1, .init = 1, .seq_lens = 1 };
+        rnn_case(&b);
+        RnnSpec c = { .op = ops[i], .dir = "bidirectional", .bias = 1, .layout = 1, .clip = 1,
+                      .lbr = ops[i] == IR_OP_GRU, .peep = ops[i] == IR_OP_LSTM, .seq_lens = 1, .init = 1 };
+        rnn_case(&c);
+        RnnSpec d = { .op = ops[i], .dir = "bidirectional", .acts = 1, .forget = ops[i] == IR_OP_LSTM };
+        rnn_case(&d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -946,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_graph_plumbing),
         cmocka_unit_test(test_quant),
         cmocka_unit_test(test_quant_products),
+        cmocka_unit_test(test_rnn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
