@@ -358,3 +358,169 @@ int low_globalpool(Low *L)
     PoolKind k = n->op == IR_OP_GlobalMaxPool ? POOL_MAX : n->op == IR_OP_GlobalAveragePool ? POOL_AVG : POOL_LP;
     return pool_lower(L, &W, k, 0, 0, (double)ir_attr_int(n, IR_A_p));
 }
+
+/* ------------------------------------------------------------ RoiAlign */
+
+/* At most this many samples per bin side with adaptive sampling
+ * (sampling_ratio 0); the interpreter rejects rois needing more than 2^20
+ * samples per bin. */
+#define RA_MAX_SIDE 1024
+
+typedef struct Roi {
+    int x, y;
+    int64_t H, W;
+    IrDType t;             /* float64 */
+    int max;
+} Roi;
+
+/* Clamp of an I64 expression to [0, hi]. */
+static LoopExpr *clamp_i(Low *L, LoopExpr *e, int64_t hi)
+{
+    return low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, e, low_i(L, 0)), low_i(L, hi));
+}
+
+/* Bilinear sample of plane `base` at (yv, xv) under onnxruntime's rules
+ * (0 outside [-1, size]; edges clamp); with max, the largest weighted
+ * corner.  Indices are clamped so the loads stay inside the plane. */
+static LoopExpr *roi_sample(Low *L, const Roi *R, LoopStmt *blk, int base, int yv, int xv)
+{
+    IrDType t = R->t;
+    int v[2] = { yv, xv };
+    int64_t sz[2] = { R->H, R->W };
+    int lo[2], hi[2], fr[2];
+    LoopExpr *inside = NULL;
+    for (int a = 0; a < 2; a++) {
+        LoopExpr *p = low_v(L, v[a]);
+        inside = low_and(L, inside, low_bin(L, LOOP_AND, low_bin(L, LOOP_LE, low_const(L, t, -1), p),
+                                            low_bin(L, LOOP_LE, low_v(L, v[a]), low_const(L, t, (double)sz[a]))));
+        /* c = max(p, 0); i0 = min(int(c), size - 1); i1 = min(i0 + 1, size - 1); frac = i0 < size - 1 ? c - i0 : 0 */
+        int c = low_let(L, blk, "c", low_bin(L, LOOP_MAX, low_v(L, v[a]), low_const(L, t, 0)), 0);
+        if (c < 0)
+            return NULL;
+        lo[a] = low_let(L, blk, "i0", clamp_i(L, loop_cast(L->p, IR_DT_I64, low_v(L, c)), sz[a] - 1), 0);
+        if (lo[a] < 0)
+            return NULL;
+        hi[a] = low_let(L, blk, "i1", low_bin(L, LOOP_MIN, low_bin(L, LOOP_ADD, low_v(L, lo[a]), low_i(L, 1)),
+                                              low_i(L, sz[a] - 1)), 0);
+        LoopExpr *f = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, lo[a]), low_i(L, sz[a] - 1)),
+                                  low_bin(L, LOOP_SUB, low_v(L, c), low_convert(L, low_v(L, lo[a]), t)),
+                                  low_const(L, t, 0));
+        fr[a] = low_let(L, blk, "fr", f, 0);
+        if (hi[a] < 0 || fr[a] < 0)
+            return NULL;
+    }
+    int in = low_let(L, blk, "in", inside, 0);
+    if (in < 0)
+        return NULL;
+    LoopExpr *val = NULL;
+    for (int corner = 0; corner < 4; corner++) {
+        int cy = corner >> 1, cx = corner & 1;
+        LoopExpr *wy = cy ? low_v(L, fr[0]) : low_bin(L, LOOP_SUB, low_const(L, t, 1), low_v(L, fr[0]));
+        LoopExpr *wx = cx ? low_v(L, fr[1]) : low_bin(L, LOOP_SUB, low_const(L, t, 1), low_v(L, fr[1]));
+        LoopExpr *idx = low_bin(L, LOOP_ADD, low_v(L, base),
+                                low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, cy ? hi[0] : lo[0]), low_i(L, R->W)),
+                                        low_v(L, cx ? hi[1] : lo[1])));
+        LoopExpr *term = low_bin(L, LOOP_MUL, low_bin(L, LOOP_MUL, wy, wx), low_load(L, R->x, idx, t));
+        if (!val) {
+            val = term;
+        } else if (!R->max) {
+            val = low_bin(L, LOOP_ADD, val, term);
+        } else {
+            int a = low_let(L, blk, "m", val, 0), b = low_let(L, blk, "m", term, 0);
+            if (a < 0 || b < 0)
+                return NULL;
+            val = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, a), low_v(L, b)), low_v(L, b), low_v(L, a));
+        }
+    }
+    return loop_select(L->p, low_v(L, in), val, low_const(L, t, 0));
+}
+
+int low_roialign(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), rois = low_in(L, 1), bi = low_in(L, 2), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, y);
+    Roi R = { .x = x, .y = y, .H = xb->shape.dims[2], .W = xb->shape.dims[3], .t = IR_DT_F64,
+              .max = !strcmp(ir_attr_str(n, IR_A_mode), "max") };
+    IrDType t = R.t;
+    int64_t N = xb->shape.dims[0], C = xb->shape.dims[1], NR = yb->shape.dims[0], OH = yb->shape.dims[2],
+            OW = yb->shape.dims[3];
+    int half = !strcmp(ir_attr_str(n, IR_A_coordinate_transformation_mode), "half_pixel");
+    double scale = ir_attr_float(n, IR_A_spatial_scale), off = half ? 0.5 : 0.0;
+    int64_t sr = ir_attr_int(n, IR_A_sampling_ratio);
+    int r, c, ph, pw, iy, ix;
+    if (low_vars(L, 1, "r", &r) || low_vars(L, 1, "c", &c) || low_vars(L, 1, "ph", &ph) || low_vars(L, 1, "pw", &pw) ||
+        low_vars(L, 1, "iy", &iy) || low_vars(L, 1, "ix", &ix))
+        return low_oom(L);
+    /* per roi: batch row (clamped into [0, N)), corners, bin size, samples per bin */
+    LoopStmt *rb = loop_block(L->p);
+    int b = low_let(L, rb, "bi", clamp_i(L, low_load(L, bi, low_v(L, r), IR_DT_I64), N - 1), 0);
+    int cv[4];
+    for (int i = 0; i < 4; i++) {
+        LoopExpr *e = low_load(L, rois, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, r), low_i(L, 4)), low_i(L, i)), t);
+        cv[i] = low_let(L, rb, "x", low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, e, low_const(L, t, scale)), low_const(L, t, off)), 0);
+        if (cv[i] < 0)
+            return low_oom(L);
+    }
+    LoopExpr *rw = low_bin(L, LOOP_SUB, low_v(L, cv[2]), low_v(L, cv[0]));
+    LoopExpr *rh = low_bin(L, LOOP_SUB, low_v(L, cv[3]), low_v(L, cv[1]));
+    if (!half) {
+        rw = low_bin(L, LOOP_MAX, rw, low_const(L, t, 1));
+        rh = low_bin(L, LOOP_MAX, rh, low_const(L, t, 1));
+    }
+    int bh = low_let(L, rb, "bh", low_bin(L, LOOP_DIV, rh, low_const(L, t, (double)OH)), 0);
+    int bw = low_let(L, rb, "bw", low_bin(L, LOOP_DIV, rw, low_const(L, t, (double)OW)), 0);
+    if (b < 0 || bh < 0 || bw < 0)
+        return low_oom(L);
+    LoopExpr *gh = sr > 0 ? low_i(L, sr) : clamp_i(L, loop_cast(L->p, IR_DT_I64, loop_call(L->p, LOOP_I_ceil, 1,
+                                                               (LoopExpr *[]){ low_v(L, bh) })), RA_MAX_SIDE);
+    LoopExpr *gw = sr > 0 ? low_i(L, sr) : clamp_i(L, loop_cast(L->p, IR_DT_I64, loop_call(L->p, LOOP_I_ceil, 1,
+                                                               (LoopExpr *[]){ low_v(L, bw) })), RA_MAX_SIDE);
+    int ghv = low_let(L, rb, "gh", gh, 0), gwv = low_let(L, rb, "gw", gw, 0);
+    if (ghv < 0 || gwv < 0)
+        return low_oom(L);
+    int cnt = low_let(L, rb, "cnt", low_convert(L, low_bin(L, LOOP_MAX, low_bin(L, LOOP_MUL, low_v(L, ghv), low_v(L, gwv)),
+                                                           low_i(L, 1)), t), 0);
+    if (cnt < 0)
+        return low_oom(L);
+    /* per (c, ph, pw): samples iy < gh, ix < gw */
+    LoopStmt *cell = loop_block(L->p), *sy = loop_block(L->p), *sx = loop_block(L->p);
+    int base = low_let(L, cell, "base", low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, C)),
+                                                                     low_v(L, c)), low_i(L, R.H * R.W)), 0);
+    int acc = low_let(L, cell, "acc", low_const(L, t, R.max ? -INFINITY : 0), 1);
+    int first = low_let(L, cell, "first", low_const(L, IR_DT_BOOL, 1), 1);
+    if (base < 0 || acc < 0 || first < 0)
+        return low_oom(L);
+    /* yy = y1 + ph * bh + (iy + 0.5) * bh / gh, likewise xx */
+    LoopExpr *yy = low_bin(L, LOOP_ADD, low_bin(L, LOOP_ADD, low_v(L, cv[1]), low_bin(L, LOOP_MUL, low_convert(L, low_v(L, ph), t), low_v(L, bh))),
+                           low_bin(L, LOOP_DIV, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_convert(L, low_v(L, iy), t), low_const(L, t, 0.5)),
+                                                        low_v(L, bh)), low_convert(L, low_v(L, ghv), t)));
+    LoopExpr *xx = low_bin(L, LOOP_ADD, low_bin(L, LOOP_ADD, low_v(L, cv[0]), low_bin(L, LOOP_MUL, low_convert(L, low_v(L, pw), t), low_v(L, bw))),
+                           low_bin(L, LOOP_DIV, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_convert(L, low_v(L, ix), t), low_const(L, t, 0.5)),
+                                                        low_v(L, bw)), low_convert(L, low_v(L, gwv), t)));
+    int yv = low_let(L, sy, "yy", yy, 0), xv = low_let(L, sx, "xx", xx, 0);
+    if (yv < 0 || xv < 0)
+        return low_oom(L);
+    int s = low_let(L, sx, "smp", roi_sample(L, &R, sx, base, yv, xv), 0);
+    if (s < 0)
+        return low_oom(L);
+    LoopExpr *upd = !R.max ? low_bin(L, LOOP_ADD, low_v(L, acc), low_v(L, s))
+                           : loop_select(L->p, low_bin(L, LOOP_OR, low_v(L, first), low_bin(L, LOOP_LT, low_v(L, acc), low_v(L, s))),
+                                         low_v(L, s), low_v(L, acc));
+    if (low_add(L, sx, loop_assign(L->p, acc, upd)) ||
+        low_add(L, sx, loop_assign(L->p, first, low_const(L, IR_DT_BOOL, 0))) ||
+        low_add(L, sy, loop_for(L->p, ix, low_v(L, gwv), LOOP_SERIAL, sx)) ||
+        low_add(L, cell, loop_for(L->p, iy, low_v(L, ghv), LOOP_SERIAL, sy)))
+        return low_oom(L);
+    LoopExpr *res = R.max ? low_v(L, acc) : low_bin(L, LOOP_DIV, low_v(L, acc), low_v(L, cnt));
+    if (R.max)    /* no sample at all: 0 */
+        res = loop_select(L->p, low_v(L, first), low_const(L, t, 0), res);
+    LoopExpr *yi[4] = { low_v(L, r), low_v(L, c), low_v(L, ph), low_v(L, pw) };
+    if (low_add(L, cell, low_store(L, y, low_index(L, y, yi), res)))
+        return low_oom(L);
+    int vars[3] = { c, ph, pw };
+    int64_t ext[3] = { C, OH, OW };
+    if (low_add(L, rb, low_nest(L, 3, vars, ext, cell)))
+        return low_oom(L);
+    return low_kernel(L, loop_for(L->p, r, low_i(L, NR), LOOP_SERIAL, rb));
+}

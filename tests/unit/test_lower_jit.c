@@ -1005,6 +1005,29 @@ static void test_rnn(void **state)
     }
 }
 
+static void test_roialign(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < 2; mode++)
+        for (int half = 0; half < 2; half++)
+            for (int sr = 0; sr < 3; sr += 2) {
+                TG t;
+                tg_start(&t, "roialign");
+                double rois[5 * 4] = { 0, 0, 7, 7, 1.5, 2.2, 5.1, 6.3, -2, -1, 3, 2.5, 6, 6, 9, 12, 3, 1, 3.2, 1.1 };
+                int in[3] = { in_f32(&t, "x", TG_INTS(2, 3, 8, 9)), tg_const(&t, "rois", IR_DT_F32, TG_INTS(5, 4), rois),
+                              tg_input(&t, "bi", IR_DT_I64, TG_INTS(5)) };
+                tg_node(&t, IR_OP_RoiAlign, "op", 3, in, 1);
+                tg_str(&t, IR_A_mode, mode ? "max" : "avg");
+                tg_str(&t, IR_A_coordinate_transformation_mode, half ? "half_pixel" : "output_half_pixel");
+                tg_int(&t, IR_A_output_height, 3);
+                tg_int(&t, IR_A_output_width, 2);
+                tg_int(&t, IR_A_sampling_ratio, sr);
+                tg_float(&t, IR_A_spatial_scale, 0.9);
+                outputs(&t, 0, 1);
+                check_ranges(&t, (Range[]){ { -2, 2 }, { 0, 1 } });
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1022,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_quant),
         cmocka_unit_test(test_quant_products),
         cmocka_unit_test(test_rnn),
+        cmocka_unit_test(test_roialign),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
