@@ -46,7 +46,7 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
     [IR_OP_QuantizeLinear] = low_quantize, [IR_OP_DequantizeLinear] = low_dequantize,
     [IR_OP_DynamicQuantizeLinear] = low_dynquantize,
-    [IR_OP_RoiAlign] = low_roialign, [IR_OP_RNN] = low_rnn, [IR_OP_GRU] = low_rnn, [IR_OP_LSTM] = low_rnn,
+    [IR_OP_RoiAlign] = low_roialign, [IR_OP_DeformConv] = low_deformconv, [IR_OP_RNN] = low_rnn, [IR_OP_GRU] = low_rnn, [IR_OP_LSTM] = low_rnn,
     [IR_OP_ConvInteger] = low_convinteger, [IR_OP_QLinearConv] = low_qlinearconv,
     [IR_OP_MatMulInteger] = low_matmulinteger, [IR_OP_QLinearMatMul] = low_qlinearmatmul,
 };

@@ -524,3 +524,101 @@ int low_roialign(Low *L)
         return low_oom(L);
     return low_kernel(L, loop_for(L->p, r, low_i(L, NR), LOOP_SERIAL, rb));
 }
+
+/* ---------------------------------------------------------- DeformConv */
+
+/* Conv whose tap k of output position o samples x multilinearly at
+ * o * stride - pad_begin + k * dilation + offset[n, (og, k, dim), o] (corners
+ * outside the input count 0), times mask[n, (og, k), o] when given, + B.
+ * Corner indices are clamped, so loads stay inside x. */
+int low_deformconv(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), w = low_in(L, 1), off = low_in(L, 2), b = low_in(L, 3), mask = low_in(L, 4), y = low_out(L, 0);
+    Win W;
+    memset(&W, 0, sizeof W);
+    if (ir_window(L->g, n, &low_buf(L, x)->shape, &low_buf(L, w)->shape, &W.w, L->d) != 0)
+        return -1;
+    if (win_vars(L, &W) != 0)
+        return low_oom(L);
+    IrDType t = IR_DT_F64;
+    int S = W.S;
+    int64_t C = W.w.channels_in, M = W.w.channels_out, G = W.w.group, cg = C / G, mg = M / G;
+    int64_t og = ir_attr_int(n, IR_A_offset_group), cpo = C / (og > 0 ? og : 1), taps = 1;
+    for (int i = 0; i < S; i++)
+        taps *= W.w.kernel[i];
+    int cv;
+    if (low_vars(L, 1, "ci", &cv))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *tap = loop_block(L->p);
+    int acc = low_let(L, blk, "acc", b >= 0 ? low_load(L, b, low_v(L, W.c), t) : low_const(L, t, 0), 1);
+    if (acc < 0)
+        return low_oom(L);
+    /* input channel, its offset group, the flat tap index */
+    LoopExpr *chan = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_bin(L, LOOP_DIV, low_v(L, W.c), low_i(L, mg)),
+                                                   low_i(L, cg)), low_v(L, cv));
+    int ch = low_let(L, tap, "ch", chan, 0);
+    LoopExpr *kf = low_i(L, 0);
+    for (int i = 0; i < S; i++)
+        kf = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, kf, low_i(L, W.w.kernel[i])), low_v(L, W.k[i]));
+    int kv = low_let(L, tap, "kf", kf, 0);
+    int gv = ch < 0 ? -1 : low_let(L, tap, "og", low_bin(L, LOOP_DIV, low_v(L, ch), low_i(L, cpo)), 0);
+    if (ch < 0 || kv < 0 || gv < 0)
+        return low_oom(L);
+    LoopExpr *ov[IR_MAX_RANK];
+    int lo[IR_MAX_RANK], fr[IR_MAX_RANK];
+    LoopExpr *valid = NULL;
+    for (int i = 0; i < S; i++) {
+        /* offset channel ((og * taps) + kf) * S + i at (n, ., o...) */
+        LoopExpr *oc = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, gv),
+                                                                                              low_i(L, taps)),
+                                                                       low_v(L, kv)), low_i(L, S)), low_i(L, i));
+        vars_of(L, W.o, S, ov);
+        LoopExpr *pos = low_bin(L, LOOP_ADD, low_convert(L, win_pos(L, &W, i), t),
+                                low_load(L, off, nc_index(L, off, low_v(L, W.n), oc, ov, S), t));
+        int pv = low_let(L, tap, "pos", pos, 0);
+        int fv = pv < 0 ? -1 : low_let(L, tap, "fl", loop_call(L->p, LOOP_I_floor, 1, (LoopExpr *[]){ low_v(L, pv) }), 0);
+        if (fv < 0)
+            return low_oom(L);
+        valid = low_and(L, valid, low_bin(L, LOOP_AND, low_bin(L, LOOP_LT, low_const(L, t, -2), low_v(L, fv)),
+                                          low_bin(L, LOOP_LT, low_v(L, fv), low_const(L, t, (double)W.w.in[i]))));
+        /* the floor as an integer: exact whenever the sample is valid (the cast saturates otherwise) */
+        lo[i] = low_let(L, tap, "lo", loop_cast(L->p, IR_DT_I64, low_v(L, fv)), 0);
+        fr[i] = low_let(L, tap, "fr", low_bin(L, LOOP_SUB, low_v(L, pv), low_v(L, fv)), 0);
+        if (lo[i] < 0 || fr[i] < 0)
+            return low_oom(L);
+    }
+    /* sum over the 2^S corners inside the input of weight * x[corner] */
+    LoopExpr *sum = NULL;
+    for (int corner = 0; corner < (1 << S); corner++) {
+        LoopExpr *wgt = NULL, *inside = NULL, *idx[IR_MAX_RANK];
+        for (int i = 0; i < S; i++) {
+            int hi = (corner >> (S - 1 - i)) & 1;
+            LoopExpr *q = hi ? low_bin(L, LOOP_ADD, low_v(L, lo[i]), low_i(L, 1)) : low_v(L, lo[i]);
+            inside = low_and(L, inside, low_in_range(L, q, 0, W.w.in[i]));
+            idx[i] = clamp_i(L, loop_expr_copy(L->p, q), W.w.in[i] - 1);
+            LoopExpr *wi = hi ? low_v(L, fr[i]) : low_bin(L, LOOP_SUB, low_const(L, t, 1), low_v(L, fr[i]));
+            wgt = wgt ? low_bin(L, LOOP_MUL, wgt, wi) : wi;
+        }
+        LoopExpr *xi = nc_index(L, x, low_v(L, W.n), low_v(L, ch), idx, S);
+        LoopExpr *term = loop_select(L->p, inside, low_bin(L, LOOP_MUL, wgt, low_load(L, x, xi, t)), low_const(L, t, 0));
+        sum = sum ? low_bin(L, LOOP_ADD, sum, term) : term;
+    }
+    sum = loop_select(L->p, valid, sum, low_const(L, t, 0));
+    if (mask >= 0) {
+        vars_of(L, W.o, S, ov);
+        LoopExpr *mc = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, gv), low_i(L, taps)), low_v(L, kv));
+        sum = low_bin(L, LOOP_MUL, sum, low_load(L, mask, nc_index(L, mask, low_v(L, W.n), mc, ov, S), t));
+    }
+    /* weight [M, C/group, k...] */
+    LoopExpr *kk[IR_MAX_RANK];
+    vars_of(L, W.k, S, kk);
+    LoopExpr *wv = low_load(L, w, nc_index(L, w, low_v(L, W.c), low_v(L, cv), kk, S), t);
+    if (low_add(L, tap, loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc), low_bin(L, LOOP_MUL, wv, sum)))) ||
+        low_add(L, blk, loop_for(L->p, cv, low_i(L, cg), LOOP_SERIAL, win_taps(L, &W, tap))))
+        return low_oom(L);
+    vars_of(L, W.o, S, ov);
+    if (low_add(L, blk, low_store(L, y, nc_index(L, y, low_v(L, W.n), low_v(L, W.c), ov, S), low_v(L, acc))))
+        return low_oom(L);
+    return win_kernel(L, &W, M, blk);
+}

@@ -356,16 +356,6 @@ static void test_unsupported(void **state)
     assert_null(pass_lower(t.g, &gpu, &d));
     assert_non_null(strstr(d.msg, "is not supported on target gpu yet"));
     ir_graph_free(t.g);
-    /* an operator with no CPU lowering yet */
-    tg_start(&t, "deform");
-    int rin[3] = { tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 2, 5, 5)), tg_input(&t, "w", IR_DT_F32, TG_INTS(2, 2, 3, 3)),
-                   tg_input(&t, "off", IR_DT_F32, TG_INTS(1, 18, 3, 3)) };
-    tg_output(&t, tg_node(&t, IR_OP_DeformConv, "dc1", 3, rin, 1));
-    assert_int_equal(pass_infer(t.g, &t.d), 0);
-    util_diag_init(&d);
-    assert_null(pass_lower(t.g, NULL, &d));
-    assert_non_null(strstr(d.msg, "operator DeformConv (node 'dc1') is not supported on target cpu yet"));
-    ir_graph_free(t.g);
     /* Dropout whose training_mode is only known at run time (a constant true
      * one is rejected by inference already) */
     tg_start(&t, "train");

@@ -1028,6 +1028,46 @@ static void test_roialign(void **state)
             }
 }
 
+static void test_deformconv(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 4; v++) {
+        TG t;
+        tg_start(&t, "deformconv");
+        /* v: 0 plain; 1 bias + mask + pads + stride; 2 groups + offset groups; 3 1-D */
+        int in[5] = { -1, -1, -1, -1, -1 }, n_in = 3;
+        if (v == 3) {
+            in[0] = in_f32(&t, "x", TG_INTS(2, 2, 7));
+            in[1] = in_f32(&t, "w", TG_INTS(3, 2, 3));
+            in[2] = in_f32(&t, "off", TG_INTS(2, 3, 5));
+        } else if (v == 2) {
+            in[0] = in_f32(&t, "x", TG_INTS(1, 4, 5, 6));
+            in[1] = in_f32(&t, "w", TG_INTS(4, 2, 2, 2));
+            in[2] = in_f32(&t, "off", TG_INTS(1, 2 * 4 * 2, 4, 5));
+        } else {
+            in[0] = in_f32(&t, "x", TG_INTS(1, 2, 5, 5));
+            in[1] = in_f32(&t, "w", TG_INTS(3, 2, 3, 3));
+            in[2] = v ? in_f32(&t, "off", TG_INTS(1, 18, 3, 3)) : in_f32(&t, "off", TG_INTS(1, 18, 3, 3));
+        }
+        if (v == 1) {
+            in[3] = in_f32(&t, "b", TG_INTS(3));
+            in[4] = in_f32(&t, "mask", TG_INTS(1, 9, 3, 3));
+            n_in = 5;
+        }
+        tg_node(&t, IR_OP_DeformConv, "op", n_in, in, 1);
+        if (v == 1) {
+            tg_ints(&t, IR_A_pads, TG_INTS(1, 1, 1, 1));
+            tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+        }
+        if (v == 2) {
+            tg_int(&t, IR_A_group, 2);
+            tg_int(&t, IR_A_offset_group, 2);
+        }
+        outputs(&t, 0, 1);
+        check_ranges(&t, (Range[]){ { -2, 2 }, { -1, 1 }, { -2.5, 2.5 }, { -1, 1 }, { 0, 1 } });
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1046,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_quant_products),
         cmocka_unit_test(test_rnn),
         cmocka_unit_test(test_roialign),
+        cmocka_unit_test(test_deformconv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
