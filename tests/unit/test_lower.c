@@ -332,6 +332,34 @@ static void test_plan_in_place_and_views(void **state)
     ir_graph_free(t.g);
 }
 
+
+/* A Constant too large to be propagated becomes a weight (no kernel). */
+static void test_large_constant(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "bigconst");
+    IrArray *v = ir_alloc(t.g, sizeof *v);
+    v->dtype = IR_DT_F32;
+    v->shape = tg_shape(TG_INTS(300, 300));
+    v->data = ir_alloc(t.g, 300 * 300 * 4);
+    ((float *)v->data)[12345] = 2.5f;
+    int c = tg_node(&t, IR_OP_Constant, "k", 0, NULL, 1);
+    tg_tensor_attr(&t, IR_A_value, v);
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(300));
+    tg_output(&t, tg_node(&t, IR_OP_Add, "add", 2, (int[]){ c, x }, 1));
+    LoopProgram *p = lower(&t);
+    assert_int_equal(p->n_kernels, 1);
+    assert_string_equal(p->kernels[0].name, "add");
+    const LoopBuf *kb = &p->bufs[buf_of(p, "k_out0")];
+    assert_int_equal(kb->storage, LOOP_ST_CONST);
+    assert_ptr_equal(kb->data, ir_attr(&t.g->nodes[0], IR_A_value)->v.tensor->data);   /* not copied again */
+    assert_true(((const float *)kb->data)[12345] == 2.5f);
+    assert_int_equal(kb->bytes, 300 * 300 * 4);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 /* ---------------------------------------------------------- diagnostics */
 
 static void test_unsupported(void **state)
@@ -408,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_plan_chain),
         cmocka_unit_test(test_plan_diamond),
         cmocka_unit_test(test_plan_in_place_and_views),
+        cmocka_unit_test(test_large_constant),
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_output_copies),
     };
