@@ -72,6 +72,16 @@ static int win_vars(Low *L, Win *W)
            low_vars(L, W->S, "k", W->k);
 }
 
+/* Geometry of the node over x (and weight w, -1 for pools) and its loop
+ * variables; -1 with a diagnostic. */
+static int win_setup(Low *L, int x, int w, Win *W)
+{
+    memset(W, 0, sizeof *W);
+    if (ir_window(L->g, L->n, &low_buf(L, x)->shape, w >= 0 ? &low_buf(L, w)->shape : NULL, &W->w, L->d) != 0)
+        return -1;
+    return win_vars(L, W) != 0 ? low_oom(L) : 0;
+}
+
 /* Flat index of a [N, C, spatial...] (or [M, C, k...]) buffer. */
 static LoopExpr *nc_index(Low *L, int b, LoopExpr *n, LoopExpr *c, LoopExpr *const *sp, int S)
 {
@@ -133,14 +143,10 @@ static LoopExpr *requantize(Low *L, const ConvIo *io, LoopExpr *acc, LoopExpr *m
 
 static int conv_lower(Low *L, const ConvIo *io)
 {
-    const IrNode *n = L->n;
     int x = io->x, w = io->w, b = io->b, y = low_out(L, 0), transpose = io->transpose;
     Win W;
-    memset(&W, 0, sizeof W);
-    if (ir_window(L->g, n, &low_buf(L, x)->shape, &low_buf(L, w)->shape, &W.w, L->d) != 0)
+    if (win_setup(L, x, w, &W) != 0)
         return -1;
-    if (win_vars(L, &W) != 0)
-        return low_oom(L);
     IrDType t = io->t;
     int64_t G = W.w.group, cin_g = W.w.channels_in / G, cout_g = W.w.channels_out / G;
     int cv;
@@ -536,11 +542,8 @@ int low_deformconv(Low *L)
     const IrNode *n = L->n;
     int x = low_in(L, 0), w = low_in(L, 1), off = low_in(L, 2), b = low_in(L, 3), mask = low_in(L, 4), y = low_out(L, 0);
     Win W;
-    memset(&W, 0, sizeof W);
-    if (ir_window(L->g, n, &low_buf(L, x)->shape, &low_buf(L, w)->shape, &W.w, L->d) != 0)
+    if (win_setup(L, x, w, &W) != 0)
         return -1;
-    if (win_vars(L, &W) != 0)
-        return low_oom(L);
     IrDType t = IR_DT_F64;
     int S = W.S;
     int64_t C = W.w.channels_in, M = W.w.channels_out, G = W.w.group, cg = C / G, mg = M / G;
