@@ -30,9 +30,11 @@ static void combine(IrArray *y, int64_t di, const IrArray *u, int64_t ui, int re
         ir_store_f64(y->dtype, y->data, di, r);
     } else {
         int64_t a = ir_load_i64(y->dtype, y->data, di), b = ir_load_i64(u->dtype, u->data, ui);
+        /* uint64 values above INT64_MAX load negative: compare them unsigned */
+        int b_gt = y->dtype == IR_DT_U64 ? (uint64_t)b > (uint64_t)a : b > a;
         int64_t r = red == 1 ? (int64_t)((uint64_t)a + (uint64_t)b)
                   : red == 2 ? (int64_t)((uint64_t)a * (uint64_t)b)
-                  : red == 3 ? (b > a ? b : a) : red == 4 ? (b < a ? b : a) : b;
+                  : red == 3 ? (b_gt ? b : a) : red == 4 ? (b_gt || a == b ? a : b) : b;
         ir_store_i64(y->dtype, y->data, di, r);
     }
 }

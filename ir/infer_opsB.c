@@ -480,8 +480,6 @@ int ir_infer_gridsample(IrGraph *g, IrNode *n, UtilDiag *d)
     ir_shape_str(gs, b, sizeof b);
     if (sp < 1)
         return ir_node_error(g, n, d, "input %s must have rank >= 3 (N, C, spatial...)", a);
-    if (mode == 2 && sp != 2)
-        return ir_node_error(g, n, d, "mode \"cubic\" supports only 4-D input (2 spatial axes), not %s", a);
     if (gs->rank != s->rank || gs->dims[0] != s->dims[0] || gs->dims[gs->rank - 1] != sp)
         return ir_node_error(g, n, d, "grid %s must be [N, spatial..., %d] for input %s", b, sp, a);
     IrShape o = { .rank = s->rank, .dims = { s->dims[0], s->dims[1] } };
@@ -600,6 +598,9 @@ int ir_infer_dft(IrGraph *g, IrNode *n, UtilDiag *d)
     int64_t len;
     if (ir_dft_params(g, n, &x->v, l ? &l->v : NULL, ax ? &ax->v : NULL, &axis, &len, d))
         return -1;
+    if (ir_attr_int(n, IR_A_onesided) && x->v.shape.dims[x->v.shape.rank - 1] == 2)
+        return ir_node_error(g, n, d, "onesided=1 needs a real input (last dimension 1); a complex input has no "
+                             "one-sided spectrum");
     IrShape o = x->v.shape;
     o.dims[axis] = ir_attr_int(n, IR_A_onesided) ? len / 2 + 1 : len;
     o.dims[o.rank - 1] = 2;

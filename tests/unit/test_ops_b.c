@@ -515,11 +515,14 @@ static void test_gridsample(void **state)
     a_str(&b, IR_A_mode, "bilinear");                 /* opset-16 name */
     expect(&b, IR_DT_F32, SH(1, 1, 1, 1, 2), V(4.8999996, 0.2640001), 1e-5);
 
+    /* 5-D cubic (opset 22 allows N-cubic): at the center of a 2x2x2 volume the
+     * taps per axis are [-0.09375, 0.59375, 0.59375, -0.09375] and the outer
+     * two read zeros, so y = 0.59375^3 * sum(x) = 0.59375^3 * 28 */
     b_init(&b);
     int in2[] = { f32(&b, SH(1, 1, 2, 2, 2), V(0, 1, 2, 3, 4, 5, 6, 7)), f32(&b, SH(1, 1, 1, 1, 3), V(0, 0, 0)) };
     node(&b, IR_OP_GridSample, 2, in2);
     a_str(&b, IR_A_mode, "cubic");
-    expect_err(&b, "mode \"cubic\" supports only 4-D input");
+    expect(&b, IR_DT_F32, SH(1, 1, 1, 1, 1), V(0.59375 * 0.59375 * 0.59375 * 28), 1e-5);
 
     b_init(&b);
     int in3[] = { f32(&b, SH(1, 1, 2, 2), V(1, 2, 3, 4)), f32(&b, SH(1, 1, 1, 2), V(0, 0)) };
@@ -694,6 +697,12 @@ static void test_dft(void **state)
     int in9[] = { f32(&b, SH(1, 4, 3), V(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) };
     node(&b, IR_OP_DFT, 1, in9);
     expect_err(&b, "last dimension of 1 (real) or 2 (complex)");
+
+    b_init(&b);
+    int in10[] = { f32(&b, SH(1, 2, 2), V(1, 0, 2, 0)) };
+    node(&b, IR_OP_DFT, 1, in10);
+    a_int(&b, IR_A_onesided, 1);
+    expect_err(&b, "onesided=1 needs a real input");
 }
 
 static void test_stft(void **state)
