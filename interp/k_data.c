@@ -166,7 +166,7 @@ int interp_k_slice(const IrGraph *g, const IrNode *n, const IrArray *const *in, 
     return 0;
 }
 
-static int load_index(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
+int interp_load_index(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
                       UtilDiag *d)
 {
     *v = ir_load_i64(ind->dtype, ind->data, i);
@@ -194,7 +194,7 @@ int interp_k_gather(const IrGraph *g, const IrNode *n, const IrArray *const *in,
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < ni; j++) {
             int64_t v;
-            if (load_index(g, n, ind, j, dim, &v, d))
+            if (interp_load_index(g, n, ind, j, dim, &v, d))
                 return -1;
             if (len)
                 memcpy((char *)out[0]->data + (size_t)(o * ni + j) * len,
@@ -215,7 +215,7 @@ int interp_k_gatherelements(const IrGraph *g, const IrNode *n, const IrArray *co
     interp_strides(&x->shape, st);
     for (int64_t i = 0; i < cnt; i++, interp_next_index(&ind->shape, idx)) {
         int64_t v, s = 0;
-        if (load_index(g, n, ind, i, x->shape.dims[axis], &v, d))
+        if (interp_load_index(g, n, ind, i, x->shape.dims[axis], &v, d))
             return -1;
         for (int k = 0; k < x->shape.rank; k++)
             s += (k == axis ? v : idx[k]) * st[k];
@@ -244,7 +244,7 @@ int interp_k_gathernd(const IrGraph *g, const IrNode *n, const IrArray *const *i
             int64_t s = bi * per_batch, row = (bi * tuples + t) * m;
             for (int64_t k = 0; k < m; k++) {
                 int64_t v;
-                if (load_index(g, n, ind, row + k, x->shape.dims[b + k], &v, d))
+                if (interp_load_index(g, n, ind, row + k, x->shape.dims[b + k], &v, d))
                     return -1;
                 s += v * st[b + k];
             }

@@ -7,20 +7,6 @@
 
 #include <string.h>
 
-/* Reads index i of ind and resolves it against an axis of size dim
- * (negative counts from the end); out of range is an error. */
-static int index_at(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
-                    UtilDiag *d)
-{
-    *v = ir_load_i64(ind->dtype, ind->data, i);
-    if (*v < -dim || *v >= dim)
-        return ir_node_error(g, n, d, "index %lld is out of range for an axis of size %lld", (long long)*v,
-                             (long long)dim);
-    if (*v < 0)
-        *v += dim;
-    return 0;
-}
-
 /* y[di] = y[di] (red) u[ui]; red as ir_scatter_reduction. */
 static void combine(IrArray *y, int64_t di, const IrArray *u, int64_t ui, int red)
 {
@@ -59,7 +45,7 @@ int interp_k_scatterelements(const IrGraph *g, const IrNode *n, const IrArray *c
     interp_strides(&x->shape, st);
     for (int64_t i = 0; i < cnt; i++, interp_next_index(&ind->shape, idx)) {
         int64_t v, s = 0;
-        if (index_at(g, n, ind, i, x->shape.dims[axis], &v, d))
+        if (interp_load_index(g, n, ind, i, x->shape.dims[axis], &v, d))
             return -1;
         for (int k = 0; k < x->shape.rank; k++)
             s += (k == axis ? v : idx[k]) * st[k];
@@ -83,7 +69,7 @@ int interp_k_scatternd(const IrGraph *g, const IrNode *n, const IrArray *const *
         int64_t base = 0;
         for (int64_t j = 0; j < k; j++) {
             int64_t v;
-            if (index_at(g, n, ind, t * k + j, x->shape.dims[j], &v, d))
+            if (interp_load_index(g, n, ind, t * k + j, x->shape.dims[j], &v, d))
                 return -1;
             base += v * st[j];
         }
