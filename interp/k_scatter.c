@@ -82,14 +82,12 @@ int interp_k_scatternd(const IrGraph *g, const IrNode *n, const IrArray *const *
 int interp_k_onehot(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
                     UtilDiag *d)
 {
-    (void)d;
     const IrArray *ind = in[0], *dep = in[1], *vals = in[2];
     IrArray *y = out[0];
     int r = y->shape.rank, axis = (int)ir_attr_int(n, IR_A_axis);
     if (axis < 0)
         axis += r;
-    int64_t depth = ir_dtype_is_float(dep->dtype) ? (int64_t)ir_load_f64(dep->dtype, dep->data, 0)
-                                                  : ir_load_i64(dep->dtype, dep->data, 0);
+    int64_t depth = ir_load_i64(dep->dtype, dep->data, 0);     /* floats truncate, as the shape rule */
     if (depth != y->shape.dims[axis])
         return ir_node_error(g, n, d, "depth %lld differs from the compile-time depth %lld", (long long)depth,
                              (long long)y->shape.dims[axis]);
@@ -102,8 +100,7 @@ int interp_k_onehot(const IrGraph *g, const IrNode *n, const IrArray *const *in,
         for (int k = 0, j = 0; k < r; k++)
             if (k != axis)
                 s += idx[k] * ist[j++];
-        int64_t v = ir_dtype_is_float(ind->dtype) ? (int64_t)ir_load_f64(ind->dtype, ind->data, s)
-                                                  : ir_load_i64(ind->dtype, ind->data, s);
+        int64_t v = ir_load_i64(ind->dtype, ind->data, s);         /* float indices cast to int64 */
         if (v < 0)
             v += depth;                      /* out of [-depth, depth) never matches: all off */
         memcpy((char *)y->data + (size_t)i * es, v == idx[axis] ? on : off, es);

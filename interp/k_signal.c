@@ -138,10 +138,11 @@ int interp_k_melweightmatrix(const IrGraph *g, const IrNode *n, const IrArray *c
     for (int64_t m = 0; m < bins; m++) {
         for (int k = 0; k < 3; k++) {              /* left, center, right FFT bins */
             double hz = 700 * (pow(10, ((double)(m + k) * step + mlo) / 2595) - 1);
-            edge[k] = (int64_t)floor((double)(len + 1) * hz / (double)rate);
-            if (edge[k] < 0 || edge[k] >= rows)
+            double e = floor((double)(len + 1) * hz / (double)rate);
+            if (!(e >= 0 && e < (double)rows))                     /* NaN too */
                 return ir_node_error(g, n, d, "upper_edge_hertz maps beyond the %lld spectrogram bins",
                                      (long long)rows);
+            edge[k] = (int64_t)e;
         }
         if (edge[1] == edge[0])
             ir_store_f64(y->dtype, y->data, edge[1] * bins + m, 1);

@@ -48,8 +48,7 @@ static int const_scalar(IrGraph *g, IrNode *n, int i, const char *what, int64_t 
     if (!t->v.data)
         return ir_node_error(g, n, d, "the %s input '%s' must be a constant or computable at compile time "
                              "(dlcc compiles static shapes)", what, t->name);
-    *v = ir_dtype_is_float(t->v.dtype) ? (int64_t)ir_load_f64(t->v.dtype, t->v.data, 0)
-                                       : ir_load_i64(t->v.dtype, t->v.data, 0);
+    *v = ir_load_i64(t->v.dtype, t->v.data, 0);          /* floats truncate; NaN reads 0 */
     return 0;
 }
 
@@ -91,7 +90,8 @@ int ir_infer_scatterelements(IrGraph *g, IrNode *n, UtilDiag *d)
     ir_shape_str(is, b, sizeof b);
     if (s->rank < 1)
         return ir_node_error(g, n, d, "data %s must have rank >= 1", a);
-    if (ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d) < 0)
+    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d);
+    if (axis < 0)
         return -1;
     if (is->rank != s->rank)
         return ir_node_error(g, n, d, "indices %s must have the rank of the data %s", b, a);
@@ -100,8 +100,8 @@ int ir_infer_scatterelements(IrGraph *g, IrNode *n, UtilDiag *d)
         ir_shape_str(&u->v.shape, c, sizeof c);
         return ir_node_error(g, n, d, "updates %s must have the shape of the indices %s", c, b);
     }
-    for (int i = 0; i < s->rank; i++)
-        if (is->dims[i] > s->dims[i] && ir_shape_numel(is) > 0)
+    for (int i = 0; i < s->rank; i++)            /* along axis, indices may repeat positions */
+        if (i != axis && is->dims[i] > s->dims[i] && ir_shape_numel(is) > 0)
             return ir_node_error(g, n, d, "indices %s exceed the data %s on axis %d", b, a, i);
     ir_infer_set(g, n, 0, x->v.dtype, s);
     return 0;
@@ -579,8 +579,9 @@ int ir_dft_params(const IrGraph *g, const IrNode *n, const IrArray *x, const IrA
         if (!len->data)
             return ir_node_error(g, n, d, "the dft_length input must be known at compile time");
         *length = ir_load_i64(len->dtype, len->data, 0);
-        if (*length < 1)
-            return ir_node_error(g, n, d, "dft_length %lld must be positive", (long long)*length);
+        if (*length < 1 || *length > IR_MAX_DFT_LENGTH)
+            return ir_node_error(g, n, d, "dft_length %lld must be in 1..%lld", (long long)*length,
+                                 (long long)IR_MAX_DFT_LENGTH);
     }
     return 0;
 }
@@ -621,6 +622,8 @@ int ir_stft_params(const IrGraph *g, const IrNode *n, const IrShape *x, int64_t 
     if (fl < 1 || fl > x->dims[1])
         return ir_node_error(g, n, d, "frame_length %lld must be in 1..%lld (the signal length)", (long long)fl,
                              (long long)x->dims[1]);
+    if (fl > IR_MAX_DFT_LENGTH)
+        return ir_node_error(g, n, d, "frame_length %lld exceeds %lld", (long long)fl, (long long)IR_MAX_DFT_LENGTH);
     if (win && win->dims[0] != fl)
         return ir_node_error(g, n, d, "window length %lld differs from frame_length %lld", (long long)win->dims[0],
                              (long long)fl);

@@ -38,6 +38,9 @@ int ir_col2im_geometry(const IrGraph *g, const IrNode *n, const IrShape *x, cons
  * 2 reflection (opset-16 names bilinear/bicubic accepted). */
 int ir_gridsample_modes(const IrGraph *g, const IrNode *n, int *mode, int *pad, UtilDiag *d);
 
+/* Longest DFT / STFT frame: k * t products of the direct sum stay in int64. */
+#define IR_MAX_DFT_LENGTH ((int64_t)1 << 31)
+
 /* DFT: the transformed axis and the DFT length (len / axis_in may be NULL or
  * empty; the axis attribute is DFT-17's form). */
 int ir_dft_params(const IrGraph *g, const IrNode *n, const IrArray *x, const IrArray *len, const IrArray *axis_in,

@@ -161,6 +161,8 @@ static void test_scatter_elements(void **state)
                V(1, 2.1, 3, 4, 5));
     scatter_el(IR_OP_ScatterElements, "min", IR_DT_F32, V(1, 2, 3, 4, 5), V(1, 1), V(1.1, 2.1), 2, SH(1, 5),
                V(1, 1.1, 3, 4, 5));
+    /* along the axis, indices may outnumber the data (repeated positions) */
+    scatter_el(IR_OP_ScatterElements, "add", IR_DT_F32, V(1, 2), V(0, 0, 1), V(1, 2, 3), 3, SH(1, 2), V(4, 5));
     /* int64 data: exact integer arithmetic */
     scatter_el(IR_OP_ScatterElements, "add", IR_DT_I64, V(10, 20, 30), V(2, 2), V(5, 7), 2, SH(1, 3),
                V(10, 20, 42));
@@ -193,6 +195,12 @@ static void test_scatter_elements_errors(void **state)
     int in3[] = { f32(&b, SH(1, 5), V(1, 2, 3, 4, 5)), i64(&b, SH(1, 2), V(0, 1)), f32(&b, SH(1, 1), V(0)) };
     node(&b, IR_OP_ScatterElements, 3, in3);
     expect_err(&b, "updates [1,1] must have the shape of the indices [1,2]");
+
+    b_init(&b);
+    int in5[] = { f32(&b, SH(1, 2), V(1, 2)), i64(&b, SH(2, 1), V(0, 0)), f32(&b, SH(2, 1), V(0, 0)) };
+    node(&b, IR_OP_ScatterElements, 3, in5);
+    a_int(&b, IR_A_axis, 1);
+    expect_err(&b, "indices [2,1] exceed the data [1,2] on axis 0");
 
     /* a runtime index is checked when the graph runs */
     b_init(&b);
