@@ -93,6 +93,10 @@ enum {
 
 #define IR_VARIADIC 255
 
+/* The newest default-domain ONNX opset the frontends accept.  The IR holds
+ * opset-21 semantics; 22 to 24 only widened type lists and added operators. */
+#define IR_MAX_OPSET 24
+
 typedef struct IrOpInfo {
     const char *name;       /* ONNX name */
     int min_in, max_in, min_out, max_out;
@@ -151,6 +155,15 @@ typedef enum IrTensorKind {
     IR_TK_CONST,        /* initializer: data from the model */
 } IrTensorKind;
 
+/* What a model file declares about a graph output's type; checked after
+ * inference by fe_check_declared_outputs.  Dims of -1 are unconstrained. */
+typedef struct IrDeclared {
+    IrDType dtype;          /* IR_DT_UNDEF when not declared */
+    int has_shape;
+    IrShape shape;
+    UtilLoc loc;            /* the declaration in the model file */
+} IrDeclared;
+
 typedef struct IrTensor {
     const char *name;
     IrTensorKind kind;
@@ -158,6 +171,7 @@ typedef struct IrTensor {
     int shape_known;        /* dtype and shape set (inputs, consts, inferred values) */
     int producer;           /* node index, or -1 */
     UtilLoc loc;
+    const IrDeclared *declared; /* graph outputs: the model's declared type, or NULL */
 } IrTensor;
 
 typedef struct IrNode {

@@ -44,7 +44,7 @@ IrGraph *dlcc_load_model(const char *path, const FeOptions *opt, UtilDiag *d)
     IrGraph *g = fe_load(path, opt, d);
     if (!g)
         return NULL;
-    if (pass_infer(g, d)) {
+    if (pass_infer(g, d) || fe_check_declared_outputs(g, d)) {
         ir_graph_free(g);
         return NULL;
     }
