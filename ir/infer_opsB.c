@@ -218,7 +218,8 @@ int ir_infer_compress(IrGraph *g, IrNode *n, UtilDiag *d)
     if (c->v.dtype != IR_DT_BOOL || c->v.shape.rank != 1)
         return ir_node_error(g, n, d, "condition '%s' must be a 1-D bool tensor", c->name);
     if (!c->v.data)
-        return ir_node_error(g, n, d, "condition '%s' is not known at compile time: %s", c->name, data_dependent);
+        return ir_node_error(g, n, d, "the condition input '%s' must be a constant or computable at compile time "
+                             "(%s)", c->name, data_dependent);
     IrShape o;
     int axis = -1;
     if (ir_has_attr(n, IR_A_axis)) {
@@ -243,7 +244,8 @@ int ir_infer_nonzero(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrTensor *x = ir_in(g, n, 0);
     if (!x->v.data)
-        return ir_node_error(g, n, d, "input '%s' is not known at compile time: %s", x->name, data_dependent);
+        return ir_node_error(g, n, d, "the input '%s' must be a constant or computable at compile time (%s)",
+                             x->name, data_dependent);
     int64_t cnt = 0, len = ir_shape_numel(&x->v.shape);
     for (int64_t i = 0; i < len; i++)
         cnt += ir_dtype_is_float(x->v.dtype) ? ir_load_f64(x->v.dtype, x->v.data, i) != 0
@@ -595,6 +597,12 @@ int ir_infer_dft(IrGraph *g, IrNode *n, UtilDiag *d)
     if ((l && (!ir_dtype_is_int(l->v.dtype) || ir_shape_numel(&l->v.shape) > 1)) ||
         (ax && (!ir_dtype_is_int(ax->v.dtype) || ir_shape_numel(&ax->v.shape) > 1)))
         return ir_node_error(g, n, d, "dft_length and axis must be integer scalars");
+    const IrTensor *operands[2] = { l, ax };
+    static const char *const what[2] = { "dft_length", "axis" };
+    for (int i = 0; i < 2; i++)
+        if (operands[i] && !operands[i]->v.data && ir_shape_numel(&operands[i]->v.shape) > 0)
+            return ir_node_error(g, n, d, "the %s input '%s' must be a constant or computable at compile time "
+                                 "(dlcc compiles static shapes)", what[i], operands[i]->name);
     int axis;
     int64_t len;
     if (ir_dft_params(g, n, &x->v, l ? &l->v : NULL, ax ? &ax->v : NULL, &axis, &len, d))
