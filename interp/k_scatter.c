@@ -1,5 +1,5 @@
 /* interp/k_scatter.c — scatter and index-generating kernels: ScatterElements
- * (and its opset-9 name Scatter), ScatterND, OneHot, EyeLike, Compress,
+ * (and its opset-9 name Scatter), ScatterND, TensorScatter, OneHot, EyeLike, Compress,
  * NonZero, ReverseSequence.  Runtime indices are bounds-checked; elements are
  * combined in double (float types) or int64 (integers, wrapping). */
 #include "interp/kernels.h"
@@ -197,6 +197,38 @@ int interp_k_reversesequence(const IrGraph *g, const IrNode *n, const IrArray *c
         int64_t l = ir_load_i64(lens->dtype, lens->data, idx[ba]), t = idx[ta];
         int64_t src = i + (t < l ? (l - 1 - 2 * t) * st[ta] : 0);
         memcpy((char *)y->data + (size_t)i * es, (const char *)x->data + (size_t)src * es, es);
+    }
+    return 0;
+}
+
+int interp_k_tensorscatter(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
+                           UtilDiag *d)
+{
+    const IrArray *u = in[1], *w = n->n_in > 2 ? in[2] : NULL;
+    IrArray *y = out[0];
+    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), y->shape.rank, d);
+    if (axis < 0)
+        return -1;
+    int circular = !strcmp(ir_attr_str(n, IR_A_mode), "circular");
+    int64_t max = y->shape.dims[axis], st[IR_MAX_RANK], idx[IR_MAX_RANK] = { 0 }, cnt = ir_array_numel(u);
+    size_t es = ir_dtype_size(y->dtype);
+    interp_strides(&y->shape, st);
+    copy_data(y, in[0]);
+    for (int64_t i = 0; i < cnt; i++, interp_next_index(&u->shape, idx)) {
+        int64_t start = w ? ir_load_i64(w->dtype, w->data, idx[0]) : 0, pos;
+        if (circular && max > 0) {
+            pos = (start % max + idx[axis] % max) % max;     /* no overflow: both terms below max */
+            pos = pos < 0 ? pos + max : pos;
+        } else if (start < 0 || start > max - idx[axis] - 1) {
+            return ir_node_error(g, n, d, "write index %lld + %lld is outside the cache's sequence length %lld "
+                                 "(mode \"linear\")", (long long)start, (long long)idx[axis], (long long)max);
+        } else {
+            pos = start + idx[axis];
+        }
+        int64_t off = 0;
+        for (int k = 0; k < y->shape.rank; k++)
+            off += (k == axis ? pos : idx[k]) * st[k];
+        memcpy((char *)y->data + (size_t)off * es, (const char *)u->data + (size_t)i * es, es);
     }
     return 0;
 }

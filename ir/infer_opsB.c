@@ -681,3 +681,38 @@ int ir_infer_melweightmatrix(IrGraph *g, IrNode *n, UtilDiag *d)
     ir_infer_set(g, n, 0, t, &o);
     return 0;
 }
+
+int ir_infer_tensorscatter(IrGraph *g, IrNode *n, UtilDiag *d)
+{
+    const IrTensor *c = ir_in(g, n, 0), *u = ir_in(g, n, 1);
+    const IrShape *s = &c->v.shape, *us = &u->v.shape;
+    const char *mode = ir_attr_str(n, IR_A_mode);
+    if (strcmp(mode, "linear") && strcmp(mode, "circular"))
+        return ir_node_error(g, n, d, "mode must be \"linear\" or \"circular\", not \"%s\"", mode);
+    if (same_dtype(g, n, 0, 1, d))
+        return -1;
+    if (s->rank < 2)
+        return ir_node_error(g, n, d, "past_cache '%s' must have rank >= 2 (batch and sequence axes)", c->name);
+    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d);
+    if (axis < 0)
+        return -1;
+    if (axis == 0)
+        return ir_node_error(g, n, d, "axis must not be 0 (the batch axis)");
+    char a[160], b[160];
+    ir_shape_str(s, a, sizeof a);
+    ir_shape_str(us, b, sizeof b);
+    int ok = us->rank == s->rank;
+    for (int i = 0; ok && i < s->rank; i++)
+        ok = i == axis ? us->dims[i] <= s->dims[i] : us->dims[i] == s->dims[i];
+    if (!ok)
+        return ir_node_error(g, n, d, "update %s must match past_cache %s except for a sequence length on axis %d "
+                             "no longer than the cache's", b, a, axis);
+    if (present(n, 2)) {
+        const IrTensor *w = ir_in(g, n, 2);
+        if (!ir_dtype_is_int(w->v.dtype) || w->v.shape.rank != 1 || w->v.shape.dims[0] != s->dims[0])
+            return ir_node_error(g, n, d, "write_indices '%s' must be a 1-D integer tensor of the batch size %lld",
+                                 w->name, (long long)s->dims[0]);
+    }
+    ir_infer_set(g, n, 0, c->v.dtype, s);
+    return 0;
+}

@@ -250,6 +250,43 @@ static void test_scatternd(void **state)
     expect_err(&b, "index 2 is out of range for an axis of size 2");
 }
 
+static void tensorscatter(const char *mode, const double *wi, const double *want, const char *err)
+{
+    B b;
+    b_init(&b);
+    int in[] = { f32(&b, SH(2, 4), V(0, 0, 0, 0, 0, 0, 0, 0)), f32(&b, SH(2, 2), V(1, 2, 3, 4)), i64(&b, SH(2), wi) };
+    node(&b, IR_OP_TensorScatter, 3, in);
+    a_int(&b, IR_A_axis, -1);
+    a_str(&b, IR_A_mode, mode);
+    if (err)
+        expect_err(&b, err);
+    else
+        expect(&b, IR_DT_F32, SH(2, 4), want, 0);
+}
+
+static void test_tensorscatter(void **state)
+{
+    (void)state;
+    /* two samples, sequence axis of 4, updates of 2 steps at their write index */
+    tensorscatter("linear", V(0, 2), V(1, 2, 0, 0, 0, 0, 3, 4), NULL);
+    tensorscatter("circular", V(1, 3), V(0, 1, 2, 0, 4, 0, 0, 3), NULL);
+    tensorscatter("circular", V(-1, 6), V(2, 0, 0, 1, 0, 0, 3, 4), NULL);
+    tensorscatter("linear", V(1, 3), NULL, "write index 3 + 1 is outside the cache's sequence length 4");
+    tensorscatter("ring", V(0, 0), NULL, "mode must be \"linear\" or \"circular\", not \"ring\"");
+
+    /* no write_indices: written from 0; default axis -2 */
+    B b;
+    b_init(&b);
+    int in[] = { f32(&b, SH(1, 3, 1), V(7, 8, 9)), f32(&b, SH(1, 2, 1), V(5, 6)) };
+    node(&b, IR_OP_TensorScatter, 2, in);
+    expect(&b, IR_DT_F32, SH(1, 3, 1), V(5, 6, 9), 0);
+
+    b_init(&b);
+    int in2[] = { f32(&b, SH(1, 3), V(7, 8, 9)), f32(&b, SH(1, 3), V(5, 5, 5)) };
+    node(&b, IR_OP_TensorScatter, 2, in2);
+    expect_err(&b, "axis must not be 0 (the batch axis)");
+}
+
 /* ------------------------------------------------------------ indexing */
 
 static void test_onehot(void **state)
@@ -767,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_scatter_elements),
         cmocka_unit_test(test_scatter_elements_errors),
         cmocka_unit_test(test_scatternd),
+        cmocka_unit_test(test_tensorscatter),
         cmocka_unit_test(test_onehot),
         cmocka_unit_test(test_eyelike),
         cmocka_unit_test(test_compress_nonzero),
