@@ -1,5 +1,5 @@
 /* ir/infer_opsB.c — shape rules of the scatter, indexing, sampling, signal and
- * bitwise operators (ScatterElements ... MelWeightMatrix in ops.def's opsB
+ * bitwise operators (ScatterElements ... TensorScatter in ops.def's opsB
  * section), opset 21 semantics.  Shape operands (depth, shape, image and block
  * shapes, window sizes, DFT lengths) must be known at compile time.  Compress
  * and NonZero have value-dependent output shapes: they are supported when the
