@@ -32,26 +32,28 @@ static void copy_data(IrArray *y, const IrArray *x)
         memcpy(y->data, x->data, bytes);
 }
 
+typedef struct ScatterCtx {
+    IrArray *y;
+    const IrArray *u;
+    int red;
+} ScatterCtx;
+
+static void scatter_element(void *ctx, int64_t i, int64_t off)
+{
+    ScatterCtx *c = ctx;
+    combine(c->y, off, c->u, i, c->red);
+}
+
 int interp_k_scatterelements(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
                              UtilDiag *d)
 {
-    const IrArray *x = in[0], *ind = in[1], *u = in[2];
-    IrArray *y = out[0];
-    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), x->shape.rank, d), red = ir_scatter_reduction(n);
+    const IrArray *x = in[0];
+    int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), x->shape.rank, d);
     if (axis < 0)
         return -1;
-    copy_data(y, x);
-    int64_t st[IR_MAX_RANK], idx[IR_MAX_RANK] = { 0 }, cnt = ir_array_numel(ind);
-    interp_strides(&x->shape, st);
-    for (int64_t i = 0; i < cnt; i++, interp_next_index(&ind->shape, idx)) {
-        int64_t v, s = 0;
-        if (interp_load_index(g, n, ind, i, x->shape.dims[axis], &v, d))
-            return -1;
-        for (int k = 0; k < x->shape.rank; k++)
-            s += (k == axis ? v : idx[k]) * st[k];
-        combine(y, s, u, i, red);
-    }
-    return 0;
+    copy_data(out[0], x);
+    ScatterCtx c = { out[0], in[2], ir_scatter_reduction(n) };
+    return interp_elements_walk(g, n, &x->shape, in[1], axis, scatter_element, &c, d);
 }
 
 int interp_k_scatternd(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,

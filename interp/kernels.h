@@ -31,5 +31,12 @@ int interp_next_index(const IrShape *s, int64_t *idx);
  * naming the node (interp/k_data.c). */
 int interp_load_index(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
                       UtilDiag *d);
+/* GatherElements / ScatterElements addressing: for each element i of ind
+ * (rank of data), calls fn(ctx, i, off) with off the flat index into data of
+ * element i's position with its axis coordinate replaced by ind[i] (checked
+ * with interp_load_index). */
+typedef void (*InterpElementFn)(void *ctx, int64_t i, int64_t off);
+int interp_elements_walk(const IrGraph *g, const IrNode *n, const IrShape *data, const IrArray *ind, int axis,
+                         InterpElementFn fn, void *ctx, UtilDiag *d);
 
 #endif
