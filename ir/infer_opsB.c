@@ -566,10 +566,9 @@ int ir_dft_params(const IrGraph *g, const IrNode *n, const IrArray *x, const IrA
         if (!axis_in->data)
             return ir_node_error(g, n, d, "the axis input must be known at compile time");
         a = ir_load_i64(axis_in->dtype, axis_in->data, 0);
-    } else if (ir_has_attr(n, IR_A_axis)) {
-        a = ir_attr_int(n, IR_A_axis);
     } else {
-        a = g->opset && g->opset < 20 ? 1 : -2;        /* DFT-17's default axis is 1, DFT-20's -2 */
+        /* DFT-17's axis attribute (default 1) is moved to input 3 by fe_upgrade */
+        a = ir_has_attr(n, IR_A_axis) ? ir_attr_int(n, IR_A_axis) : -2;
     }
     int64_t na = a < 0 ? a + r : a;
     if (na < 0 || na >= r - 1)

@@ -42,7 +42,8 @@ int ir_gridsample_modes(const IrGraph *g, const IrNode *n, int *mode, int *pad, 
 #define IR_MAX_DFT_LENGTH ((int64_t)1 << 31)
 
 /* DFT: the transformed axis and the DFT length (len / axis_in may be NULL or
- * empty; the axis attribute is DFT-17's form). */
+ * empty: axis -2; DFT-17's axis attribute is read when fe_upgrade has not
+ * moved it to input 3). */
 int ir_dft_params(const IrGraph *g, const IrNode *n, const IrArray *x, const IrArray *len, const IrArray *axis_in,
                   int *axis, int64_t *length, UtilDiag *d);
 

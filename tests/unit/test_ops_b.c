@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "frontend/frontend.h"
 #include "interp/interp.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
@@ -726,12 +727,25 @@ static void test_dft(void **state)
     node(&b, IR_OP_DFT, 3, in6);
     expect(&b, IR_DT_F32, SH(2, 1, 2), V(4, 0, -2, 0), 1e-5);
 
-    /* opset-17 form: default axis 1 (for rank 4 this differs from -2) */
+    /* opset-17 form, upgraded by fe_upgrade: default axis 1 (for rank 4 this
+     * differs from DFT-20's -2) */
     b_init(&b);
     b.g->opset = 17;
     int in7[] = { f32(&b, SH(1, 2, 1, 1), V(1, 3)) };
     node(&b, IR_OP_DFT, 1, in7);
+    assert_int_equal(fe_upgrade(b.g, &b.d), 0);
     expect(&b, IR_DT_F32, SH(1, 2, 1, 2), V(4, 0, -2, 0), 1e-5);
+
+    /* and an explicit DFT-17 axis attribute */
+    b_init(&b);
+    b.g->opset = 17;
+    int in7b[] = { f32(&b, SH(1, 1, 2, 1), V(1, 3)) };
+    node(&b, IR_OP_DFT, 1, in7b);
+    a_int(&b, IR_A_axis, -2);
+    assert_int_equal(fe_upgrade(b.g, &b.d), 0);
+    assert_int_equal(b.g->nodes[b.node].n_in, 3);
+    assert_false(ir_has_attr(&b.g->nodes[b.node], IR_A_axis));
+    expect(&b, IR_DT_F32, SH(1, 1, 2, 2), V(4, 0, -2, 0), 1e-5);
 
     b_init(&b);
     int in8[] = { f32(&b, SH(1, 4, 1), V(1, 2, 3, 4)), -1, i64(&b, SCALAR, V(-1)) };
