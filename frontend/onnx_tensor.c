@@ -122,8 +122,13 @@ int fe_onnx_check_wire(const char *path, const uint8_t *bytes, size_t len, const
 
 const char *fe_onnx_dtype_name(int v)
 {
+    /* Types newer than the system's onnx.proto (ONNX 1.14 and later). */
+    static const char *const newer[] = { "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                         "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0" };
     const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(&onnx__tensor_proto__data_type__descriptor, v);
-    return e ? e->name : "unknown";
+    if (e)
+        return e->name;
+    return v >= 17 && v <= 24 ? newer[v - 17] : "unknown";
 }
 
 /* Turns n little-endian elements of size es (in place) into host order. */
