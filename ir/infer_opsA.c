@@ -18,6 +18,16 @@ static int need_float(IrGraph *g, IrNode *n, int i, UtilDiag *d)
     return 0;
 }
 
+/* Input 0 must be a float or integer tensor. */
+static int need_numeric(IrGraph *g, IrNode *n, UtilDiag *d)
+{
+    const IrTensor *x = ir_in(g, n, 0);
+    if (!ir_dtype_is_float(x->v.dtype) && !ir_dtype_is_int(x->v.dtype))
+        return ir_node_error(g, n, d, "input '%s' is %s; a numeric tensor is required", x->name,
+                             ir_dtype_name(x->v.dtype));
+    return 0;
+}
+
 static int need_int(IrGraph *g, IrNode *n, int i, const char *what, UtilDiag *d)
 {
     const IrTensor *t = ir_in(g, n, i);
@@ -462,9 +472,14 @@ int ir_einsum(const IrGraph *g, const IrNode *n, const IrShape *const *in, int n
         if (p < end)
             p++;                                    /* ',' */
     }
-    for (int l = 0; l < e->n_labels; l++)
+    int64_t space = 1;
+    for (int l = 0; l < e->n_labels; l++) {
         if (e->size[l] < 0)
             e->size[l] = 1;
+        if (util_mul_overflow_i64(space, e->size[l], &space) || space > IR_MAX_ELEMENTS)
+            return ir_node_error(g, n, d, "equation '%s' spans more than %lld index combinations", eq,
+                                 (long long)IR_MAX_ELEMENTS);
+    }
     if (arrow) {
         int seen[IR_EINSUM_MAX_LABELS] = { 0 };
         const char *q = arrow + 2, *qend = eq + strlen(eq);
@@ -504,9 +519,8 @@ int ir_infer_einsum(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrShape *shp[IR_EINSUM_MAX_IN];
     const IrTensor *x = ir_in(g, n, 0);
-    if (!ir_dtype_is_float(x->v.dtype) && !ir_dtype_is_int(x->v.dtype))
-        return ir_node_error(g, n, d, "input '%s' is %s; a numeric tensor is required", x->name,
-                             ir_dtype_name(x->v.dtype));
+    if (need_numeric(g, n, d))
+        return -1;
     for (int i = 0; i < n->n_in && i < IR_EINSUM_MAX_IN; i++) {
         if (n->in[i] < 0)
             return ir_node_error(g, n, d, "input %d is missing", i + 1);
@@ -538,9 +552,8 @@ int ir_infer_trilu(IrGraph *g, IrNode *n, UtilDiag *d)
 int ir_infer_cumsum(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrTensor *x = ir_in(g, n, 0), *ax = ir_in(g, n, 1);
-    if (!ir_dtype_is_float(x->v.dtype) && !ir_dtype_is_int(x->v.dtype))
-        return ir_node_error(g, n, d, "input '%s' is %s; a numeric tensor is required", x->name,
-                             ir_dtype_name(x->v.dtype));
+    if (need_numeric(g, n, d))
+        return -1;
     if (need_int(g, n, 1, "axis", d) || need_one(g, n, 1, "axis", d))
         return -1;
     if (x->v.shape.rank == 0)
@@ -555,9 +568,8 @@ int ir_infer_topk(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrTensor *x = ir_in(g, n, 0);
     const IrShape *s = &x->v.shape;
-    if (!ir_dtype_is_float(x->v.dtype) && !ir_dtype_is_int(x->v.dtype))
-        return ir_node_error(g, n, d, "input '%s' is %s; a numeric tensor is required", x->name,
-                             ir_dtype_name(x->v.dtype));
+    if (need_numeric(g, n, d))
+        return -1;
     if (s->rank == 0)
         return ir_node_error(g, n, d, "input '%s' must have rank >= 1", x->name);
     int a = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d);
