@@ -37,10 +37,18 @@ IrGraph *fe_load_json(const char *path, const char *text, size_t len, const FeOp
 IrGraph *fe_load_onnx(const char *path, const uint8_t *bytes, size_t len, const FeOptions *opt,
                       UtilDiag *d);
 
+/* Reads a serialized ONNX TensorProto file (the input_K.pb / output_K.pb of
+ * ONNX test data).  out->data is malloc'd. */
+int fe_onnx_read_tensor(const char *path, IrArray *out, UtilDiag *d);
+
 /* Rewrites legacy operator forms of opsets older than the IR's into the
  * current semantics (attributes moved to inputs, Upsample → Resize, 2-D
  * Softmax coercion, old broadcasting, ...), using g->opset. */
 int fe_upgrade(IrGraph *g, UtilDiag *d);
+
+/* Checks the dtype/shape a model declares for its graph outputs
+ * (IrTensor.declared) against the inferred ones; call after pass_infer. */
+int fe_check_declared_outputs(const IrGraph *g, UtilDiag *d);
 
 /* ---- safetensors ---- */
 

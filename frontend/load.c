@@ -4,7 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A JSON model starts (after white space and an optional UTF-8 BOM) with '{'.
+static int has_json_extension(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 5 && strcmp(path + n - 5, ".json") == 0;
+}
+
+/* A JSON model starts (after white space and an optional UTF-8 BOM) with '{' (or is at least JSON-shaped: '[', or named *.json).
  * PyTorch checkpoints are zip archives ("PK\3\4") or pickles (0x80 proto). */
 IrGraph *fe_load(const char *path, const FeOptions *opt, UtilDiag *d)
 {
@@ -27,7 +33,7 @@ IrGraph *fe_load(const char *path, const FeOptions *opt, UtilDiag *d)
     } else if ((unsigned char)data[0] == 0x80 && len >= 2 && data[1] >= 2 && data[1] <= 5) {
         util_error(d, util_loc_file(path), "this looks like a Python pickle (legacy PyTorch checkpoint); "
                    "dlcc reads ONNX or dlcc JSON: export the model with torch.onnx.export");
-    } else if (i < len && data[i] == '{') {
+    } else if ((i < len && (data[i] == '{' || data[i] == '[')) || has_json_extension(path)) {
         g = fe_load_json(path, data, len, opt, d);
     } else {
         g = fe_load_onnx(path, (const uint8_t *)data, len, opt, d);

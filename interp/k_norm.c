@@ -160,8 +160,8 @@ int interp_k_lpnorm(const IrGraph *g, const IrNode *n, const IrArray *const *in,
             }
             if (p != 1)
                 norm = sqrt(norm);
-            for (int64_t k = 0; k < len; k++)     /* a zero vector stays zero */
-                ir_store_f64(y->dtype, y->data, base + k * inner, norm == 0.0 ? 0.0 : ld(x, base + k * inner) / norm);
+            for (int64_t k = 0; k < len; k++)     /* x / 0: NaN for a zero vector, as ONNX computes */
+                ir_store_f64(y->dtype, y->data, base + k * inner, ld(x, base + k * inner) / norm);
         }
     return 0;
 }

@@ -30,12 +30,16 @@ static double rz_coord(const char *m, double o, double scale, int64_t lin, int64
 {
     if (!strcmp(m, "asymmetric"))
         return o / scale;
+    /* align_corners and tf_crop_and_resize use the resized length scale *
+     * lin, which is not a whole number for some scales: ONNX's reference
+     * (and its test data) divide by that, not by the integer output size. */
+    double lres = scale * (double)lin;
     if (!strcmp(m, "align_corners"))
-        return lout == 1 ? 0.0 : o * (double)(lin - 1) / (double)(lout - 1);
+        return lout == 1 ? 0.0 : o * (double)(lin - 1) / (lres - 1);
     if (!strcmp(m, "pytorch_half_pixel"))
         return lout > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     if (!strcmp(m, "tf_crop_and_resize"))
-        return lout > 1 ? r0 * (double)(lin - 1) + o * (r1 - r0) * (double)(lin - 1) / (double)(lout - 1)
+        return lout > 1 ? r0 * (double)(lin - 1) + o * (r1 - r0) * (double)(lin - 1) / (lres - 1)
                         : 0.5 * (r0 + r1) * (double)(lin - 1);
     if (!strcmp(m, "half_pixel_symmetric")) {
         double adj = (double)lout / (scale * (double)lin), center = (double)lin / 2;

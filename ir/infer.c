@@ -33,7 +33,7 @@ int ir_infer_node(IrGraph *g, int node, UtilDiag *d)
     for (int i = 0; i < info->min_in && i < n->n_in; i++)
         if (n->in[i] < 0)
             return ir_node_error(g, n, d, "required input %d is missing", i + 1);
-    if (n->n_out > 0 && n->out[0] < 0)
+    if (n->n_out > 0 && n->out[0] < 0 && info->min_out > 0)    /* RNN, GRU, LSTM: all outputs optional */
         return ir_node_error(g, n, d, "the first output is missing");
     if (infer_table[n->op](g, n, d))
         return -1;

@@ -20,6 +20,8 @@ int ir_infer_const_ints(IrGraph *g, IrNode *n, int i, const char *what, int64_t 
 /* Same for float operands (scales). */
 int ir_infer_const_floats(IrGraph *g, IrNode *n, int i, const char *what, double *vals, int max,
                           UtilDiag *d);
+/* Output shape [N, M, spatial out...] of a Conv-like window (ir/infer_nn.c). */
+void ir_infer_window_shape(const IrWindow *win, IrShape *y);
 /* Sets output k to dtype/shape. */
 void ir_infer_set(IrGraph *g, IrNode *n, int k, IrDType dt, const IrShape *s);
 

@@ -345,6 +345,9 @@ int ir_infer_batchnorm(IrGraph *g, IrNode *n, UtilDiag *d)
     static const char *const what[] = { "", "scale", "B", "mean", "var" };
     if (ir_attr_int(n, IR_A_training_mode))
         return ir_node_error(g, n, d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
+    if (n->n_out > 1)
+        return ir_node_error(g, n, d, "the running_mean / running_var outputs exist only in training mode, "
+                             "which is not supported (dlcc compiles inference graphs)");
     if (need_float(g, n, 0, d))
         return -1;
     if (s->rank < 2)

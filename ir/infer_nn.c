@@ -84,6 +84,10 @@ static int read_ints(const IrGraph *g, const IrNode *n, IrAttrKey key, int want,
 static int read_auto_pad(const IrGraph *g, const IrNode *n, AutoPad *ap, UtilDiag *d)
 {
     const char *s = ir_attr_str(n, IR_A_auto_pad);
+    if (ir_op_attr_kind(n->op, IR_A_auto_pad) == IR_AK_NONE) {   /* DeformConv has explicit pads only */
+        *ap = PAD_NOTSET;
+        return 0;
+    }
     static const char *const names[] = { "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID" };
     for (int i = 0; i < 4; i++)
         if (!strcmp(s, names[i])) {
@@ -273,7 +277,7 @@ static int check_float(const IrGraph *g, const IrNode *n, const IrTensor *t, con
                          ir_op_name(n->op), allow_i8 ? "float, int8 or uint8" : "float types");
 }
 
-static void window_shape(const IrWindow *win, IrShape *y)
+void ir_infer_window_shape(const IrWindow *win, IrShape *y)
 {
     y->rank = win->rank + 2;
     y->dims[0] = win->batch;
@@ -305,7 +309,7 @@ static int infer_conv_common(IrGraph *g, IrNode *n, UtilDiag *d)
         }
     }
     IrShape y;
-    window_shape(&win, &y);
+    ir_infer_window_shape(&win, &y);
     ir_infer_set(g, n, 0, x->v.dtype, &y);
     return 0;
 }
@@ -339,7 +343,7 @@ int ir_infer_pool(IrGraph *g, IrNode *n, UtilDiag *d)
     if (ir_window(g, n, &x->v.shape, NULL, &win, d))
         return -1;
     IrShape y;
-    window_shape(&win, &y);
+    ir_infer_window_shape(&win, &y);
     ir_infer_set(g, n, 0, x->v.dtype, &y);
     ir_infer_set(g, n, 1, IR_DT_I64, &y);          /* MaxPool Indices */
     return 0;

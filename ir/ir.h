@@ -93,6 +93,10 @@ enum {
 
 #define IR_VARIADIC 255
 
+/* The newest default-domain ONNX opset the frontends accept.  The IR holds
+ * opset-21 semantics; 22 to 24 only widened type lists and added operators. */
+#define IR_MAX_OPSET 24
+
 typedef struct IrOpInfo {
     const char *name;       /* ONNX name */
     int min_in, max_in, min_out, max_out;
@@ -151,6 +155,15 @@ typedef enum IrTensorKind {
     IR_TK_CONST,        /* initializer: data from the model */
 } IrTensorKind;
 
+/* What a model file declares about a graph output's type; checked after
+ * inference by fe_check_declared_outputs.  Dims of -1 are unconstrained. */
+typedef struct IrDeclared {
+    IrDType dtype;          /* IR_DT_UNDEF when not declared */
+    int has_shape;
+    IrShape shape;
+    UtilLoc loc;            /* the declaration in the model file */
+} IrDeclared;
+
 typedef struct IrTensor {
     const char *name;
     IrTensorKind kind;
@@ -158,6 +171,7 @@ typedef struct IrTensor {
     int shape_known;        /* dtype and shape set (inputs, consts, inferred values) */
     int producer;           /* node index, or -1 */
     UtilLoc loc;
+    const IrDeclared *declared; /* graph outputs: the model's declared type, or NULL */
 } IrTensor;
 
 typedef struct IrNode {
@@ -319,6 +333,36 @@ typedef struct IrEinsum {
  * naming the node. */
 int ir_einsum(const IrGraph *g, const IrNode *n, const IrShape *const *in, int n_in, IrEinsum *e,
               UtilDiag *d);
+
+/* Recurrent, quantized and detection operators (ir/infer_opsC.c), shared by
+ * their shape rules and kernels. */
+
+/* An RNN/GRU/LSTM activation function with its alpha/beta (ONNX defaults
+ * where activation_alpha/activation_beta run out). */
+typedef enum IrRnnAct {
+    IR_RNN_RELU, IR_RNN_TANH, IR_RNN_SIGMOID, IR_RNN_AFFINE, IR_RNN_LEAKYRELU, IR_RNN_THRESHOLDEDRELU,
+    IR_RNN_SCALEDTANH, IR_RNN_HARDSIGMOID, IR_RNN_ELU, IR_RNN_SOFTSIGN, IR_RNN_SOFTPLUS
+} IrRnnAct;
+typedef struct IrRnnActFn {
+    IrRnnAct kind;
+    double alpha, beta;
+} IrRnnActFn;
+#define IR_RNN_MAX_ACTS 6       /* 3 per direction (LSTM f, g, h) x 2 directions */
+/* Resolves node n's activations (RNN f; GRU f, g; LSTM f, g, h; per
+ * direction) into fns[dir * per_dir + k]; -1 with a diagnostic naming the
+ * attribute. */
+int ir_rnn_activations(const IrGraph *g, const IrNode *n, int dirs, IrRnnActFn *fns, UtilDiag *d);
+/* Number of directions from the `direction` attribute (1 or 2), -1 with a
+ * diagnostic if unknown. */
+int ir_rnn_directions(const IrGraph *g, const IrNode *n, UtilDiag *d);
+
+/* NonMaxSuppression's greedy selection: boxes [B, N, 4], scores [B, C, N]
+ * (float types); max_per_class <= 0 selects nothing; score_threshold NULL
+ * keeps every box.  Writes (batch, class, box) triples into sel when non-NULL
+ * (room for B * C * min(N, max_per_class) triples); returns the count, or -1
+ * when out of memory. */
+int64_t ir_nms(const IrArray *boxes, const IrArray *scores, int64_t max_per_class, double iou_threshold,
+               const double *score_threshold, int center_point_box, int64_t *sel);
 
 /* ------------------------------------------------------------ printers */
 

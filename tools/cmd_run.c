@@ -96,9 +96,6 @@ static int read_inputs(const IrGraph *g, const DlccInputFile *files, const int *
  * the same file are an error (DESIGN.md §4). */
 static int output_names(const IrGraph *g, char **fname, UtilDiag *d)
 {
-    if (g->n_outputs > UTIL_OUTSET_MAX)
-        return util_error(d, util_loc_file(g->file), "the model has %d outputs; dlcc run writes at most %d",
-                          g->n_outputs, UTIL_OUTSET_MAX);
     for (int o = 0; o < g->n_outputs; o++) {
         char *s = util_sanitize_filename(g->tensors[g->outputs[o]].name);
         fname[o] = s ? malloc(strlen(s) + 5) : NULL;

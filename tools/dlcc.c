@@ -44,7 +44,7 @@ IrGraph *dlcc_load_model(const char *path, const FeOptions *opt, UtilDiag *d)
     IrGraph *g = fe_load(path, opt, d);
     if (!g)
         return NULL;
-    if (pass_infer(g, d)) {
+    if (pass_infer(g, d) || fe_check_declared_outputs(g, d)) {
         ir_graph_free(g);
         return NULL;
     }
@@ -200,125 +200,6 @@ int dlcc_prepare_dir(const char *dir, int *created, UtilDiag *d)
         return util_error(d, util_loc_file(dir), "cannot create the output folder: %s", strerror(errno));
     *created = 1;
     return 0;
-}
-
-/* -------------------------------------------------------------- compile */
-
-static int in_list(const char *s, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(s, *list) == 0)
-            return 1;
-    return 0;
-}
-
-static int check_emit(const char *kinds)
-{
-    static const char *const known[] = { "obj", "asm", "llvm", "ptx", "hls", "c", "header", "graph",
-                                         "report", NULL };
-    char buf[256];
-    if (!kinds[0] || strlen(kinds) >= sizeof buf)
-        return dlcc_usage_error("--emit wants a comma-separated list of obj,asm,llvm,ptx,hls,c,header,graph,"
-                                "report");
-    strcpy(buf, kinds);
-    for (char *tok = buf; tok;) {
-        char *comma = strchr(tok, ',');
-        if (comma)
-            *comma = 0;
-        if (!in_list(tok, known))
-            return dlcc_usage_error("unknown --emit kind '%s' (obj, asm, llvm, ptx, hls, c, header, graph, "
-                                    "report)", tok);
-        tok = comma ? comma + 1 : NULL;
-    }
-    return 0;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *v)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (end == s || *end || errno || x < lo || x > hi)
-        return -1;
-    *v = x;
-    return 0;
-}
-
-static int check_precision(const char *p)
-{
-    if (strcmp(p, "float32") == 0 || strcmp(p, "int8") == 0)
-        return 0;
-    int w, i, n = 0;
-    if (sscanf(p, "fixed<%d,%d>%n", &w, &i, &n) == 2 && p[n] == 0 && w >= 2 && w <= 64 && i >= 1 && i <= w)
-        return 0;
-    return dlcc_usage_error("--precision wants float32, int8 or fixed<W,I> with 1 <= I <= W <= 64, not '%s'", p);
-}
-
-static int is_c_identifier(const char *s)
-{
-    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return 1;
-}
-
-int dlcc_cmd_compile(int argc, char **argv)
-{
-    static const char *const value_opts[] = { "-o", "--triple", "--mcpu", "--mattr", "--fpga-part",
-                                              "--print-after", NULL };
-    static const char *const flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", "-v", NULL };
-    const char *target = "cpu", *v;
-    DlccArgs a;
-    dlcc_args_init(&a, argc, argv, NULL);
-    for (; a.i < argc && !a.status; a.i++) {
-        const char *arg = argv[a.i];
-        long n;
-        if (dlcc_arg_common(&a)) {
-            continue;
-        } else if ((v = dlcc_arg_value(&a, "-t"))) {
-            target = v;
-            if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "fpga"))
-                a.status = dlcc_usage_error("unknown target '%s' (cpu, gpu or fpga)", v);
-        } else if ((v = dlcc_arg_value(&a, "--name"))) {
-            if (!is_c_identifier(v))
-                a.status = dlcc_usage_error("--name wants a C identifier, not '%s'", v);
-        } else if ((v = dlcc_arg_value(&a, "--emit"))) {
-            a.status = check_emit(v);
-        } else if ((v = dlcc_arg_value(&a, "--threads"))) {
-            if (parse_long(v, 1, 1024, &n))
-                a.status = dlcc_usage_error("--threads wants a number from 1 to 1024, not '%s'", v);
-        } else if ((v = dlcc_arg_value(&a, "--gpu-arch"))) {
-            if (strncmp(v, "sm_", 3) || parse_long(v + 3, 10, 999, &n))
-                a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
-        } else if ((v = dlcc_arg_value(&a, "--precision"))) {
-            a.status = check_precision(v);
-        } else if ((v = dlcc_arg_value(&a, "--fpga-clock"))) {
-            char *end;
-            double mhz = strtod(v, &end);
-            if (end == v || *end || !(mhz > 0 && mhz <= 10000))
-                a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
-        } else if (dlcc_arg_opt_level(arg) >= 0 || in_list(arg, flags)) {
-            ;
-        } else if (!a.status) {
-            int matched = 0;
-            for (int k = 0; value_opts[k] && !matched && !a.status; k++)
-                matched = dlcc_arg_value(&a, value_opts[k]) != NULL;
-            if (!matched)
-                dlcc_arg_unknown(&a);
-        }
-    }
-    IrGraph *g;
-    int status = dlcc_args_load(&a, &g);
-    if (status)
-        return status;
-    ir_graph_free(g);
-    UtilDiag d;
-    util_diag_init(&d);
-    util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this build "
-               "yet; use 'dlcc run' (reference interpreter) or 'dlcc info'", target);
-    return dlcc_report(&d);
 }
 
 int dlcc_main(int argc, char **argv)

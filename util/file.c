@@ -120,8 +120,18 @@ void util_outset_init(UtilOutSet *s) { memset(s, 0, sizeof *s); }
 int util_outset_write(UtilOutSet *s, const char *dir, const char *name, const void *data, size_t len,
                       UtilDiag *d)
 {
-    if (s->n >= UTIL_OUTSET_MAX)
-        return util_error(d, util_loc_file(dir), "too many output files");
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 8;
+        char **t = realloc(s->tmp, (size_t)cap * sizeof *t);
+        if (t)
+            s->tmp = t;
+        char **f = realloc(s->final, (size_t)cap * sizeof *f);
+        if (f)
+            s->final = f;
+        if (!t || !f)
+            return util_error(d, util_loc_file(dir), "out of memory");
+        s->cap = cap;
+    }
     if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         return util_error(d, util_loc_file(dir), "invalid output file name '%s'", name);
     size_t n = strlen(dir) + strlen(name) + 32;
@@ -168,7 +178,9 @@ static void outset_release(UtilOutSet *s)
         free(s->tmp[i]);
         free(s->final[i]);
     }
-    s->n = 0;
+    free(s->tmp);
+    free(s->final);
+    memset(s, 0, sizeof *s);
 }
 
 int util_outset_commit(UtilOutSet *s, UtilDiag *d)

@@ -82,11 +82,10 @@ char *util_resolve_beside(const char *model_path, const char *rel, UtilLoc loc,
 
 /* Atomic output: files are written as temporaries in the output folder and
  * renamed into place by util_outset_commit only when every one succeeded. */
-#define UTIL_OUTSET_MAX 32
 typedef struct UtilOutSet {
-    int n;
-    char *tmp[UTIL_OUTSET_MAX];
-    char *final[UTIL_OUTSET_MAX];
+    int n, cap;
+    char **tmp;
+    char **final;
 } UtilOutSet;
 
 void util_outset_init(UtilOutSet *s);

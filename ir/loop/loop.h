@@ -44,7 +44,7 @@ typedef struct LoopBuf {
 /* ---------------------------------------------------------- expressions */
 
 typedef enum LoopExprKind {
-    LOOP_E_INT,          /* integer constant (index arithmetic, int64) */
+    LOOP_E_INT,          /* integer constant: I64 (index arithmetic) or BOOL (0/1, a folded condition) */
     LOOP_E_FLOAT,        /* floating constant of `type` */
     LOOP_E_VAR,          /* loop variable or let-bound variable */
     LOOP_E_LOAD,         /* buf[index]: flat element index expression */
@@ -203,16 +203,28 @@ LoopStmt *loop_barrier(LoopProgram *p);
 /* Algebraic simplification of index expressions (constant folding, x+0,
  * x*1, x*0, (a*c1)*c2, (x+c1)+c2, min/max of constants, div/mod by 1,
  * (i*c)/c when i >= 0, (i*c + j) mod c with 0 <= j < c, ...).  Uses the loop
- * extents in scope to know variable ranges.  Rewrites in place; returns the
- * (possibly new) root. */
+ * extents to know variable ranges: a variable is bound once in the program,
+ * so its range is read off its FOR (or immutable LET) in p's kernels; a
+ * variable not bound there is unbounded.  Rewrites in place; returns the
+ * (possibly new) root.  loop_simplify also simplifies statements (see
+ * docs/loop-ir.md) and replaces each kernel's body. */
 LoopExpr *loop_simplify_expr(LoopProgram *p, LoopExpr *e);
 void      loop_simplify(LoopProgram *p);
 
-/* Checks: variables defined before use and in scope, buffer ids valid, loads
- * from inputs/consts only, stores only to outputs/workspace/locals, types
+/* Checks: variables defined before use and in scope, each variable bound by
+ * exactly one FOR or LET in the program, buffer ids valid, inputs/consts only
+ * loaded from (stores only to outputs/workspace/locals), types
  * consistent (index exprs I64, conditions BOOL), constant extents for
  * VECTORIZED/UNROLLED loops, GPU thread loops nested inside block loops. */
 int loop_verify(const LoopProgram *p, UtilDiag *d);
+
+/* Names for printers and code generators. */
+const char *loop_storage_name(LoopStorage st);     /* "input", "workspace", ... */
+const char *loop_for_kind_name(LoopForKind k);     /* "serial", "parallel", "gpu.block.x", ... */
+const char *loop_intrinsic_name(LoopIntrinsic fn); /* "exp", "round_even", ... */
+int loop_binop_is_compare(LoopBinOp op);           /* LT LE EQ NE: result BOOL */
+/* Structural equality (same kinds, types, constants, variables, buffers). */
+int loop_expr_equal(const LoopExpr *a, const LoopExpr *b);
 
 /* Stable, diffable text form. */
 void loop_print(const LoopProgram *p, UtilBuf *out);

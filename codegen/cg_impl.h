@@ -1,0 +1,62 @@
+/* codegen/cg_impl.h — internals shared by the files of codegen/: the one
+ * context struct that owns every LLVM handle of a compilation. */
+#ifndef DLCC_CG_IMPL_H
+#define DLCC_CG_IMPL_H
+
+#include "codegen/codegen.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+typedef struct CgCtx {
+    /* LLVM handles, created by cg_ctx_init and disposed by cg_ctx_dispose. */
+    LLVMContextRef ctx;              /* owned unless owns_ctx == 0 (JIT: the ORC context) */
+    LLVMModuleRef mod;               /* owned unless handed to the JIT (mod = NULL then) */
+    LLVMBuilderRef b;                /* code builder */
+    LLVMBuilderRef ab;               /* alloca builder: end of the current function's entry block */
+    LLVMTargetMachineRef tm;
+    LLVMPassBuilderOptionsRef pbo;
+    int owns_ctx;
+
+    /* What we compile. */
+    const LoopProgram *p;
+    CgOptions o;
+    UtilDiag *d;
+    char *triple;                    /* normalized triple (malloc) */
+    char *cpu, *features;            /* malloc */
+
+    /* Cached types. */
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_bf16, t_f32, t_f64, t_ptr;
+    unsigned md_loop;                /* kind id of !llvm.loop */
+
+    /* Per-function emission state. */
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry;         /* holds the allocas; branches to the body at the end */
+    LLVMValueRef args[3];            /* inputs, outputs, workspace */
+    LLVMValueRef *bufptr;            /* per buffer: base pointer in fn, or NULL */
+    LLVMValueRef *var;               /* per variable: SSA value, or the alloca if mutable */
+    unsigned char *var_mut;
+    LLVMValueRef *globals;           /* per CONST buffer: its global, or NULL */
+} CgCtx;
+
+/* context.c: targets, target machine, passes and output. */
+int  cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextRef ext_ctx, int jit,
+                 UtilDiag *d);
+void cg_ctx_dispose(CgCtx *c);
+int  cg_ctx_optimize(CgCtx *c);      /* LLVMVerifyModule + LLVMRunPasses */
+int  cg_internal_error(CgCtx *c, const char *what, char *llvm_msg);   /* disposes llvm_msg */
+
+/* emit.c: the module (entry points, kernels, buffers, statements). */
+int cg_emit_module(CgCtx *c);
+
+/* expr.c: types and expressions. */
+LLVMTypeRef  cg_reg_type(CgCtx *c, IrDType t);   /* the type values of t have in registers */
+LLVMTypeRef  cg_mem_type(CgCtx *c, IrDType t);   /* the type elements of t have in memory */
+LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e);
+LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v);     /* register -> memory form */
+LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> register form */
+int cg_fail(CgCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
+
+#endif

@@ -1,0 +1,98 @@
+/* codegen/ — CPU code generation from the loop IR through the LLVM C API.
+ * Prefix: cg_ / Cg.  This folder is the only place in dlcc that includes
+ * llvm-c/ headers; everything LLVM-specific stays behind this interface.
+ *
+ * cg_compile turns a LoopProgram into an object file (and optionally textual
+ * LLVM IR and assembly) for any triple LLVM's X86, AArch64, ARM, RISCV or
+ * NVPTX backends know.  cg_jit compiles the same module for the host with
+ * LLVM's ORC LLJIT (used by `dlcc run --backend cpu` and by tests).
+ *
+ * The generated object exports (DESIGN.md §5), for the program name NAME:
+ *
+ *   int32_t NAME_run_ptrs(const void *const inputs[], void *const outputs[], void *workspace);
+ *   int32_t NAME_run(const NAME_inputs *in, NAME_outputs *out, void *workspace);
+ *
+ * Both return 0 on success and DLCC_ERR_NULL when a pointer they need is NULL:
+ * the inputs array or any of its n_inputs entries, the outputs array or any of
+ * its n_outputs entries, or the workspace when the program needs one.
+ * NAME_run is NAME_run_ptrs over structs whose fields are those pointers in
+ * order.  Buffers: INPUT/OUTPUT from the arrays at LoopBuf.index; CONST as
+ * private read-only globals (64-byte aligned, .rodata or o->weights_section);
+ * WORKSPACE at workspace + LoopBuf.offset; LOCAL as fixed-size stack slots of
+ * the kernel that uses them; a buffer with alias_of >= 0 uses the pointer of
+ * the buffer it aliases.  Each kernel is an internal function called in order;
+ * the object has no writable globals (.data/.bss are empty), calls no heap
+ * functions, and calls only LLVM intrinsics and libm.
+ *
+ * Semantics the generated code gives the loop IR (see docs/loop-ir.md):
+ *  - PARALLEL loops run serially (threading comes later through the Halide
+ *    runtime's halide_do_par_for).  VECTORIZED loops carry llvm.loop metadata
+ *    (vectorize.enable, width = factor) for LLVM's loop vectorizer; UNROLLED
+ *    loops carry unroll.full (factor 0) or unroll.count.  GPU_* and HLS_*
+ *    loops and BARRIER are diagnosed ("not a CPU loop kind").
+ *  - float16 / bfloat16 are stored as half / bfloat and computed in float;
+ *    a cast to them rounds.  bool is i1 in registers, one byte in memory.
+ *  - Integer division and modulo by zero give 0 and INT_MIN / -1 wraps (no
+ *    undefined behaviour); shifts by >= the bit width give 0 (or the sign for
+ *    a signed right shift).  Float-to-integer casts saturate (NaN -> 0).
+ *  - Float MIN/MAX propagate NaN.  No fast-math flags are used.
+ */
+#ifndef DLCC_CODEGEN_H
+#define DLCC_CODEGEN_H
+
+#include <stdint.h>
+
+#include "ir/loop/loop.h"
+
+/* Return code of the generated entry points when a needed pointer is NULL. */
+#define DLCC_ERR_NULL (-1)
+
+/* What cg_compile produces (bits of CgOptions.emit; 0 means CG_EMIT_OBJ). */
+enum {
+    CG_EMIT_OBJ = 1,     /* relocatable object file */
+    CG_EMIT_ASM = 2,     /* assembly text (.s) */
+    CG_EMIT_LLVM = 4,    /* LLVM IR text (.ll), after optimization */
+};
+
+typedef struct CgOptions {
+    const char *triple;      /* LLVM target triple; NULL = the host's */
+    const char *cpu;         /* NULL = the host CPU (and its features) when the
+                                triple is the host's, else "generic" */
+    const char *features;    /* "+avx2,-sse4a"; NULL = none (or the host's, see cpu) */
+    int opt_level;           /* 0..3: LLVM's default<On> pipeline and codegen level */
+    unsigned emit;           /* CG_EMIT_* */
+    const char *weights_section;  /* section for CONST buffers; NULL = .rodata */
+} CgOptions;
+
+/* Outputs of cg_compile; each buffer is filled when its CG_EMIT_* bit is set. */
+typedef struct CgResult {
+    UtilBuf obj;
+    UtilBuf asm_text;
+    UtilBuf llvm_ir;
+} CgResult;
+
+void cg_result_init(CgResult *r);
+void cg_result_free(CgResult *r);
+
+/* LoopProgram -> object code.  Verifies the program (loop_verify) and the
+ * generated module (LLVMVerifyModule; a failure is an internal-error
+ * diagnostic).  Objects for hosted triples (those naming an OS) are position
+ * independent; `-none-` / `-unknown-elf` triples get static relocation.
+ * Identical program and options give byte-identical outputs.
+ * Returns 0, or -1 with a diagnostic. */
+int cg_compile(const LoopProgram *p, const CgOptions *o, CgResult *r, UtilDiag *d);
+
+/* In-process compilation for the host.  o may be NULL (-O2 defaults);
+ * o->triple must be NULL or the host's.  The program may be freed after
+ * cg_jit returns. */
+typedef struct CgJit CgJit;
+typedef int32_t (*CgRunFn)(const void *const inputs[], void *const outputs[], void *workspace);
+
+int     cg_jit(const LoopProgram *p, const CgOptions *o, CgJit **out, UtilDiag *d);
+CgRunFn cg_jit_entry(CgJit *j);       /* NAME_run_ptrs */
+void    cg_jit_free(CgJit *j);
+
+/* The host's normalized target triple, malloc'd (for reports and headers). */
+char *cg_host_triple(void);
+
+#endif

@@ -1,0 +1,275 @@
+/* codegen/context.c — the compilation context: LLVM targets, target machine,
+ * module, builders and pass options are created in cg_ctx_init and disposed
+ * in cg_ctx_dispose; cg_compile is the straight-line pipeline
+ * (build module -> verify -> optimize -> emit). */
+#include "codegen/cg_impl.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The backends dlcc supports.  LLVM's target registry is process-wide and
+ * these calls are idempotent. */
+static void init_targets(void)
+{
+#define CG_TARGET(T) \
+    LLVMInitialize##T##TargetInfo(); \
+    LLVMInitialize##T##Target(); \
+    LLVMInitialize##T##TargetMC(); \
+    LLVMInitialize##T##AsmPrinter();
+    CG_TARGET(X86)
+    CG_TARGET(AArch64)
+    CG_TARGET(ARM)
+    CG_TARGET(RISCV)
+    CG_TARGET(NVPTX)
+#undef CG_TARGET
+}
+
+/* A malloc'd copy of an LLVM message, which is disposed. */
+static char *take_message(char *m)
+{
+    char *r = strdup(m ? m : "");
+    LLVMDisposeMessage(m);
+    return r;
+}
+
+char *cg_host_triple(void)
+{
+    char *def = LLVMGetDefaultTargetTriple();
+    char *norm = LLVMNormalizeTargetTriple(def);
+    LLVMDisposeMessage(def);
+    return take_message(norm);
+}
+
+int cg_internal_error(CgCtx *c, const char *what, char *llvm_msg)
+{
+    util_error(c->d, util_loc_file(NULL), "internal error: %s in '%s': %s", what, c->p->name,
+               llvm_msg ? llvm_msg : "");
+    LLVMDisposeMessage(llvm_msg);
+    return -1;
+}
+
+int cg_fail(CgCtx *c, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return util_error(c->d, util_loc_file(NULL), "code generation for '%s': %s", c->p->name, msg);
+}
+
+void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, kind, val));
+}
+
+/* Hosted triples (an OS component other than none/unknown) get PIC; bare
+ * metal (thumbv7em-none-eabihf, riscv32-unknown-elf) gets static. */
+static LLVMRelocMode reloc_for(const char *triple)
+{
+    const char *s = triple;
+    for (int i = 0; i < 2 && s; i++) {
+        s = strchr(s, '-');
+        if (s)
+            s++;
+    }
+    if (!s || strncmp(s, "none", 4) == 0 || strncmp(s, "unknown", 7) == 0)
+        return LLVMRelocStatic;
+    return LLVMRelocPIC;
+}
+
+int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextRef ext_ctx, int jit,
+                UtilDiag *d)
+{
+    memset(c, 0, sizeof *c);
+    c->p = p;
+    c->d = d;
+    if (o)
+        c->o = *o;
+    else
+        c->o.opt_level = 2;
+    if (c->o.opt_level < 0 || c->o.opt_level > 3)
+        return cg_fail(c, "optimization level %d is not 0..3", c->o.opt_level);
+    init_targets();
+
+    char *host = cg_host_triple();
+    if (c->o.triple && *c->o.triple)
+        c->triple = take_message(LLVMNormalizeTargetTriple(c->o.triple));
+    else
+        c->triple = host ? strdup(host) : NULL;
+    if (!host || !c->triple) {
+        free(host);
+        return cg_fail(c, "out of memory");
+    }
+    int is_host = strcmp(c->triple, host) == 0;
+    free(host);
+    if (jit && !is_host)
+        return cg_fail(c, "the JIT runs on the host (%s is not the host's triple)", c->triple);
+
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(c->triple, &target, &err) != 0) {
+        char *m = take_message(err);
+        cg_fail(c, "unknown target triple '%s': %s", c->o.triple ? c->o.triple : c->triple, m ? m : "");
+        free(m);
+        return -1;
+    }
+    int host_cpu = is_host && !c->o.cpu;
+    c->cpu = host_cpu ? take_message(LLVMGetHostCPUName()) : strdup(c->o.cpu ? c->o.cpu : "generic");
+    c->features = c->o.features ? strdup(c->o.features)
+                  : host_cpu   ? take_message(LLVMGetHostCPUFeatures())
+                               : strdup("");
+    if (!c->cpu || !c->features)
+        return cg_fail(c, "out of memory");
+    static const LLVMCodeGenOptLevel levels[] = { LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+                                                   LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive };
+    c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
+                                    reloc_for(c->triple), LLVMCodeModelDefault);
+    if (!c->tm)
+        return cg_fail(c, "LLVM cannot create a target machine for '%s' (cpu '%s')", c->triple, c->cpu);
+
+    c->owns_ctx = ext_ctx == NULL;
+    c->ctx = ext_ctx ? ext_ctx : LLVMContextCreate();
+    c->mod = LLVMModuleCreateWithNameInContext(p->name, c->ctx);
+    LLVMSetSourceFileName(c->mod, p->name, strlen(p->name));
+    LLVMSetTarget(c->mod, c->triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(c->tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    LLVMSetDataLayout(c->mod, dl);
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+    c->b = LLVMCreateBuilderInContext(c->ctx);
+    c->ab = LLVMCreateBuilderInContext(c->ctx);
+    c->pbo = LLVMCreatePassBuilderOptions();
+
+    c->t_void = LLVMVoidTypeInContext(c->ctx);
+    c->t_i1 = LLVMInt1TypeInContext(c->ctx);
+    c->t_i8 = LLVMInt8TypeInContext(c->ctx);
+    c->t_i16 = LLVMInt16TypeInContext(c->ctx);
+    c->t_i32 = LLVMInt32TypeInContext(c->ctx);
+    c->t_i64 = LLVMInt64TypeInContext(c->ctx);
+    c->t_half = LLVMHalfTypeInContext(c->ctx);
+    c->t_bf16 = LLVMBFloatTypeInContext(c->ctx);
+    c->t_f32 = LLVMFloatTypeInContext(c->ctx);
+    c->t_f64 = LLVMDoubleTypeInContext(c->ctx);
+    c->t_ptr = LLVMPointerTypeInContext(c->ctx, 0);
+    c->md_loop = LLVMGetMDKindIDInContext(c->ctx, "llvm.loop", 9);
+
+    size_t nb = p->n_bufs > 0 ? (size_t)p->n_bufs : 1, nv = p->n_vars > 0 ? (size_t)p->n_vars : 1;
+    c->bufptr = calloc(nb, sizeof *c->bufptr);
+    c->globals = calloc(nb, sizeof *c->globals);
+    c->var = calloc(nv, sizeof *c->var);
+    c->var_mut = calloc(nv, 1);
+    if (!c->bufptr || !c->globals || !c->var || !c->var_mut)
+        return cg_fail(c, "out of memory");
+    return 0;
+}
+
+void cg_ctx_dispose(CgCtx *c)
+{
+    if (c->pbo)
+        LLVMDisposePassBuilderOptions(c->pbo);
+    if (c->ab)
+        LLVMDisposeBuilder(c->ab);
+    if (c->b)
+        LLVMDisposeBuilder(c->b);
+    if (c->mod)
+        LLVMDisposeModule(c->mod);
+    if (c->ctx && c->owns_ctx)
+        LLVMContextDispose(c->ctx);
+    if (c->tm)
+        LLVMDisposeTargetMachine(c->tm);
+    free(c->triple);
+    free(c->cpu);
+    free(c->features);
+    free(c->bufptr);
+    free(c->globals);
+    free(c->var);
+    free(c->var_mut);
+    memset(c, 0, sizeof *c);
+}
+
+int cg_ctx_optimize(CgCtx *c)
+{
+    char *msg = NULL;
+    if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg) != 0)
+        return cg_internal_error(c, "LLVM module verification failed", msg);
+    LLVMDisposeMessage(msg);
+    char pipeline[16];
+    snprintf(pipeline, sizeof pipeline, "default<O%d>", c->o.opt_level);
+    LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline, c->tm, c->pbo);
+    if (e) {
+        char *m = LLVMGetErrorMessage(e);
+        util_error(c->d, util_loc_file(NULL), "internal error: LLVM optimization failed in '%s': %s", c->p->name,
+                   m ? m : "");
+        LLVMDisposeErrorMessage(m);
+        return -1;
+    }
+    if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg) != 0)
+        return cg_internal_error(c, "LLVM module verification after optimization failed", msg);
+    LLVMDisposeMessage(msg);
+    return 0;
+}
+
+/* Code generation may change the IR it runs on, so every output is made
+ * from a fresh clone of the optimized module. */
+static int emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out)
+{
+    LLVMModuleRef m = LLVMCloneModule(c->mod);
+    LLVMMemoryBufferRef mb = NULL;
+    char *err = NULL;
+    int bad = LLVMTargetMachineEmitToMemoryBuffer(c->tm, m, kind, &err, &mb);
+    LLVMDisposeModule(m);
+    if (bad)
+        return cg_internal_error(c, kind == LLVMObjectFile ? "object emission failed" : "assembly emission failed",
+                                 err);
+    LLVMDisposeMessage(err);
+    util_buf_put(out, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+    LLVMDisposeMemoryBuffer(mb);
+    return out->oom ? cg_fail(c, "out of memory") : 0;
+}
+
+void cg_result_init(CgResult *r)
+{
+    util_buf_init(&r->obj);
+    util_buf_init(&r->asm_text);
+    util_buf_init(&r->llvm_ir);
+}
+
+void cg_result_free(CgResult *r)
+{
+    util_buf_free(&r->obj);
+    util_buf_free(&r->asm_text);
+    util_buf_free(&r->llvm_ir);
+}
+
+int cg_compile(const LoopProgram *p, const CgOptions *o, CgResult *r, UtilDiag *d)
+{
+    if (loop_verify(p, d) != 0)
+        return -1;
+    CgCtx c;
+    int rc = cg_ctx_init(&c, p, o, NULL, 0, d);
+    if (rc == 0)
+        rc = cg_emit_module(&c);
+    if (rc == 0)
+        rc = cg_ctx_optimize(&c);
+    unsigned emit = c.o.emit ? c.o.emit : CG_EMIT_OBJ;
+    if (rc == 0 && (emit & CG_EMIT_LLVM)) {
+        char *s = LLVMPrintModuleToString(c.mod);
+        util_buf_put(&r->llvm_ir, s, strlen(s));
+        LLVMDisposeMessage(s);
+    }
+    if (rc == 0 && (emit & CG_EMIT_ASM))
+        rc = emit_file(&c, LLVMAssemblyFile, &r->asm_text);
+    if (rc == 0 && (emit & CG_EMIT_OBJ))
+        rc = emit_file(&c, LLVMObjectFile, &r->obj);
+    cg_ctx_dispose(&c);
+    return rc;
+}

@@ -1,0 +1,333 @@
+/* codegen/expr.c — loop IR expressions to LLVM IR: types, arithmetic with
+ * the loop IR's integer semantics (floor division, no undefined behaviour),
+ * casts, and intrinsics (LLVM intrinsics where LLVM has them, libm calls
+ * otherwise). */
+#include "codegen/cg_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+LLVMTypeRef cg_reg_type(CgCtx *c, IrDType t)
+{
+    switch (t) {
+    case IR_DT_F16: case IR_DT_BF16: case IR_DT_F32: return c->t_f32;   /* half types compute in float */
+    case IR_DT_F64: return c->t_f64;
+    case IR_DT_BOOL: return c->t_i1;
+    case IR_DT_I8: case IR_DT_U8: return c->t_i8;
+    case IR_DT_I16: case IR_DT_U16: return c->t_i16;
+    case IR_DT_I32: case IR_DT_U32: return c->t_i32;
+    case IR_DT_I64: case IR_DT_U64: return c->t_i64;
+    default: return NULL;
+    }
+}
+
+LLVMTypeRef cg_mem_type(CgCtx *c, IrDType t)
+{
+    switch (t) {
+    case IR_DT_F16: return c->t_half;
+    case IR_DT_BF16: return c->t_bf16;
+    case IR_DT_BOOL: return c->t_i8;
+    default: return cg_reg_type(c, t);
+    }
+}
+
+LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v)
+{
+    if (t == IR_DT_F16 || t == IR_DT_BF16)
+        return LLVMBuildFPExt(c->b, v, c->t_f32, "");
+    if (t == IR_DT_BOOL)
+        return LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->t_i8, 0, 0), "");
+    return v;
+}
+
+LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v)
+{
+    if (t == IR_DT_F16 || t == IR_DT_BF16)
+        return LLVMBuildFPTrunc(c->b, v, cg_mem_type(c, t), "");
+    if (t == IR_DT_BOOL)
+        return LLVMBuildZExt(c->b, v, c->t_i8, "");
+    return v;
+}
+
+/* ------------------------------------------------------------ calls */
+
+static LLVMValueRef call_intrinsic(CgCtx *c, const char *name, LLVMTypeRef *ovl, size_t n_ovl,
+                                   LLVMValueRef *args, unsigned n)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (id == 0) {
+        cg_fail(c, "internal error: LLVM has no intrinsic %s", name);
+        return NULL;
+    }
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, ovl, n_ovl);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(c->ctx, id, ovl, n_ovl);
+    return LLVMBuildCall2(c->b, ft, f, args, n, "");
+}
+
+/* name + "f" for float (tanhf), name for double (tanh).  Declared as not
+ * touching memory: the generated code never reads errno. */
+static LLVMValueRef call_libm(CgCtx *c, const char *base, LLVMTypeRef t, LLVMValueRef *args, unsigned n)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", base, t == c->t_f32 ? "f" : "");
+    LLVMTypeRef params[3] = { t, t, t };
+    LLVMTypeRef ft = LLVMFunctionType(t, params, n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+    if (!f) {
+        f = LLVMAddFunction(c->mod, name, ft);
+        cg_add_fn_attr(c, f, "nounwind", 0);
+        cg_add_fn_attr(c, f, "willreturn", 0);
+        cg_add_fn_attr(c, f, "memory", 0);   /* memory(none) */
+    }
+    return LLVMBuildCall2(c->b, ft, f, args, n, "");
+}
+
+static LLVMValueRef fabs_of(CgCtx *c, LLVMValueRef a)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return call_intrinsic(c, "llvm.fabs", &t, 1, &a, 1);
+}
+
+static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
+{
+    LLVMValueRef a[3];
+    for (int i = 0; i < e->u.call.n && i < 3; i++)
+        if (!(a[i] = cg_expr(c, e->u.call.args[i])))
+            return NULL;
+    LLVMTypeRef t = LLVMTypeOf(a[0]);
+    unsigned n = (unsigned)e->u.call.n;
+    switch (e->u.call.fn) {
+    case LOOP_I_exp: return call_intrinsic(c, "llvm.exp", &t, 1, a, n);
+    case LOOP_I_log: return call_intrinsic(c, "llvm.log", &t, 1, a, n);
+    case LOOP_I_sqrt: return call_intrinsic(c, "llvm.sqrt", &t, 1, a, n);
+    case LOOP_I_sin: return call_intrinsic(c, "llvm.sin", &t, 1, a, n);
+    case LOOP_I_cos: return call_intrinsic(c, "llvm.cos", &t, 1, a, n);
+    case LOOP_I_floor: return call_intrinsic(c, "llvm.floor", &t, 1, a, n);
+    case LOOP_I_ceil: return call_intrinsic(c, "llvm.ceil", &t, 1, a, n);
+    case LOOP_I_round_even: return call_intrinsic(c, "llvm.roundeven", &t, 1, a, n);
+    case LOOP_I_pow: return call_intrinsic(c, "llvm.pow", &t, 1, a, n);
+    case LOOP_I_fma: return call_intrinsic(c, "llvm.fma", &t, 1, a, n);
+    case LOOP_I_isnan: return LLVMBuildFCmp(c->b, LLVMRealUNO, a[0], a[0], "");
+    case LOOP_I_isinf: {
+        LLVMValueRef m = fabs_of(c, a[0]);
+        return m ? LLVMBuildFCmp(c->b, LLVMRealOEQ, m, LLVMConstReal(t, INFINITY), "") : NULL;
+    }
+    default:   /* tanh erf tan asin acos atan sinh cosh asinh acosh atanh: libm */
+        return call_libm(c, loop_intrinsic_name(e->u.call.fn), t, a, n);
+    }
+}
+
+/* ------------------------------------------------------------ arithmetic */
+
+static LLVMValueRef cint(LLVMTypeRef t, long long v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
+
+/* Integer division and remainder, floor (DIV, MOD) or truncating (TDIV,
+ * TMOD).  b == 0 gives 0; signed a / -1 is computed as 0 - a (wrapping), so
+ * nothing is undefined. */
+static LLVMValueRef int_div(CgCtx *c, LoopBinOp op, int sgn, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef zero = cint(t, 0), one = cint(t, 1);
+    int is_div = op == LOOP_DIV || op == LOOP_TDIV;
+    LLVMValueRef b0 = LLVMBuildICmp(B, LLVMIntEQ, b, zero, "");
+    LLVMValueRef bm1 = sgn ? LLVMBuildICmp(B, LLVMIntEQ, b, cint(t, -1), "") : NULL;
+    LLVMValueRef bad = sgn ? LLVMBuildOr(B, b0, bm1, "") : b0;
+    LLVMValueRef bs = LLVMBuildSelect(B, bad, one, b, "");
+    LLVMValueRef q = sgn ? LLVMBuildSDiv(B, a, bs, "") : LLVMBuildUDiv(B, a, bs, "");
+    LLVMValueRef r = sgn ? LLVMBuildSRem(B, a, bs, "") : LLVMBuildURem(B, a, bs, "");
+    if (sgn && (op == LOOP_DIV || op == LOOP_MOD)) {
+        /* floor: when the remainder is nonzero and its sign differs from b's */
+        LLVMValueRef nz = LLVMBuildICmp(B, LLVMIntNE, r, zero, "");
+        LLVMValueRef diff = LLVMBuildICmp(B, LLVMIntSLT, LLVMBuildXor(B, r, b, ""), zero, "");
+        LLVMValueRef adj = LLVMBuildAnd(B, nz, diff, "");
+        q = LLVMBuildSelect(B, adj, LLVMBuildSub(B, q, one, ""), q, "");
+        r = LLVMBuildSelect(B, adj, LLVMBuildAdd(B, r, b, ""), r, "");
+    }
+    LLVMValueRef res = is_div ? q : r;
+    if (sgn)
+        res = LLVMBuildSelect(B, bm1, is_div ? LLVMBuildSub(B, zero, a, "") : zero, res, "");
+    return LLVMBuildSelect(B, b0, zero, res, "");
+}
+
+static LLVMValueRef int_shift(CgCtx *c, LoopBinOp op, int sgn, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef t = LLVMTypeOf(a);
+    unsigned w = LLVMGetIntTypeWidth(t);
+    LLVMValueRef oob = LLVMBuildICmp(B, LLVMIntUGE, b, cint(t, w), "");
+    if (op == LOOP_SHL)
+        return LLVMBuildSelect(B, oob, cint(t, 0), LLVMBuildShl(B, a, b, ""), "");
+    if (sgn)
+        return LLVMBuildAShr(B, a, LLVMBuildSelect(B, oob, cint(t, w - 1), b, ""), "");
+    return LLVMBuildSelect(B, oob, cint(t, 0), LLVMBuildLShr(B, a, b, ""), "");
+}
+
+static LLVMValueRef int_bin(CgCtx *c, LoopBinOp op, IrDType t, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef B = c->b;
+    int sgn = t == IR_DT_I64 || ir_dtype_is_signed(t);
+    switch (op) {
+    case LOOP_ADD: return LLVMBuildAdd(B, a, b, "");
+    case LOOP_SUB: return LLVMBuildSub(B, a, b, "");
+    case LOOP_MUL: return LLVMBuildMul(B, a, b, "");
+    case LOOP_DIV: case LOOP_TDIV: case LOOP_MOD: case LOOP_TMOD: return int_div(c, op, sgn, a, b);
+    case LOOP_MIN: case LOOP_MAX: {
+        LLVMValueRef lt = LLVMBuildICmp(B, sgn ? LLVMIntSLT : LLVMIntULT, a, b, "");
+        return op == LOOP_MIN ? LLVMBuildSelect(B, lt, a, b, "") : LLVMBuildSelect(B, lt, b, a, "");
+    }
+    case LOOP_LT: return LLVMBuildICmp(B, sgn ? LLVMIntSLT : LLVMIntULT, a, b, "");
+    case LOOP_LE: return LLVMBuildICmp(B, sgn ? LLVMIntSLE : LLVMIntULE, a, b, "");
+    case LOOP_EQ: return LLVMBuildICmp(B, LLVMIntEQ, a, b, "");
+    case LOOP_NE: return LLVMBuildICmp(B, LLVMIntNE, a, b, "");
+    case LOOP_AND: return LLVMBuildAnd(B, a, b, "");
+    case LOOP_OR: return LLVMBuildOr(B, a, b, "");
+    case LOOP_XOR: return LLVMBuildXor(B, a, b, "");
+    case LOOP_SHL: case LOOP_SHR: return int_shift(c, op, sgn, a, b);
+    }
+    return NULL;
+}
+
+static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef t = LLVMTypeOf(a);
+    switch (op) {
+    case LOOP_ADD: return LLVMBuildFAdd(B, a, b, "");
+    case LOOP_SUB: return LLVMBuildFSub(B, a, b, "");
+    case LOOP_MUL: return LLVMBuildFMul(B, a, b, "");
+    case LOOP_DIV: return LLVMBuildFDiv(B, a, b, "");
+    case LOOP_TDIV: {   /* trunc(a / b) */
+        LLVMValueRef q = LLVMBuildFDiv(B, a, b, "");
+        return call_intrinsic(c, "llvm.trunc", &t, 1, &q, 1);
+    }
+    case LOOP_TMOD: return LLVMBuildFRem(B, a, b, "");   /* fmod */
+    case LOOP_MOD: {    /* fmod, moved to the divisor's sign (numpy's mod) */
+        LLVMValueRef r = LLVMBuildFRem(B, a, b, ""), z = LLVMConstReal(t, 0.0);
+        LLVMValueRef nz = LLVMBuildFCmp(B, LLVMRealONE, r, z, "");
+        LLVMValueRef diff = LLVMBuildXor(B, LLVMBuildFCmp(B, LLVMRealOLT, r, z, ""),
+                                         LLVMBuildFCmp(B, LLVMRealOLT, b, z, ""), "");
+        return LLVMBuildSelect(B, LLVMBuildAnd(B, nz, diff, ""), LLVMBuildFAdd(B, r, b, ""), r, "");
+    }
+    case LOOP_MIN: case LOOP_MAX: {   /* NaN in either operand gives NaN: b when b is, a when a is */
+        LLVMValueRef a_wins = op == LOOP_MIN ? LLVMBuildFCmp(B, LLVMRealOLT, a, b, "")
+                                             : LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
+        LLVMValueRef r = LLVMBuildSelect(B, a_wins, a, b, "");
+        return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""), a, r, "");
+    }
+    case LOOP_LT: return LLVMBuildFCmp(B, LLVMRealOLT, a, b, "");
+    case LOOP_LE: return LLVMBuildFCmp(B, LLVMRealOLE, a, b, "");
+    case LOOP_EQ: return LLVMBuildFCmp(B, LLVMRealOEQ, a, b, "");
+    case LOOP_NE: return LLVMBuildFCmp(B, LLVMRealUNE, a, b, "");
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ casts */
+
+/* A float register value rounded to what float16 / bfloat16 can hold. */
+static LLVMValueRef round_half(CgCtx *c, IrDType to, LLVMValueRef v)
+{
+    if (to != IR_DT_F16 && to != IR_DT_BF16)
+        return v;
+    return cg_from_mem(c, to, cg_to_mem(c, to, v));
+}
+
+static LLVMValueRef cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef tt = cg_reg_type(c, to), ft = cg_reg_type(c, from);
+    if (from == to)
+        return v;
+    int ff = ir_dtype_is_float(from), tf = ir_dtype_is_float(to);
+    if (to == IR_DT_BOOL)
+        return ff ? LLVMBuildFCmp(B, LLVMRealUNE, v, LLVMConstReal(ft, 0.0), "")
+                  : LLVMBuildICmp(B, LLVMIntNE, v, LLVMConstInt(ft, 0, 0), "");
+    if (from == IR_DT_BOOL)
+        return tf ? LLVMBuildUIToFP(B, v, tt, "") : LLVMBuildZExt(B, v, tt, "");
+    if (ff && tf)
+        return round_half(c, to, LLVMBuildFPCast(B, v, tt, ""));
+    if (ff) {   /* saturating: out of range clamps, NaN gives 0 */
+        LLVMTypeRef ovl[2] = { tt, ft };
+        return call_intrinsic(c, ir_dtype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &v, 1);
+    }
+    int sgn = ir_dtype_is_signed(from);
+    if (tf)
+        return round_half(c, to, sgn ? LLVMBuildSIToFP(B, v, tt, "") : LLVMBuildUIToFP(B, v, tt, ""));
+    return LLVMBuildIntCast2(B, v, tt, sgn, "");
+}
+
+/* ------------------------------------------------------------ expressions */
+
+LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
+{
+    LLVMBuilderRef B = c->b;
+    switch (e->kind) {
+    case LOOP_E_INT:
+        return LLVMConstInt(cg_reg_type(c, e->type), (unsigned long long)e->u.i, 1);
+    case LOOP_E_FLOAT:
+        return LLVMConstReal(cg_reg_type(c, e->type), e->u.f);
+    case LOOP_E_VAR: {
+        LLVMValueRef v = c->var[e->u.var];
+        if (!v) {
+            cg_fail(c, "internal error: variable '%s' has no value", c->p->vars[e->u.var].name);
+            return NULL;
+        }
+        return c->var_mut[e->u.var] ? LLVMBuildLoad2(B, cg_reg_type(c, e->type), v, c->p->vars[e->u.var].name) : v;
+    }
+    case LOOP_E_LOAD: {
+        const LoopBuf *buf = &c->p->bufs[e->u.load.buf];
+        LLVMValueRef idx = cg_expr(c, e->u.load.index), base = c->bufptr[e->u.load.buf];
+        if (!idx || !base)
+            return NULL;
+        LLVMTypeRef mt = cg_mem_type(c, buf->dtype);
+        LLVMValueRef ptr = LLVMBuildInBoundsGEP2(B, mt, base, &idx, 1, "");
+        LLVMValueRef v = LLVMBuildLoad2(B, mt, ptr, "");
+        LLVMSetAlignment(v, (unsigned)ir_dtype_size(buf->dtype));
+        return cg_from_mem(c, buf->dtype, v);
+    }
+    case LOOP_E_BIN: {
+        LLVMValueRef a = cg_expr(c, e->u.bin.a), b = a ? cg_expr(c, e->u.bin.b) : NULL;
+        if (!b)
+            return NULL;
+        IrDType t = e->u.bin.a->type;
+        LLVMValueRef r = ir_dtype_is_float(t) ? float_bin(c, e->u.bin.op, a, b) : int_bin(c, e->u.bin.op, t, a, b);
+        if (!r && !c->d->has_error)
+            cg_fail(c, "binary operation %d not defined on %s", (int)e->u.bin.op, ir_dtype_name(t));
+        return r;
+    }
+    case LOOP_E_UN: {
+        LLVMValueRef a = cg_expr(c, e->u.un.a);
+        if (!a)
+            return NULL;
+        int is_f = ir_dtype_is_float(e->type);
+        switch (e->u.un.op) {
+        case LOOP_NEG: return is_f ? LLVMBuildFNeg(B, a, "") : LLVMBuildNeg(B, a, "");
+        case LOOP_NOT: return LLVMBuildNot(B, a, "");
+        case LOOP_ABS:
+            if (is_f)
+                return fabs_of(c, a);
+            if (!ir_dtype_is_signed(e->type) && e->type != IR_DT_I64)
+                return a;
+            LLVMTypeRef t = LLVMTypeOf(a);
+            LLVMValueRef args[2] = { a, LLVMConstInt(c->t_i1, 0, 0) };
+            return call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
+        }
+        break;
+    }
+    case LOOP_E_SELECT: {
+        LLVMValueRef k = cg_expr(c, e->u.sel.cond);
+        LLVMValueRef a = k ? cg_expr(c, e->u.sel.a) : NULL, b = a ? cg_expr(c, e->u.sel.b) : NULL;
+        return b ? LLVMBuildSelect(B, k, a, b, "") : NULL;
+    }
+    case LOOP_E_CALL:
+        return intrinsic(c, e);
+    case LOOP_E_CAST: {
+        LLVMValueRef a = cg_expr(c, e->u.cast.a);
+        return a ? cast(c, e->u.cast.a->type, e->type, a) : NULL;
+    }
+    }
+    cg_fail(c, "unknown expression kind %d", (int)e->kind);
+    return NULL;
+}

@@ -1,0 +1,465 @@
+/* passes/lower.c — graph IR → loop IR: buffers, views, copy kernels, the
+ * per-operator dispatch table and the loop-nest helpers shared by the
+ * family templates (lower_elementwise.c, lower_reduce.c, lower_window.c,
+ * lower_matmul.c, lower_data.c). */
+#include "passes/lower_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lowering of each operator; NULL = not supported on the CPU target yet
+ * (operators added to ir/ops.def later land here automatically). */
+static const LowFn low_table[IR_OP_COUNT] = {
+#define UN(op) [IR_OP_##op] = low_unary,
+    UN(Abs) UN(Neg) UN(Reciprocal) UN(Sqrt) UN(Exp) UN(Log) UN(Erf) UN(Tanh) UN(Sigmoid) UN(Relu)
+    UN(LeakyRelu) UN(Elu) UN(Selu) UN(Celu) UN(ThresholdedRelu) UN(HardSigmoid) UN(HardSwish) UN(Softplus)
+    UN(Softsign) UN(Gelu) UN(Mish) UN(Shrink) UN(Floor) UN(Ceil) UN(Round) UN(Sign) UN(Sin) UN(Cos) UN(Tan)
+    UN(Asin) UN(Acos) UN(Atan) UN(Sinh) UN(Cosh) UN(Asinh) UN(Acosh) UN(Atanh) UN(Not) UN(IsNaN) UN(IsInf)
+#undef UN
+#define BIN(op) [IR_OP_##op] = low_binary,
+    BIN(Add) BIN(Sub) BIN(Mul) BIN(Div) BIN(Pow) BIN(Mod) BIN(PRelu) BIN(BitShift) BIN(Equal) BIN(Less)
+    BIN(LessOrEqual) BIN(Greater) BIN(GreaterOrEqual) BIN(And) BIN(Or) BIN(Xor)
+#undef BIN
+    [IR_OP_Min] = low_variadic, [IR_OP_Max] = low_variadic, [IR_OP_Sum] = low_variadic,
+    [IR_OP_Mean] = low_variadic, [IR_OP_Where] = low_where, [IR_OP_Clip] = low_clip,
+    [IR_OP_Cast] = low_cast, [IR_OP_CastLike] = low_cast, [IR_OP_Dropout] = low_dropout,
+    [IR_OP_Identity] = low_copy, [IR_OP_Reshape] = low_copy, [IR_OP_Flatten] = low_copy,
+    [IR_OP_Squeeze] = low_copy, [IR_OP_Unsqueeze] = low_copy,
+#define RED(op) [IR_OP_##op] = low_reduce,
+    RED(ReduceSum) RED(ReduceMean) RED(ReduceMax) RED(ReduceMin) RED(ReduceProd) RED(ReduceL1) RED(ReduceL2)
+    RED(ReduceSumSquare) RED(ReduceLogSum) RED(ReduceLogSumExp)
+#undef RED
+    [IR_OP_ArgMax] = low_argreduce, [IR_OP_ArgMin] = low_argreduce,
+    [IR_OP_Softmax] = low_softmax, [IR_OP_LogSoftmax] = low_softmax, [IR_OP_Hardmax] = low_softmax,
+    [IR_OP_BatchNormalization] = low_channelnorm, [IR_OP_InstanceNormalization] = low_channelnorm,
+    [IR_OP_LayerNormalization] = low_layernorm, [IR_OP_LpNormalization] = low_lpnorm,
+    [IR_OP_Conv] = low_conv, [IR_OP_ConvTranspose] = low_convtranspose,
+    [IR_OP_MaxPool] = low_pool, [IR_OP_AveragePool] = low_pool, [IR_OP_LpPool] = low_pool,
+    [IR_OP_GlobalAveragePool] = low_globalpool, [IR_OP_GlobalMaxPool] = low_globalpool,
+    [IR_OP_GlobalLpPool] = low_globalpool,
+    [IR_OP_MatMul] = low_matmul, [IR_OP_Gemm] = low_gemm,
+    [IR_OP_Transpose] = low_transpose, [IR_OP_Concat] = low_concat, [IR_OP_Split] = low_split,
+    [IR_OP_Slice] = low_slice, [IR_OP_Gather] = low_gather, [IR_OP_GatherElements] = low_gatherelements,
+    [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,
+    [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
+    [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
+};
+
+/* ------------------------------------------------------------- helpers */
+
+int low_oom(Low *L)
+{
+    if (!L->n)
+        return util_error(L->d, util_loc_file(L->g->file), "out of memory while lowering");
+    return ir_node_error(L->g, L->n, L->d, "out of memory while lowering");
+}
+
+const LoopBuf *low_buf(Low *L, int b) { return &L->p->bufs[b]; }
+
+int low_in(Low *L, int k)
+{
+    return k < L->n->n_in && L->n->in[k] >= 0 ? L->tbuf[L->n->in[k]] : -1;
+}
+
+int low_out(Low *L, int k)
+{
+    return k < L->n->n_out && L->n->out[k] >= 0 ? L->tbuf[L->n->out[k]] : -1;
+}
+
+const IrArray *low_known(Low *L, int k)
+{
+    const IrTensor *t = ir_in(L->g, L->n, k);
+    return t && t->v.data ? &t->v : NULL;
+}
+
+int low_known_ints(Low *L, int k, int64_t *v, int max)
+{
+    const IrArray *a = low_known(L, k);
+    if (!a)
+        return -1;
+    int64_t n = ir_array_numel(a);
+    if (n > max)
+        n = max;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = ir_load_i64(a->dtype, a->data, i);
+    return (int)n;
+}
+
+IrDType low_ctype(IrDType t) { return t == IR_DT_F16 || t == IR_DT_BF16 ? IR_DT_F32 : t; }
+
+LoopExpr *low_const(Low *L, IrDType t, double v)
+{
+    if (ir_dtype_is_float(t))
+        return loop_float(L->p, t, v);
+    LoopExpr *e = loop_int(L->p, (int64_t)v);
+    if (e && t == IR_DT_BOOL) {
+        e->type = IR_DT_BOOL;
+        e->u.i = v != 0;
+        return e;
+    }
+    return t == IR_DT_I64 ? e : loop_cast(L->p, t, e);
+}
+
+LoopExpr *low_convert(Low *L, LoopExpr *e, IrDType t)
+{
+    if (!e || e->type == t)
+        return e;
+    if (t == IR_DT_BOOL)
+        return loop_bin(L->p, LOOP_NE, e, low_const(L, e->type, 0));
+    return loop_cast(L->p, t, e);
+}
+
+LoopExpr *low_v(Low *L, int var) { return loop_var(L->p, var); }
+LoopExpr *low_i(Low *L, int64_t v) { return loop_int(L->p, v); }
+LoopExpr *low_bin(Low *L, LoopBinOp op, LoopExpr *a, LoopExpr *b) { return loop_bin(L->p, op, a, b); }
+
+int low_vars(Low *L, int n, const char *hint, int *vars)
+{
+    for (int i = 0; i < n; i++)
+        if ((vars[i] = loop_add_var(L->p, hint, IR_DT_I64)) < 0)
+            return -1;
+    return 0;
+}
+
+LoopStmt *low_nest(Low *L, int n, const int *vars, const int64_t *ext, LoopStmt *body)
+{
+    for (int i = n - 1; i >= 0 && body; i--)
+        body = loop_for(L->p, vars[i], loop_int(L->p, ext[i]), LOOP_SERIAL, body);
+    return body;
+}
+
+LoopExpr *low_bcast(Low *L, int b, const int *vars, int out_rank)
+{
+    const LoopBuf *bf = low_buf(L, b);
+    LoopExpr *idx[IR_MAX_RANK];
+    int off = out_rank - bf->shape.rank;
+    for (int i = 0; i < bf->shape.rank; i++)
+        idx[i] = bf->shape.dims[i] == 1 ? loop_int(L->p, 0) : loop_var(L->p, vars[off + i]);
+    return loop_index(L->p, b, idx);
+}
+
+LoopExpr *low_index(Low *L, int b, LoopExpr *const *idx) { return loop_index(L->p, b, idx); }
+
+LoopExpr *low_load(Low *L, int b, LoopExpr *index, IrDType t)
+{
+    return low_convert(L, loop_load(L->p, b, index), t);
+}
+
+LoopStmt *low_store(Low *L, int b, LoopExpr *index, LoopExpr *v)
+{
+    return loop_store(L->p, b, index, low_convert(L, v, low_buf(L, b)->dtype));
+}
+
+int low_let(Low *L, LoopStmt *block, const char *hint, LoopExpr *v, int is_mutable)
+{
+    if (!v)
+        return -1;
+    int var = loop_add_var(L->p, hint, v->type);
+    if (var < 0 || low_add(L, block, loop_let(L->p, var, v, is_mutable)) != 0)
+        return -1;
+    return var;
+}
+
+int low_add(Low *L, LoopStmt *block, LoopStmt *s)
+{
+    if (!block || !s)
+        return -1;
+    return loop_block_add(L->p, block, s);
+}
+
+static int add_kernel(Low *L, const char *name, LoopStmt *body)
+{
+    if (!body)
+        return low_oom(L);
+    int k = loop_add_kernel(L->p, name, body);
+    if (k < 0)
+        return low_oom(L);
+    L->p->kernels[k].first_node = L->n ? L->node : -1;
+    L->p->kernels[k].n_nodes = L->n ? 1 : 0;
+    L->p->kernels[k].flops = L->n ? ir_node_flops(L->g, L->n) : 0;
+    return 0;
+}
+
+int low_kernel(Low *L, LoopStmt *body)
+{
+    return add_kernel(L, L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op), body);
+}
+
+LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi)
+{
+    return loop_bin(L->p, LOOP_AND, loop_bin(L->p, LOOP_LE, loop_int(L->p, lo), e),
+                    loop_bin(L->p, LOOP_LT, loop_expr_copy(L->p, e), loop_int(L->p, hi)));
+}
+
+LoopExpr *low_and(Low *L, LoopExpr *a, LoopExpr *b)
+{
+    return !a ? b : !b ? a : loop_bin(L->p, LOOP_AND, a, b);
+}
+
+static int map_impl(Low *L, LoopStmt *kblock, int out, int flat, LowElemFn f, void *ctx)
+{
+    const LoopBuf *ob = low_buf(L, out);
+    int64_t numel = ir_shape_numel(&ob->shape);
+    int r = flat ? 1 : ob->shape.rank, vars[IR_MAX_RANK];
+    LoopStmt *body = loop_block(L->p);
+    if (low_vars(L, r, "i", vars) != 0 || !body)
+        return low_oom(L);
+    LoopExpr *v = f(L, ctx, vars, body);
+    if (!v)
+        return low_oom(L);
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, vars[i]);
+    LoopExpr *at = flat ? low_v(L, vars[0]) : low_index(L, out, idx);
+    if (low_add(L, body, low_store(L, out, at, v)) != 0 ||
+        low_add(L, kblock, low_nest(L, r, vars, flat ? &numel : ob->shape.dims, body)) != 0)
+        return low_oom(L);
+    return 0;
+}
+
+int low_map_into(Low *L, LoopStmt *kblock, int out, LowElemFn f, void *ctx)
+{
+    return map_impl(L, kblock, out, 0, f, ctx);
+}
+
+int low_map_flat(Low *L, int out, LowElemFn f, void *ctx)
+{
+    LoopStmt *k = loop_block(L->p);
+    if (!k)
+        return low_oom(L);
+    if (map_impl(L, k, out, 1, f, ctx) != 0)
+        return -1;
+    return low_kernel(L, k);
+}
+
+int low_map(Low *L, int out, LowElemFn f, void *ctx)
+{
+    LoopStmt *k = loop_block(L->p);
+    if (!k)
+        return low_oom(L);
+    if (low_map_into(L, k, out, f, ctx) != 0)
+        return -1;
+    return low_kernel(L, k);
+}
+
+/* Flat copy: element i of dst (row-major) = element i of src. */
+typedef struct CopyCtx { int src, dst; } CopyCtx;
+
+static LoopExpr *copy_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
+{
+    (void)body;
+    const CopyCtx *c = ctx;
+    /* one flat loop; same element count, both row-major: the index carries over */
+    return low_load(L, c->src, low_v(L, vars[0]), low_buf(L, c->src)->dtype);
+}
+
+int low_copy_bufs(Low *L, int dst, int src, const char *name)
+{
+    CopyCtx c = { src, dst };
+    LoopStmt *k = loop_block(L->p);
+    if (!k)
+        return low_oom(L);
+    if (map_impl(L, k, dst, 1, copy_elem, &c) != 0)
+        return -1;
+    return add_kernel(L, name, k);
+}
+
+int low_copy(Low *L)
+{
+    return low_copy_bufs(L, low_out(L, 0), low_in(L, 0),
+                         L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op));
+}
+
+/* -------------------------------------------------------------- driver */
+
+static int graph_input_pos(const IrGraph *g, int t)
+{
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == t)
+            return i;
+    return -1;
+}
+
+static int graph_output_pos(const IrGraph *g, int t)
+{
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t)
+            return i;
+    return -1;
+}
+
+/* The root buffer of a chain of aliases. */
+static int root_of(const LoopProgram *p, int b)
+{
+    while (p->bufs[b].alias_of >= 0)
+        b = p->bufs[b].alias_of;
+    return b;
+}
+
+static int new_buf(Low *L, int t, LoopStorage st)
+{
+    const IrTensor *tt = &L->g->tensors[t];
+    int b = loop_add_buf(L->p, tt->name, tt->v.dtype, &tt->v.shape, st);
+    if (b < 0)
+        return -1;
+    L->p->bufs[b].tensor = t;
+    return b;
+}
+
+/* Buffer of a tensor read by a kernel: input, constant, or already produced. */
+static int use_buf(Low *L, int t)
+{
+    if (L->tbuf[t] >= 0)
+        return L->tbuf[t];
+    const IrTensor *tt = &L->g->tensors[t];
+    int pos = graph_input_pos(L->g, t), b;
+    if (pos >= 0) {
+        b = new_buf(L, t, LOOP_ST_INPUT);
+        if (b >= 0)
+            L->p->bufs[b].index = pos;
+    } else if (tt->v.data) {
+        b = new_buf(L, t, LOOP_ST_CONST);
+        if (b >= 0)
+            L->p->bufs[b].data = tt->v.data;
+    } else {
+        return -2;
+    }
+    if (b < 0)
+        return -1;
+    return L->tbuf[t] = b;
+}
+
+/* Buffer for a tensor a kernel writes: the graph output it is (first
+ * position), else workspace. */
+static int def_buf(Low *L, int t)
+{
+    int pos = graph_output_pos(L->g, t);
+    int b = new_buf(L, t, pos >= 0 ? LOOP_ST_OUTPUT : LOOP_ST_WORKSPACE);
+    if (b < 0)
+        return -1;
+    L->p->bufs[b].index = pos;
+    return L->tbuf[t] = b;
+}
+
+/* Output tensor t of a view node as an alias of buffer src. */
+static int alias_buf(Low *L, int t, int src)
+{
+    const IrTensor *tt = &L->g->tensors[t];
+    int root = root_of(L->p, src);
+    int b = loop_add_buf(L->p, tt->name, tt->v.dtype, &tt->v.shape, L->p->bufs[root].storage);
+    if (b < 0)
+        return -1;
+    LoopBuf *nb = &L->p->bufs[b], *rb = &L->p->bufs[root];
+    nb->tensor = t;
+    nb->alias_of = root;
+    nb->data = rb->data;
+    nb->index = rb->index;
+    nb->offset = rb->offset;
+    nb->bytes = rb->bytes;
+    return L->tbuf[t] = b;
+}
+
+static int all_outputs_known(const IrGraph *g, const IrNode *n)
+{
+    for (int k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && !g->tensors[n->out[k]].v.data)
+            return 0;
+    return 1;
+}
+
+static int lower_node(Low *L, const PassSchedule *s)
+{
+    const IrGraph *g = L->g;
+    const IrNode *n = L->n;
+    if (n->dead || all_outputs_known(g, n))
+        return 0;
+    LowFn fn = (unsigned)n->op < IR_OP_COUNT ? low_table[n->op] : NULL;
+    if (!fn)
+        return util_error(L->d, n->loc, "operator %s (node '%s') is not supported on target %s yet",
+                          ir_op_name(n->op), n->name ? n->name : "", s && s->target ? s->target : "cpu");
+    for (int k = 0; k < n->n_in; k++) {
+        if (n->in[k] < 0)
+            continue;
+        int b = use_buf(L, n->in[k]);
+        if (b == -2)
+            return ir_node_error(g, n, L->d, "input '%s' has no producer", g->tensors[n->in[k]].name);
+        if (b < 0)
+            return low_oom(L);
+    }
+    if ((ir_op_info(n->op)->flags & IR_OPF_VIEW) && n->n_out == 1 && n->out[0] >= 0 &&
+        graph_output_pos(g, n->out[0]) < 0) {
+        const LoopBuf *src = low_buf(L, L->tbuf[n->in[0]]);
+        if (src->dtype == g->tensors[n->out[0]].v.dtype)
+            return alias_buf(L, n->out[0], L->tbuf[n->in[0]]) < 0 ? low_oom(L) : 0;
+    }
+    for (int k = 0; k < n->n_out; k++)
+        if (n->out[k] >= 0 && def_buf(L, n->out[k]) < 0)
+            return low_oom(L);
+    return fn(L);
+}
+
+LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
+{
+    LoopProgram *p = loop_program_new(g->name);
+    int *tbuf = malloc((size_t)(g->n_tensors > 0 ? g->n_tensors : 1) * sizeof *tbuf);
+    if (!p || !tbuf) {
+        free(tbuf);
+        loop_program_free(p);
+        util_error(d, util_loc_file(g->file), "out of memory while lowering");
+        return NULL;
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        tbuf[t] = -1;
+    p->n_inputs = g->n_inputs;
+    p->n_outputs = g->n_outputs;
+    Low L = { .p = p, .g = g, .d = d, .tbuf = tbuf };
+    int r = 0;
+    /* every graph input gets its buffer, used or not */
+    for (int i = 0; r == 0 && i < g->n_inputs; i++)
+        if (use_buf(&L, g->inputs[i]) < 0)
+            r = util_error(d, util_loc_file(g->file), "out of memory while lowering");
+    for (int i = 0; r == 0 && i < g->n_nodes; i++) {
+        L.node = i;
+        L.n = &g->nodes[i];
+        r = lower_node(&L, s);
+    }
+    /* outputs not written in place by their producer: copy kernels */
+    for (int o = 0; r == 0 && o < g->n_outputs; o++) {
+        int t = g->outputs[o], b = tbuf[t];
+        if (b >= 0 && p->bufs[b].storage == LOOP_ST_OUTPUT && p->bufs[b].index == o && p->bufs[b].alias_of < 0)
+            continue;
+        L.n = NULL;                 /* the copy belongs to no node */
+        L.node = -1;
+        if (b < 0)
+            b = use_buf(&L, t);
+        if (b < 0) {
+            r = util_error(d, g->tensors[t].loc, "graph output '%s' is never produced", g->tensors[t].name);
+            break;
+        }
+        const IrTensor *tt = &g->tensors[t];
+        int ob = loop_add_buf(p, tt->name, tt->v.dtype, &tt->v.shape, LOOP_ST_OUTPUT);
+        if (ob < 0) {
+            r = util_error(d, tt->loc, "out of memory while lowering");
+            break;
+        }
+        p->bufs[ob].index = o;
+        p->bufs[ob].tensor = t;
+        char name[64];
+        snprintf(name, sizeof name, "copy_output_%d", o);
+        LoopStmt *k = loop_block(p);
+        CopyCtx c = { b, ob };
+        if (!k || map_impl(&L, k, ob, 1, copy_elem, &c) != 0 || add_kernel(&L, name, k) != 0)
+            r = util_error(d, tt->loc, "out of memory while lowering");
+    }
+    free(tbuf);
+    if (r == 0) {
+        loop_simplify(p);
+        r = loop_verify(p, d);
+    }
+    if (r != 0) {
+        loop_program_free(p);
+        return NULL;
+    }
+    return p;
+}

@@ -1,0 +1,377 @@
+/* passes/lower_elementwise.c — compute templates of the elementwise
+ * operators: unary functions, binary / comparison / logical operators with
+ * numpy broadcasting, variadic Min/Max/Sum/Mean, Where, Clip, Cast/CastLike
+ * and Dropout (inference).
+ *
+ * One template (ew_elem): each output element loads its operands at their
+ * broadcast indices into LETs, then one scalar-expression builder switching
+ * on the operator gives the value (unary_expr, binary_expr).
+ *
+ * Semantics follow the reference interpreter: floats compute in their
+ * compute type (float16/bfloat16 in float32); integers compute in their own
+ * type for the operators with an integer form (Abs Neg Sign Relu Not Clip,
+ * all binary operators) and through float64 otherwise.  Integer division
+ * and modulo by zero give 0 here (the interpreter reports an error), and
+ * INT_MIN / -1 wraps: no kernel traps. */
+#include "passes/lower_impl.h"
+
+#include <string.h>
+
+typedef struct Ew {
+    IrOp op;               /* scalar function */
+    int flat;              /* one flat loop: operands have the output's shape or one element */
+    int n;                 /* operand count */
+    int buf[IR_VARIADIC];  /* operand buffers */
+    IrDType ty[IR_VARIADIC];   /* type each operand is loaded as */
+    IrDType ct;            /* compute type */
+    double lo, hi;         /* Clip bounds known at compile time */
+    int has_lo, has_hi;
+    LoopExpr *(*fn)(Low *L, const struct Ew *e, const int *x);
+} Ew;
+
+static LoopExpr *ew_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
+{
+    const Ew *e = ctx;
+    int rank = low_buf(L, low_out(L, 0))->shape.rank, x[IR_VARIADIC];
+    for (int i = 0; i < e->n; i++) {
+        x[i] = -1;
+        if (e->buf[i] < 0)
+            continue;
+        LoopExpr *at = !e->flat ? low_bcast(L, e->buf[i], vars, rank)
+                     : ir_shape_numel(&low_buf(L, e->buf[i])->shape) == 1 ? low_i(L, 0) : low_v(L, vars[0]);
+        if ((x[i] = low_let(L, body, "x", low_load(L, e->buf[i], at, e->ty[i]), 0)) < 0)
+            return NULL;
+    }
+    return e->fn(L, e, x);
+}
+
+static int ew_run(Low *L, Ew *e)
+{
+    const IrShape *ys = &low_buf(L, low_out(L, 0))->shape;
+    e->flat = 1;
+    for (int i = 0; i < e->n; i++)
+        if (e->buf[i] >= 0 && !ir_shape_equal(&low_buf(L, e->buf[i])->shape, ys) &&
+            ir_shape_numel(&low_buf(L, e->buf[i])->shape) != 1)
+            e->flat = 0;
+    return e->flat ? low_map_flat(L, low_out(L, 0), ew_elem, e) : low_map(L, low_out(L, 0), ew_elem, e);
+}
+
+static int int_like(IrDType t) { return ir_dtype_is_int(t) || t == IR_DT_BOOL; }
+
+/* ---------------------------------------------------------------- unary */
+
+static LoopExpr *call1(Low *L, LoopIntrinsic fn, LoopExpr *a) { return loop_call(L->p, fn, 1, &a); }
+
+/* ln(1 + e^x), without overflow for large x. */
+static LoopExpr *softplus(Low *L, IrDType ct, int x)
+{
+    LoopExpr *one = low_const(L, ct, 1);
+    LoopExpr *pos = low_bin(L, LOOP_ADD, low_v(L, x),
+                            call1(L, LOOP_I_log, low_bin(L, LOOP_ADD, one,
+                                                         call1(L, LOOP_I_exp, loop_un(L->p, LOOP_NEG, low_v(L, x))))));
+    LoopExpr *neg = call1(L, LOOP_I_log, low_bin(L, LOOP_ADD, low_const(L, ct, 1), call1(L, LOOP_I_exp, low_v(L, x))));
+    return loop_select(L->p, low_bin(L, LOOP_LT, low_const(L, ct, 0), low_v(L, x)), pos, neg);
+}
+
+/* e^x - 1 */
+static LoopExpr *em1(Low *L, IrDType ct, LoopExpr *x)
+{
+    return low_bin(L, LOOP_SUB, call1(L, LOOP_I_exp, x), low_const(L, ct, 1));
+}
+
+static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
+{
+    const IrNode *n = L->n;
+    IrDType ct = e->ct;
+    int x = xs[0];
+#define X low_v(L, x)
+#define C(v) low_const(L, ct, (v))
+#define B(op, a, b) low_bin(L, LOOP_##op, a, b)
+#define SEL(c, a, b) loop_select(L->p, c, a, b)
+    double alpha = ir_attr_float(n, IR_A_alpha), beta = ir_attr_float(n, IR_A_beta);
+    switch (e->op) {
+    case IR_OP_Abs: return ir_dtype_is_int(ct) && !ir_dtype_is_signed(ct) ? X : loop_un(L->p, LOOP_ABS, X);
+    case IR_OP_Neg: return loop_un(L->p, LOOP_NEG, X);
+    case IR_OP_Reciprocal: return B(DIV, C(1), X);
+    case IR_OP_Sqrt: return call1(L, LOOP_I_sqrt, X);
+    case IR_OP_Exp: return call1(L, LOOP_I_exp, X);
+    case IR_OP_Log: return call1(L, LOOP_I_log, X);
+    case IR_OP_Erf: return call1(L, LOOP_I_erf, X);
+    case IR_OP_Tanh: return call1(L, LOOP_I_tanh, X);
+    case IR_OP_Sigmoid: return B(DIV, C(1), B(ADD, C(1), call1(L, LOOP_I_exp, loop_un(L->p, LOOP_NEG, X))));
+    case IR_OP_Relu: return SEL(B(LT, X, C(0)), C(0), X);
+    case IR_OP_LeakyRelu: return SEL(B(LT, X, C(0)), B(MUL, C(alpha), X), X);
+    case IR_OP_Elu: return SEL(B(LT, X, C(0)), B(MUL, C(alpha), em1(L, ct, X)), X);
+    case IR_OP_Selu:
+        return B(MUL, C(ir_attr_float(n, IR_A_gamma)), SEL(B(LE, X, C(0)), B(MUL, C(alpha), em1(L, ct, X)), X));
+    case IR_OP_Celu:
+        return B(ADD, B(MAX, C(0), X), B(MIN, C(0), B(MUL, C(alpha), em1(L, ct, B(DIV, X, C(alpha))))));
+    case IR_OP_ThresholdedRelu: return SEL(B(LT, C(alpha), X), X, C(0));
+    case IR_OP_HardSigmoid: return B(MAX, C(0), B(MIN, C(1), B(ADD, B(MUL, C(alpha), X), C(beta))));
+    case IR_OP_HardSwish: return B(MUL, X, B(MAX, C(0), B(MIN, C(1), B(ADD, B(DIV, X, C(6)), C(0.5)))));
+    case IR_OP_Softplus: return softplus(L, ct, x);
+    case IR_OP_Softsign: return B(DIV, X, B(ADD, C(1), loop_un(L->p, LOOP_ABS, X)));
+    case IR_OP_Gelu:
+        if (!strcmp(ir_attr_str(n, IR_A_approximate), "tanh")) {
+            LoopExpr *inner = B(MUL, C(0.79788456080286535588), B(ADD, X, B(MUL, B(MUL, B(MUL, C(0.044715), X), X), X)));
+            return B(MUL, B(MUL, C(0.5), X), B(ADD, C(1), call1(L, LOOP_I_tanh, inner)));
+        }
+        return B(MUL, B(MUL, C(0.5), X), B(ADD, C(1), call1(L, LOOP_I_erf, B(MUL, X, C(0.70710678118654752440)))));
+    case IR_OP_Mish: return B(MUL, X, call1(L, LOOP_I_tanh, softplus(L, ct, x)));
+    case IR_OP_Shrink: {
+        double lambd = ir_attr_float(n, IR_A_lambd), bias = ir_attr_float(n, IR_A_bias);
+        return SEL(B(LT, X, C(-lambd)), B(ADD, X, C(bias)), SEL(B(LT, C(lambd), X), B(SUB, X, C(bias)), C(0)));
+    }
+    case IR_OP_Floor: return call1(L, LOOP_I_floor, X);
+    case IR_OP_Ceil: return call1(L, LOOP_I_ceil, X);
+    case IR_OP_Round: return call1(L, LOOP_I_round_even, X);
+    case IR_OP_Sign: return SEL(B(LT, C(0), X), C(1), SEL(B(LT, X, C(0)), C(-1), ir_dtype_is_float(ct) ? X : C(0)));
+    case IR_OP_Sin: return call1(L, LOOP_I_sin, X);
+    case IR_OP_Cos: return call1(L, LOOP_I_cos, X);
+    case IR_OP_Tan: return call1(L, LOOP_I_tan, X);
+    case IR_OP_Asin: return call1(L, LOOP_I_asin, X);
+    case IR_OP_Acos: return call1(L, LOOP_I_acos, X);
+    case IR_OP_Atan: return call1(L, LOOP_I_atan, X);
+    case IR_OP_Sinh: return call1(L, LOOP_I_sinh, X);
+    case IR_OP_Cosh: return call1(L, LOOP_I_cosh, X);
+    case IR_OP_Asinh: return call1(L, LOOP_I_asinh, X);
+    case IR_OP_Acosh: return call1(L, LOOP_I_acosh, X);
+    case IR_OP_Atanh: return call1(L, LOOP_I_atanh, X);
+    case IR_OP_Not: return B(EQ, X, low_const(L, IR_DT_BOOL, 0));
+    case IR_OP_IsNaN: return call1(L, LOOP_I_isnan, X);
+    case IR_OP_IsInf: {
+        int pos = ir_attr_int(n, IR_A_detect_positive) != 0, neg = ir_attr_int(n, IR_A_detect_negative) != 0;
+        if (!pos && !neg)
+            return low_const(L, IR_DT_BOOL, 0);
+        LoopExpr *inf = call1(L, LOOP_I_isinf, X);
+        if (pos && neg)
+            return inf;
+        return B(AND, inf, pos ? B(LT, C(0), X) : B(LT, X, C(0)));
+    }
+    case IR_OP_Clip: {
+        LoopExpr *v = X;
+        if (e->has_lo || e->buf[1] >= 0) {
+            LoopExpr *lo = e->has_lo ? C(e->lo) : low_v(L, xs[1]);
+            v = SEL(B(LT, v, lo), loop_expr_copy(L->p, lo), loop_expr_copy(L->p, v));
+        }
+        if (e->has_hi || e->buf[2] >= 0) {
+            LoopExpr *hi = e->has_hi ? C(e->hi) : low_v(L, xs[2]);
+            v = SEL(B(LT, hi, v), loop_expr_copy(L->p, hi), loop_expr_copy(L->p, v));
+        }
+        return v;
+    }
+    default: return X;
+    }
+}
+
+/* Operators computed on integers without going through float64. */
+static int unary_has_int(IrOp op)
+{
+    return op == IR_OP_Abs || op == IR_OP_Neg || op == IR_OP_Sign || op == IR_OP_Relu || op == IR_OP_Not ||
+           op == IR_OP_Clip;
+}
+
+static IrDType unary_ctype(IrOp op, IrDType t)
+{
+    if (int_like(t))
+        return unary_has_int(op) ? t : IR_DT_F64;
+    return low_ctype(t);
+}
+
+int low_unary(Low *L)
+{
+    Ew e = { .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = unary_expr };
+    e.ct = e.ty[0] = unary_ctype(e.op, low_buf(L, e.buf[0])->dtype);
+    return ew_run(L, &e);
+}
+
+int low_clip(Low *L)
+{
+    Ew e = { .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = unary_expr };
+    e.ct = unary_ctype(IR_OP_Clip, low_buf(L, e.buf[0])->dtype);
+    for (int k = 0; k < 3; k++)
+        e.ty[k] = e.ct;
+    for (int k = 1; k < 3; k++) {
+        const IrArray *a = low_known(L, k);
+        if (a && ir_array_numel(a) > 0) {
+            double v = ir_load_f64(a->dtype, a->data, 0);
+            *(k == 1 ? &e.lo : &e.hi) = v;
+            *(k == 1 ? &e.has_lo : &e.has_hi) = 1;
+        } else if (!a) {
+            e.buf[k] = low_in(L, k);          /* runtime scalar bound, or absent (-1) */
+        }
+    }
+    return ew_run(L, &e);
+}
+
+/* --------------------------------------------------------------- binary */
+
+/* Integer a / b or a mod b that never traps: b == 0 gives 0 and (signed)
+ * b == -1 gives -a or 0. */
+static LoopExpr *safe_idiv(Low *L, LoopBinOp op, IrDType t, int a, int b)
+{
+    int sgn = ir_dtype_is_signed(t);
+    LoopExpr *bad = low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, 0));
+    if (sgn)
+        bad = low_bin(L, LOOP_OR, bad, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, -1)));
+    LoopExpr *q = low_bin(L, op, low_v(L, a), loop_select(L->p, bad, low_const(L, t, 1), low_v(L, b)));
+    if (sgn)
+        q = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, -1)),
+                        op == LOOP_TDIV ? loop_un(L->p, LOOP_NEG, low_v(L, a)) : low_const(L, t, 0), q);
+    return loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, 0)), low_const(L, t, 0), q);
+}
+
+static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
+{
+    IrDType ct = e->ct;
+    int a = x[0], b = x[1], is_f = ir_dtype_is_float(ct);
+#define A low_v(L, a)
+#define BB low_v(L, b)
+    switch (e->op) {
+    case IR_OP_Add: return B(ADD, A, BB);
+    case IR_OP_Sub: return B(SUB, A, BB);
+    case IR_OP_Mul: return B(MUL, A, BB);
+    case IR_OP_Div: return is_f ? B(DIV, A, BB) : safe_idiv(L, LOOP_TDIV, ct, a, b);
+    case IR_OP_Pow: {
+        LoopExpr *args[2] = { A, BB };
+        return loop_call(L->p, LOOP_I_pow, 2, args);
+    }
+    case IR_OP_Mod: {
+        int fmod_ = ir_attr_int(L->n, IR_A_fmod) != 0;
+        if (!is_f)
+            return safe_idiv(L, fmod_ ? LOOP_TMOD : LOOP_MOD, ct, a, b);
+        LoopExpr *r = B(TMOD, A, BB);
+        if (fmod_)
+            return r;
+        /* the result takes the divisor's sign: r != 0 && (r < 0) != (b < 0) ? r + b : r */
+        LoopExpr *fix = B(AND, B(NE, r, C(0)), B(NE, B(LT, loop_expr_copy(L->p, r), C(0)), B(LT, BB, C(0))));
+        return SEL(fix, B(ADD, loop_expr_copy(L->p, r), BB), loop_expr_copy(L->p, r));
+    }
+    case IR_OP_PRelu:
+        if (ir_dtype_is_int(ct) && !ir_dtype_is_signed(ct))
+            return A;
+        return SEL(B(LT, A, C(0)), B(MUL, A, BB), A);
+    case IR_OP_BitShift: {
+        int left = !strcmp(ir_attr_str(L->n, IR_A_direction), "LEFT");
+        LoopExpr *sh = B(SHL, A, BB);
+        if (!left)
+            sh->u.bin.op = LOOP_SHR;
+        /* shifting by the width or more gives 0 (as the interpreter), never poison */
+        LoopExpr *ok = B(LT, BB, C((double)(8 * ir_dtype_size(ct))));
+        LoopExpr *safe_b = SEL(ok, BB, C(0));
+        sh->u.bin.b = safe_b;
+        return SEL(loop_expr_copy(L->p, ok), sh, C(0));
+    }
+    case IR_OP_Equal: return B(EQ, A, BB);
+    case IR_OP_Less: return B(LT, A, BB);
+    case IR_OP_LessOrEqual: return B(LE, A, BB);
+    case IR_OP_Greater: return B(LT, BB, A);
+    case IR_OP_GreaterOrEqual: return B(LE, BB, A);
+    case IR_OP_And: return B(AND, A, BB);
+    case IR_OP_Or: return B(OR, A, BB);
+    case IR_OP_Xor: return B(XOR, A, BB);
+    default: return NULL;
+    }
+}
+
+static int is_logical(IrOp op) { return op == IR_OP_And || op == IR_OP_Or || op == IR_OP_Xor; }
+
+int low_binary(Low *L)
+{
+    IrOp op = L->n->op;
+    Ew e = { .op = op, .n = 2, .buf = { low_in(L, 0), low_in(L, 1) }, .fn = binary_expr };
+    IrDType ta = low_buf(L, e.buf[0])->dtype, tb = low_buf(L, e.buf[1])->dtype;
+    if (is_logical(op))
+        e.ct = IR_DT_BOOL;
+    else if (op == IR_OP_Pow && int_like(ta))
+        e.ct = IR_DT_F64;                       /* exact for every result below 2^53 */
+    else if (ta == IR_DT_BOOL)
+        e.ct = IR_DT_I64;                       /* comparisons of bools */
+    else
+        e.ct = int_like(ta) ? ta : low_ctype(ta);
+    (void)tb;
+    e.ty[0] = e.ty[1] = e.ct;
+    return ew_run(L, &e);
+}
+
+/* ------------------------------------------------------------- variadic */
+
+static LoopExpr *variadic_expr(Low *L, const Ew *e, const int *x)
+{
+    IrDType ct = e->ct;
+    LoopBinOp op = e->op == IR_OP_Min ? LOOP_MIN : e->op == IR_OP_Max ? LOOP_MAX : LOOP_ADD;
+    LoopExpr *v = low_v(L, x[0]);
+    for (int i = 1; i < e->n; i++)
+        v = low_bin(L, op, v, low_v(L, x[i]));
+    if (e->op == IR_OP_Mean)
+        v = ir_dtype_is_float(ct) ? B(DIV, v, C(e->n)) : B(TDIV, v, C(e->n));
+    return v;
+}
+
+int low_variadic(Low *L)
+{
+    Ew e = { .op = L->n->op, .n = L->n->n_in, .fn = variadic_expr };
+    IrDType t = low_buf(L, low_out(L, 0))->dtype;
+    e.ct = t == IR_DT_BOOL ? IR_DT_I64 : low_ctype(t);
+    for (int i = 0; i < e.n; i++) {
+        e.buf[i] = low_in(L, i);
+        e.ty[i] = e.ct;
+    }
+    return ew_run(L, &e);
+}
+
+/* ---------------------------------------------- Where, Cast, Dropout */
+
+static LoopExpr *where_expr(Low *L, const Ew *e, const int *x)
+{
+    (void)e;
+    return loop_select(L->p, low_v(L, x[0]), low_v(L, x[1]), low_v(L, x[2]));
+}
+
+int low_where(Low *L)
+{
+    Ew e = { .op = IR_OP_Where, .n = 3, .buf = { low_in(L, 0), low_in(L, 1), low_in(L, 2) }, .fn = where_expr };
+    e.ct = low_buf(L, low_out(L, 0))->dtype;
+    e.ty[0] = IR_DT_BOOL;
+    e.ty[1] = e.ty[2] = e.ct;
+    return ew_run(L, &e);
+}
+
+static LoopExpr *identity_expr(Low *L, const Ew *e, const int *x)
+{
+    (void)e;
+    return low_v(L, x[0]);
+}
+
+/* Cast / CastLike: the conversion happens in the store (low_store). */
+int low_cast(Low *L)
+{
+    Ew e = { .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
+    e.ct = e.ty[0] = low_buf(L, e.buf[0])->dtype;
+    return ew_run(L, &e);
+}
+
+static LoopExpr *true_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
+{
+    (void)ctx;
+    (void)vars;
+    (void)body;
+    return low_const(L, IR_DT_BOOL, 1);
+}
+
+int low_dropout(Low *L)
+{
+    const IrArray *tm = low_known(L, 2);
+    if (low_in(L, 2) >= 0 && (!tm || ir_load_i64(tm->dtype, tm->data, 0)))
+        return ir_node_error(L->g, L->n, L->d, "training mode is not supported (dlcc compiles inference graphs)");
+    Ew e = { .op = IR_OP_Identity, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
+    e.ct = e.ty[0] = low_buf(L, e.buf[0])->dtype;
+    LoopStmt *k = loop_block(L->p);
+    if (!k)
+        return low_oom(L);
+    if (low_map_into(L, k, low_out(L, 0), ew_elem, &e) != 0)
+        return -1;
+    if (low_out(L, 1) >= 0 && low_map_into(L, k, low_out(L, 1), true_elem, NULL) != 0)
+        return -1;
+    return low_kernel(L, k);
+}

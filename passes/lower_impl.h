@@ -1,0 +1,122 @@
+/* passes/lower_impl.h — private to the lowering (passes/lower*.c): the
+ * lowering context and the loop-nest helpers every operator family's
+ * compute template is built from.
+ *
+ * Conventions of the generated loop IR:
+ *  - every kernel's outermost loops run over the output's dims (so those
+ *    iterations are independent; the CPU schedule may parallelize them);
+ *  - reductions use a mutable LET accumulator inside the output loops;
+ *  - float16 / bfloat16 are loaded and converted to float32 (LOOP_E_CAST),
+ *    computed in float32 and converted back on store; float32 / float64
+ *    compute in their own type; integers in their own type unless said;
+ *  - reads that could fall outside a buffer (padding, runtime indices) are
+ *    guarded by an IF, or by a SELECT over a load at a clamped index. */
+#ifndef DLCC_LOWER_IMPL_H
+#define DLCC_LOWER_IMPL_H
+
+#include "passes/passes.h"
+
+typedef struct Low {
+    LoopProgram *p;
+    const IrGraph *g;
+    const IrNode *n;        /* node being lowered */
+    int node;
+    UtilDiag *d;
+    int *tbuf;              /* tensor → buffer id, -1 when none yet */
+} Low;
+
+/* One lowering per operator family member; 0 or -1 with a diagnostic. */
+typedef int (*LowFn)(Low *L);
+
+int low_unary(Low *L);        /* lower_elementwise.c */
+int low_binary(Low *L);
+int low_variadic(Low *L);
+int low_where(Low *L);
+int low_clip(Low *L);
+int low_cast(Low *L);
+int low_dropout(Low *L);
+int low_copy(Low *L);          /* Identity and views whose result must be materialized */
+int low_reduce(Low *L);       /* lower_reduce.c */
+int low_argreduce(Low *L);
+int low_softmax(Low *L);
+int low_channelnorm(Low *L);
+int low_layernorm(Low *L);
+int low_lpnorm(Low *L);
+int low_conv(Low *L);         /* lower_window.c */
+int low_convtranspose(Low *L);
+int low_pool(Low *L);
+int low_globalpool(Low *L);
+int low_matmul(Low *L);       /* lower_matmul.c */
+int low_gemm(Low *L);
+int low_transpose(Low *L);    /* lower_data.c */
+int low_concat(Low *L);
+int low_split(Low *L);
+int low_slice(Low *L);
+int low_gather(Low *L);
+int low_gatherelements(Low *L);
+int low_gathernd(Low *L);
+int low_pad(Low *L);
+int low_expand(Low *L);
+int low_tile(Low *L);
+int low_depthtospace(Low *L);
+int low_constantofshape(Low *L);
+int low_range(Low *L);
+int low_resize(Low *L);
+
+/* ---- helpers (passes/lower.c) ---- */
+
+int low_oom(Low *L);                                 /* "out of memory while lowering" */
+int low_in(Low *L, int k);                           /* buffer of input k; -1 when absent */
+int low_out(Low *L, int k);                          /* buffer of output k; -1 when absent */
+const IrArray *low_known(Low *L, int k);             /* input k's compile-time value, or NULL */
+/* Compile-time integer values of input k (at most max); count, or -1 when
+ * the input is absent or not known (no diagnostic). */
+int low_known_ints(Low *L, int k, int64_t *v, int max);
+const LoopBuf *low_buf(Low *L, int b);
+
+IrDType low_ctype(IrDType t);                        /* compute type: F16/BF16 → F32 */
+LoopExpr *low_const(Low *L, IrDType t, double v);    /* constant of type t (any dtype) */
+LoopExpr *low_convert(Low *L, LoopExpr *e, IrDType t);   /* numeric conversion; to bool: e != 0 */
+LoopExpr *low_v(Low *L, int var);
+LoopExpr *low_i(Low *L, int64_t v);
+LoopExpr *low_bin(Low *L, LoopBinOp op, LoopExpr *a, LoopExpr *b);
+/* Creates n int64 loop variables named hint, hint_1, ... */
+int low_vars(Low *L, int n, const char *hint, int *vars);
+/* for vars[0] < ext[0] { for vars[1] ... { body } } (serial). */
+LoopStmt *low_nest(Low *L, int n, const int *vars, const int64_t *ext, LoopStmt *body);
+/* Flat index into buffer b of the element at the multi-index vars of a
+ * broadcast result of rank out_rank (numpy: b's dims right-aligned, its
+ * size-1 dims read index 0). */
+LoopExpr *low_bcast(Low *L, int b, const int *vars, int out_rank);
+/* Flat index of b at explicit per-dim index expressions (rank of b). */
+LoopExpr *low_index(Low *L, int b, LoopExpr *const *idx);
+/* Load converted to type t. */
+LoopExpr *low_load(Low *L, int b, LoopExpr *index, IrDType t);
+/* Store converting v to the buffer's dtype. */
+LoopStmt *low_store(Low *L, int b, LoopExpr *index, LoopExpr *v);
+/* Appends `let NAME = v` to block and returns the new variable (-1 on OOM). */
+int low_let(Low *L, LoopStmt *block, const char *hint, LoopExpr *v, int is_mutable);
+/* block += s; -1 on OOM (s NULL counts as OOM). */
+int low_add(Low *L, LoopStmt *block, LoopStmt *s);
+/* Adds the node's kernel; -1 (diagnostic) on OOM. */
+int low_kernel(Low *L, LoopStmt *body);
+/* `lo <= e < hi` as a bool expression (e copied as needed). */
+LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi);
+/* a && b where either may be NULL (= true). */
+LoopExpr *low_and(Low *L, LoopExpr *a, LoopExpr *b);
+/* Loops over out's shape, storing f(ctx, vars) at each element: the shared
+ * "output-driven" template of elementwise and data-movement kernels.  f
+ * appends LETs to `body` as it likes and returns the value to store. */
+typedef LoopExpr *(*LowElemFn)(Low *L, void *ctx, const int *vars, LoopStmt *body);
+int low_map(Low *L, int out, LowElemFn f, void *ctx);
+/* One loop over the output's elements in row-major order (vars[0] is the
+ * flat index): for elementwise kernels whose operands all have the
+ * output's shape or one element. */
+int low_map_flat(Low *L, int out, LowElemFn f, void *ctx);
+/* Same as low_map, into an existing kernel block instead of a new kernel. */
+int low_map_into(Low *L, LoopStmt *kblock, int out, LowElemFn f, void *ctx);
+
+/* The copy kernel out[i] = in[i] (same element count and dtype). */
+int low_copy_bufs(Low *L, int dst, int src, const char *name);
+
+#endif

@@ -1,0 +1,543 @@
+/* passes/lower_reduce.c — compute templates of the reductions: Reduce*,
+ * ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax along an axis and the
+ * normalizations (BatchNormalization inference, InstanceNormalization,
+ * LayerNormalization with its Mean/InvStdDev outputs, LpNormalization).
+ *
+ * One shape template (Red): the output's loops outside, loops over the
+ * reduced axes inside, a mutable accumulator in between; the input index
+ * takes the output variable on kept axes and the reduction variable on
+ * reduced ones.  Reductions over several passes (log-sum-exp's max, the
+ * normalizations' mean then variance) open the inner loops once per pass.
+ * Integer sums accumulate in int64, like the interpreter; operators without
+ * an integer form compute in float64. */
+#include "passes/lower_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct Red {
+    int x;                    /* input buffer */
+    int rank;                 /* input rank */
+    int red[IR_MAX_RANK];     /* axis reduced */
+    int keep;                 /* output keeps reduced axes as size 1 */
+    int ovar[IR_MAX_RANK];    /* output loop variables (output rank) */
+    int orank;
+} Red;
+
+/* Opens the inner loops of one pass: fresh variables for the reduced axes;
+ * returns the flat input index at (outer, inner) variables. */
+static LoopExpr *red_begin(Low *L, const Red *r, int *rvar)
+{
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0, o = 0; i < r->rank; i++) {
+        if (r->red[i]) {
+            if ((rvar[i] = loop_add_var(L->p, "r", IR_DT_I64)) < 0)
+                return NULL;
+            idx[i] = low_v(L, rvar[i]);
+            if (r->keep)
+                o++;
+        } else {
+            idx[i] = low_v(L, r->ovar[o++]);
+        }
+    }
+    return low_index(L, r->x, idx);
+}
+
+/* Wraps body in the loops opened by red_begin. */
+static LoopStmt *red_wrap(Low *L, const Red *r, const int *rvar, LoopStmt *body)
+{
+    const LoopBuf *xb = low_buf(L, r->x);
+    for (int i = r->rank - 1; i >= 0 && body; i--)
+        if (r->red[i])
+            body = loop_for(L->p, rvar[i], low_i(L, xb->shape.dims[i]), LOOP_SERIAL, body);
+    return body;
+}
+
+/* Sets up the output loops of a reduction into output buffer y. */
+static int red_init(Low *L, Red *r, int x, int y)
+{
+    r->x = x;
+    r->rank = low_buf(L, x)->shape.rank;
+    r->orank = low_buf(L, y)->shape.rank;
+    return low_vars(L, r->orank, "i", r->ovar);
+}
+
+/* Finishes the kernel: body (per output element) inside the output loops. */
+static int red_finish(Low *L, const Red *r, int y, LoopStmt *body)
+{
+    int64_t dims[IR_MAX_RANK];
+    const LoopBuf *xb = low_buf(L, r->x);
+    for (int i = 0, o = 0; i < r->rank && !r->keep; i++)
+        if (!r->red[i])
+            dims[o++] = xb->shape.dims[i];
+    return low_kernel(L, low_nest(L, r->orank, r->ovar, r->keep ? low_buf(L, y)->shape.dims : dims, body));
+}
+
+/* Flat index of y at the output variables. */
+static LoopExpr *red_out_index(Low *L, const Red *r, int y)
+{
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r->orank; i++)
+        idx[i] = low_v(L, r->ovar[i]);
+    return low_index(L, y, idx);
+}
+
+/* One pass: for the reduced axes { let v = x[...]; acc = step(acc, v) }. */
+typedef LoopExpr *(*RedStep)(Low *L, void *ctx, int acc, int v);
+
+static int red_pass(Low *L, const Red *r, LoopStmt *blk, IrDType t, int acc, RedStep step, void *ctx)
+{
+    int rvar[IR_MAX_RANK];
+    LoopStmt *inner = loop_block(L->p);
+    LoopExpr *xi = red_begin(L, r, rvar);
+    int v = low_let(L, inner, "v", low_load(L, r->x, xi, t), 0);
+    if (v < 0)
+        return -1;
+    return low_add(L, inner, loop_assign(L->p, acc, step(L, ctx, acc, v))) != 0 ||
+           low_add(L, blk, red_wrap(L, r, rvar, inner)) != 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- Reduce* */
+
+typedef struct RedOp { IrOp op; IrDType t; int shift; } RedOp;
+
+static LoopExpr *reduce_step(Low *L, void *ctx, int acc, int v)
+{
+    const RedOp *ro = ctx;
+    LoopExpr *a = low_v(L, acc), *x = low_v(L, v);
+    switch (ro->op) {
+    case IR_OP_ReduceProd: return low_bin(L, LOOP_MUL, a, x);
+    case IR_OP_ReduceMax: return low_bin(L, LOOP_MAX, a, x);
+    case IR_OP_ReduceMin: return low_bin(L, LOOP_MIN, a, x);
+    case IR_OP_ReduceL1: return low_bin(L, LOOP_ADD, a, loop_un(L->p, LOOP_ABS, x));
+    case IR_OP_ReduceL2:
+    case IR_OP_ReduceSumSquare: return low_bin(L, LOOP_ADD, a, low_bin(L, LOOP_MUL, x, low_v(L, v)));
+    case IR_OP_ReduceLogSumExp:
+        return low_bin(L, LOOP_ADD, a, loop_call(L->p, LOOP_I_exp, 1,
+                                                 (LoopExpr *[]){ low_bin(L, LOOP_SUB, x, low_v(L, ro->shift)) }));
+    default: return low_bin(L, LOOP_ADD, a, x);
+    }
+}
+
+static LoopExpr *max_step(Low *L, void *ctx, int acc, int v)
+{
+    (void)ctx;
+    return low_bin(L, LOOP_MAX, low_v(L, acc), low_v(L, v));
+}
+
+static int reduce_has_int(IrOp op)
+{
+    return op == IR_OP_ReduceSum || op == IR_OP_ReduceMean || op == IR_OP_ReduceMax || op == IR_OP_ReduceMin ||
+           op == IR_OP_ReduceProd || op == IR_OP_ReduceL1 || op == IR_OP_ReduceSumSquare;
+}
+
+/* Smallest / largest value of an integer dtype (int64 for uint64's max). */
+static double int_limit(IrDType t, int max)
+{
+    int bits = (int)(8 * ir_dtype_size(t));
+    if (t == IR_DT_BOOL)
+        return max;
+    if (!ir_dtype_is_signed(t))
+        return max ? (bits >= 64 ? 9223372036854775807.0 : ldexp(1, bits) - 1) : 0;
+    return max ? ldexp(1, bits - 1) - 1 : -ldexp(1, bits - 1);
+}
+
+int low_reduce(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    int64_t axes[IR_MAX_RANK];
+    int na = low_in(L, 1) >= 0 ? low_known_ints(L, 1, axes, IR_MAX_RANK) : 0;
+    if (na < 0)
+        return ir_node_error(L->g, n, L->d, "the axes must be known at compile time");
+    if (na == 0 && ir_attr_int(n, IR_A_noop_with_empty_axes))
+        return low_copy(L);
+    Red r = { .keep = ir_attr_int(n, IR_A_keepdims) != 0 };
+    if (red_init(L, &r, x, y) != 0)
+        return low_oom(L);
+    int64_t count = 1;
+    for (int i = 0; i < r.rank; i++)
+        r.red[i] = na == 0;
+    for (int k = 0; k < na; k++)
+        r.red[axes[k] < 0 ? axes[k] + r.rank : axes[k]] = 1;
+    for (int i = 0; i < r.rank; i++)
+        if (r.red[i])
+            count *= xb->shape.dims[i];
+    IrOp op = n->op;
+    int is_int = (ir_dtype_is_int(xb->dtype) || xb->dtype == IR_DT_BOOL);
+    RedOp ro = { .op = op, .t = is_int ? (reduce_has_int(op) ? IR_DT_I64 : IR_DT_F64) : low_ctype(xb->dtype),
+                 .shift = -1 };
+    IrDType t = ro.t;
+    int tf = ir_dtype_is_float(t);
+    LoopStmt *blk = loop_block(L->p);
+    if (op == IR_OP_ReduceLogSumExp) {
+        int mx = low_let(L, blk, "mx", low_const(L, t, -INFINITY), 1);
+        if (mx < 0 || red_pass(L, &r, blk, t, mx, max_step, NULL) != 0)
+            return low_oom(L);
+        /* an infinite (or empty) max shifts by 0 */
+        LoopExpr *bad = low_bin(L, LOOP_OR, loop_call(L->p, LOOP_I_isinf, 1, (LoopExpr *[]){ low_v(L, mx) }),
+                                loop_call(L->p, LOOP_I_isnan, 1, (LoopExpr *[]){ low_v(L, mx) }));
+        LoopExpr *sh = loop_select(L->p, bad, low_const(L, t, 0), low_v(L, mx));
+        /* a NaN max stays the shift, as in the interpreter */
+        sh = loop_select(L->p, loop_call(L->p, LOOP_I_isnan, 1, (LoopExpr *[]){ low_v(L, mx) }), low_v(L, mx), sh);
+        if ((ro.shift = low_let(L, blk, "sh", sh, 0)) < 0)
+            return low_oom(L);
+    }
+    double init = op == IR_OP_ReduceProd ? 1
+                : op == IR_OP_ReduceMax ? (tf ? -INFINITY : int_limit(xb->dtype, 0))
+                : op == IR_OP_ReduceMin ? (tf ? INFINITY : int_limit(xb->dtype, 1)) : 0;
+    int acc = low_let(L, blk, "acc", low_const(L, t, init), 1);
+    if (acc < 0 || red_pass(L, &r, blk, t, acc, reduce_step, &ro) != 0)
+        return low_oom(L);
+    LoopExpr *v = low_v(L, acc);
+    LoopExpr *one[1];
+    switch (op) {
+    case IR_OP_ReduceMean:
+        v = tf ? low_bin(L, LOOP_DIV, v, low_const(L, t, (double)count))
+               : count ? low_bin(L, LOOP_TDIV, v, low_const(L, t, (double)count)) : low_const(L, t, 0);
+        break;
+    case IR_OP_ReduceL2: one[0] = v; v = loop_call(L->p, LOOP_I_sqrt, 1, one); break;
+    case IR_OP_ReduceLogSum: one[0] = v; v = loop_call(L->p, LOOP_I_log, 1, one); break;
+    case IR_OP_ReduceLogSumExp:
+        one[0] = v;
+        v = low_bin(L, LOOP_ADD, loop_call(L->p, LOOP_I_log, 1, one), low_v(L, ro.shift));
+        break;
+    default: break;
+    }
+    if (low_add(L, blk, low_store(L, y, red_out_index(L, &r, y), v)) != 0)
+        return low_oom(L);
+    return red_finish(L, &r, y, blk);
+}
+
+/* ---------------------------------------------------- ArgMax / ArgMin */
+
+/* Geometry of "one axis a": output loops over every other axis (keepdims:
+ * a size-1 axis whose variable is unused). */
+static int axis_init(Low *L, Red *r, int x, int y, int a, int keep)
+{
+    memset(r, 0, sizeof *r);
+    r->keep = keep;
+    if (red_init(L, r, x, y) != 0)
+        return -1;
+    r->red[a] = 1;
+    return 0;
+}
+
+int low_argreduce(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    int rank = xb->shape.rank;
+    int64_t ax = ir_attr_int(n, IR_A_axis);
+    int a = (int)(ax < 0 ? ax + rank : ax);
+    int last = ir_attr_int(n, IR_A_select_last_index) != 0, want_max = n->op == IR_OP_ArgMax;
+    IrDType t = xb->dtype == IR_DT_BOOL ? IR_DT_I64 : low_ctype(xb->dtype);
+    Red r;
+    if (axis_init(L, &r, x, y, a, ir_attr_int(n, IR_A_keepdims) != 0) != 0)
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *inner = loop_block(L->p);
+    int rvar[IR_MAX_RANK];
+    LoopExpr *xi = red_begin(L, &r, rvar);
+    /* the element at axis index 0 starts as the best; later ones replace it when better */
+    int best = low_let(L, blk, "best", low_i(L, 0), 1);
+    LoopExpr *idx[IR_MAX_RANK], *first;
+    for (int i = 0, o = 0; i < rank; i++) {
+        if (i == a) {
+            idx[i] = low_i(L, 0);
+            if (r.keep)
+                o++;
+        } else {
+            idx[i] = low_v(L, r.ovar[o++]);
+        }
+    }
+    first = low_index(L, x, idx);
+    int bv = low_let(L, blk, "bv", low_load(L, x, first, t), 1);
+    int v = low_let(L, inner, "v", low_load(L, x, xi, t), 0);
+    if (best < 0 || bv < 0 || v < 0)
+        return low_oom(L);
+    LoopExpr *better = want_max ? low_bin(L, LOOP_LT, low_v(L, bv), low_v(L, v))
+                                : low_bin(L, LOOP_LT, low_v(L, v), low_v(L, bv));
+    if (ir_dtype_is_float(t)) {
+        /* as numpy: a NaN wins over numbers, the first NaN over later ones */
+        LoopExpr *nan_v = loop_call(L->p, LOOP_I_isnan, 1, (LoopExpr *[]){ low_v(L, v) });
+        LoopExpr *nan_b = loop_call(L->p, LOOP_I_isnan, 1, (LoopExpr *[]){ low_v(L, bv) });
+        better = low_bin(L, LOOP_AND, low_bin(L, LOOP_EQ, nan_b, low_const(L, IR_DT_BOOL, 0)),
+                         low_bin(L, LOOP_OR, nan_v, better));
+    }
+    if (last)
+        better = low_bin(L, LOOP_OR, better, low_bin(L, LOOP_EQ, low_v(L, v), low_v(L, bv)));
+    int c = low_let(L, inner, "c", better, 0);
+    if (c < 0 ||
+        low_add(L, inner, loop_assign(L->p, best, loop_select(L->p, low_v(L, c), low_v(L, rvar[a]), low_v(L, best)))) ||
+        low_add(L, inner, loop_assign(L->p, bv, loop_select(L->p, low_v(L, c), low_v(L, v), low_v(L, bv)))) ||
+        low_add(L, blk, red_wrap(L, &r, rvar, inner)) ||
+        low_add(L, blk, low_store(L, y, red_out_index(L, &r, y), low_v(L, best))))
+        return low_oom(L);
+    return red_finish(L, &r, y, blk);
+}
+
+/* ---------------------------------------------------------- Softmax */
+
+/* Loop over axis a at the outer variables: returns the index; *k its variable. */
+static LoopExpr *axis_index(Low *L, const Red *r, int buf, int *k)
+{
+    int rvar[IR_MAX_RANK];
+    Red rr = *r;
+    rr.x = buf;
+    LoopExpr *e = red_begin(L, &rr, rvar);
+    for (int i = 0; i < r->rank; i++)
+        if (r->red[i])
+            *k = rvar[i];
+    return e;
+}
+
+static LoopStmt *axis_loop(Low *L, const Red *r, int k, LoopStmt *body)
+{
+    for (int i = 0; i < r->rank; i++)
+        if (r->red[i])
+            return loop_for(L->p, k, low_i(L, low_buf(L, r->x)->shape.dims[i]), LOOP_SERIAL, body);
+    return NULL;
+}
+
+static LoopExpr *isbad(Low *L, int var)
+{
+    return low_bin(L, LOOP_OR, loop_call(L->p, LOOP_I_isinf, 1, (LoopExpr *[]){ low_v(L, var) }),
+                   loop_call(L->p, LOOP_I_isnan, 1, (LoopExpr *[]){ low_v(L, var) }));
+}
+
+int low_softmax(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    int rank = xb->shape.rank;
+    int64_t ax = ir_attr_int(n, IR_A_axis);
+    int a = (int)(ax < 0 ? ax + rank : ax);
+    IrDType t = low_ctype(xb->dtype);
+    Red r;
+    /* output loops over all axes but a: treat y like a keepdims=0 reduction */
+    memset(&r, 0, sizeof r);
+    r.x = x;
+    r.rank = rank;
+    r.red[a] = 1;
+    r.orank = rank - 1;
+    if (low_vars(L, r.orank, "i", r.ovar) != 0)
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *b1 = loop_block(L->p), *b2 = loop_block(L->p), *b3 = loop_block(L->p);
+    int k1, k2, k3;
+    LoopExpr *i1 = axis_index(L, &r, x, &k1);
+    int mx = low_let(L, blk, "mx", low_const(L, t, -INFINITY), 1);
+    int arg = low_let(L, blk, "arg", low_i(L, 0), 1);
+    int v1 = low_let(L, b1, "v", low_load(L, x, i1, t), 0);
+    if (mx < 0 || arg < 0 || v1 < 0)
+        return low_oom(L);
+    LoopExpr *take = low_bin(L, LOOP_OR, low_bin(L, LOOP_LT, low_v(L, mx), low_v(L, v1)),
+                             low_bin(L, LOOP_AND, low_bin(L, LOOP_EQ, low_v(L, k1), low_i(L, 0)),
+                                     loop_call(L->p, LOOP_I_isnan, 1, (LoopExpr *[]){ low_v(L, v1) })));
+    int c = low_let(L, b1, "c", take, 0);
+    if (c < 0 || low_add(L, b1, loop_assign(L->p, mx, loop_select(L->p, low_v(L, c), low_v(L, v1), low_v(L, mx)))) ||
+        low_add(L, b1, loop_assign(L->p, arg, loop_select(L->p, low_v(L, c), low_v(L, k1), low_v(L, arg)))) ||
+        low_add(L, blk, axis_loop(L, &r, k1, b1)))
+        return low_oom(L);
+    LoopExpr *i3 = axis_index(L, &r, y, &k3);
+    if (n->op == IR_OP_Hardmax) {
+        LoopExpr *one = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, k3), low_v(L, arg)), low_const(L, t, 1),
+                                    low_const(L, t, 0));
+        if (low_add(L, b3, low_store(L, y, i3, one)) || low_add(L, blk, axis_loop(L, &r, k3, b3)))
+            return low_oom(L);
+        return red_finish(L, &r, y, blk);
+    }
+    int sh = low_let(L, blk, "sh", loop_select(L->p, isbad(L, mx), low_const(L, t, 0), low_v(L, mx)), 0);
+    int sum = low_let(L, blk, "sum", low_const(L, t, 0), 1);
+    LoopExpr *i2 = axis_index(L, &r, x, &k2);
+    if (sh < 0 || sum < 0)
+        return low_oom(L);
+    LoopExpr *e2 = loop_call(L->p, LOOP_I_exp, 1,
+                             (LoopExpr *[]){ low_bin(L, LOOP_SUB, low_load(L, x, i2, t), low_v(L, sh)) });
+    if (low_add(L, b2, loop_assign(L->p, sum, low_bin(L, LOOP_ADD, low_v(L, sum), e2))) ||
+        low_add(L, blk, axis_loop(L, &r, k2, b2)))
+        return low_oom(L);
+    LoopExpr *i3x = loop_expr_copy(L->p, i3);
+    /* y and x have the same shape: the same index addresses both */
+    int d = low_let(L, b3, "d", low_bin(L, LOOP_SUB, low_load(L, x, i3x, t), low_v(L, sh)), 0);
+    if (d < 0)
+        return low_oom(L);
+    LoopExpr *val = n->op == IR_OP_LogSoftmax
+                        ? low_bin(L, LOOP_SUB, low_v(L, d), loop_call(L->p, LOOP_I_log, 1, (LoopExpr *[]){ low_v(L, sum) }))
+                        : low_bin(L, LOOP_DIV, loop_call(L->p, LOOP_I_exp, 1, (LoopExpr *[]){ low_v(L, d) }),
+                                  low_v(L, sum));
+    if (low_add(L, b3, low_store(L, y, i3, val)) || low_add(L, blk, axis_loop(L, &r, k3, b3)))
+        return low_oom(L);
+    return red_finish(L, &r, y, blk);
+}
+
+/* ------------------------------------------------------- normalization */
+
+typedef struct Stat { int mean; } Stat;
+
+static LoopExpr *sum_step(Low *L, void *ctx, int acc, int v)
+{
+    (void)ctx;
+    return low_bin(L, LOOP_ADD, low_v(L, acc), low_v(L, v));
+}
+
+static LoopExpr *sq_step(Low *L, void *ctx, int acc, int v)
+{
+    const Stat *s = ctx;
+    LoopExpr *dv = low_bin(L, LOOP_SUB, low_v(L, v), low_v(L, s->mean));
+    return low_bin(L, LOOP_ADD, low_v(L, acc), low_bin(L, LOOP_MUL, dv, loop_expr_copy(L->p, dv)));
+}
+
+/* In blk: mean and 1/sqrt(var + eps) of x over r's reduced axes (count
+ * elements); returns the variables through *mean / *inv. */
+static int stats(Low *L, const Red *r, LoopStmt *blk, IrDType t, int64_t count, double eps, int *mean, int *inv)
+{
+    double c = count ? (double)count : 1;
+    int s = low_let(L, blk, "s", low_const(L, t, 0), 1);
+    if (s < 0 || red_pass(L, r, blk, t, s, sum_step, NULL) != 0)
+        return -1;
+    Stat st = { .mean = low_let(L, blk, "mean", low_bin(L, LOOP_DIV, low_v(L, s), low_const(L, t, c)), 0) };
+    int q = low_let(L, blk, "q", low_const(L, t, 0), 1);
+    if (st.mean < 0 || q < 0 || red_pass(L, r, blk, t, q, sq_step, &st) != 0)
+        return -1;
+    LoopExpr *var = low_bin(L, LOOP_ADD, low_bin(L, LOOP_DIV, low_v(L, q), low_const(L, t, c)), low_const(L, t, eps));
+    *inv = low_let(L, blk, "inv", low_bin(L, LOOP_DIV, low_const(L, t, 1),
+                                          loop_call(L->p, LOOP_I_sqrt, 1, (LoopExpr *[]){ var })), 0);
+    *mean = st.mean;
+    return *inv < 0 ? -1 : 0;
+}
+
+/* BatchNormalization (inference) and InstanceNormalization: per (n, c),
+ * y = x * mul + add with mul = scale[c] * inv, add = B[c] - mean * mul. */
+int low_channelnorm(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    double eps = ir_attr_float(n, IR_A_epsilon);
+    if (n->op == IR_OP_BatchNormalization && ir_attr_int(n, IR_A_training_mode))
+        return ir_node_error(L->g, n, L->d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
+    /* outer loops (n, c); the spatial axes are "reduced" for the statistics */
+    Red r = { .x = x, .rank = xb->shape.rank, .keep = 0, .orank = xb->shape.rank >= 2 ? 2 : xb->shape.rank };
+    for (int i = r.orank; i < r.rank; i++)
+        r.red[i] = 1;
+    if (low_vars(L, r.orank, "i", r.ovar) != 0)
+        return low_oom(L);
+    int64_t inner = 1;
+    for (int i = r.orank; i < r.rank; i++)
+        inner *= xb->shape.dims[i];
+    LoopStmt *blk = loop_block(L->p);
+    LoopExpr *ch = r.orank > 1 ? low_v(L, r.ovar[1]) : low_i(L, 0);
+    int mean, inv;
+    if (n->op == IR_OP_BatchNormalization) {
+        mean = low_let(L, blk, "mean", low_load(L, low_in(L, 3), ch, t), 0);
+        LoopExpr *var = low_bin(L, LOOP_ADD, low_load(L, low_in(L, 4), loop_expr_copy(L->p, ch), t),
+                                low_const(L, t, eps));
+        inv = low_let(L, blk, "inv", low_bin(L, LOOP_DIV, low_const(L, t, 1),
+                                             loop_call(L->p, LOOP_I_sqrt, 1, (LoopExpr *[]){ var })), 0);
+        if (mean < 0 || inv < 0)
+            return low_oom(L);
+    } else if (stats(L, &r, blk, t, inner, eps, &mean, &inv) != 0) {
+        return low_oom(L);
+    }
+    int mul = low_let(L, blk, "mul", low_bin(L, LOOP_MUL, low_load(L, low_in(L, 1), loop_expr_copy(L->p, ch), t),
+                                             low_v(L, inv)), 0);
+    int add = mul < 0 ? -1 : low_let(L, blk, "add", low_bin(L, LOOP_SUB, low_load(L, low_in(L, 2), loop_expr_copy(L->p, ch), t),
+                                                             low_bin(L, LOOP_MUL, low_v(L, mean), low_v(L, mul))), 0);
+    if (add < 0)
+        return low_oom(L);
+    int rvar[IR_MAX_RANK];
+    LoopStmt *b = loop_block(L->p);
+    LoopExpr *xi = red_begin(L, &r, rvar);
+    LoopExpr *val = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_load(L, x, xi, t), low_v(L, mul)), low_v(L, add));
+    /* y has x's shape: the same index */
+    if (low_add(L, b, low_store(L, y, loop_expr_copy(L->p, xi), val)) || low_add(L, blk, red_wrap(L, &r, rvar, b)))
+        return low_oom(L);
+    return low_kernel(L, low_nest(L, r.orank, r.ovar, xb->shape.dims, blk));
+}
+
+int low_layernorm(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    int rank = xb->shape.rank;
+    int64_t ax = ir_attr_int(n, IR_A_axis);
+    int a = (int)(ax < 0 ? ax + rank : ax);
+    Red r = { .x = x, .rank = rank, .keep = 0, .orank = a };
+    int64_t inner = 1;
+    for (int i = a; i < rank; i++) {
+        r.red[i] = 1;
+        inner *= xb->shape.dims[i];
+    }
+    if (low_vars(L, r.orank, "i", r.ovar) != 0)
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p);
+    int mean, inv;
+    if (stats(L, &r, blk, t, inner, ir_attr_float(n, IR_A_epsilon), &mean, &inv) != 0)
+        return low_oom(L);
+    int rvar[IR_MAX_RANK], all[IR_MAX_RANK];
+    LoopStmt *b = loop_block(L->p);
+    LoopExpr *xi = red_begin(L, &r, rvar);
+    for (int i = 0; i < rank; i++)
+        all[i] = i < a ? r.ovar[i] : rvar[i];
+    LoopExpr *val = low_bin(L, LOOP_MUL, low_bin(L, LOOP_SUB, low_load(L, x, xi, t), low_v(L, mean)), low_v(L, inv));
+    int sc = low_in(L, 1), bias = low_in(L, 2);
+    if (sc >= 0)
+        val = low_bin(L, LOOP_MUL, val, low_load(L, sc, low_bcast(L, sc, all + a, rank - a), t));
+    if (bias >= 0)
+        val = low_bin(L, LOOP_ADD, val, low_load(L, bias, low_bcast(L, bias, all + a, rank - a), t));
+    if (low_add(L, b, low_store(L, y, loop_expr_copy(L->p, xi), val)) || low_add(L, blk, red_wrap(L, &r, rvar, b)))
+        return low_oom(L);
+    /* Mean / InvStdDev: shape [d0 .. d(a-1), 1, ..., 1]; their size-1 axes index 0 */
+    for (int k = 1; k <= 2; k++) {
+        int o = low_out(L, k);
+        if (o >= 0 && low_add(L, blk, low_store(L, o, low_bcast(L, o, all, rank), low_v(L, k == 1 ? mean : inv))))
+            return low_oom(L);
+    }
+    return low_kernel(L, low_nest(L, r.orank, r.ovar, xb->shape.dims, blk));
+}
+
+int low_lpnorm(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    int rank = xb->shape.rank;
+    int64_t ax = ir_attr_int(n, IR_A_axis);
+    int a = (int)(ax < 0 ? ax + rank : ax), p = (int)ir_attr_int(n, IR_A_p);
+    Red r;
+    memset(&r, 0, sizeof r);
+    r.x = x;
+    r.rank = rank;
+    r.red[a] = 1;
+    r.orank = rank - 1;
+    if (low_vars(L, r.orank, "i", r.ovar) != 0)
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *b1 = loop_block(L->p), *b2 = loop_block(L->p);
+    int k1, k2;
+    LoopExpr *i1 = axis_index(L, &r, x, &k1);
+    int s = low_let(L, blk, "s", low_const(L, t, 0), 1);
+    int v = low_let(L, b1, "v", low_load(L, x, i1, t), 0);
+    if (s < 0 || v < 0)
+        return low_oom(L);
+    LoopExpr *term = p == 1 ? loop_un(L->p, LOOP_ABS, low_v(L, v)) : low_bin(L, LOOP_MUL, low_v(L, v), low_v(L, v));
+    if (low_add(L, b1, loop_assign(L->p, s, low_bin(L, LOOP_ADD, low_v(L, s), term))) ||
+        low_add(L, blk, axis_loop(L, &r, k1, b1)))
+        return low_oom(L);
+    int nrm = low_let(L, blk, "nrm", p == 1 ? low_v(L, s) : loop_call(L->p, LOOP_I_sqrt, 1, (LoopExpr *[]){ low_v(L, s) }), 0);
+    LoopExpr *i2 = axis_index(L, &r, x, &k2);
+    if (nrm < 0)
+        return low_oom(L);
+    /* a zero vector stays zero */
+    LoopExpr *val = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, nrm), low_const(L, t, 0)), low_const(L, t, 0),
+                                low_bin(L, LOOP_DIV, low_load(L, x, i2, t), low_v(L, nrm)));
+    if (low_add(L, b2, low_store(L, y, loop_expr_copy(L->p, i2), val)) || low_add(L, blk, axis_loop(L, &r, k2, b2)))
+        return low_oom(L);
+    return red_finish(L, &r, y, blk);
+}

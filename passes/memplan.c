@@ -1,0 +1,293 @@
+/* passes/memplan.c — workspace planning: one workspace per model, every
+ * intermediate buffer a 64-byte aligned slice of it.
+ *
+ * 1. Liveness: for each workspace buffer (aliases count as their root), the
+ *    interval [first kernel touching it, last kernel touching it] in kernel
+ *    order.
+ * 2. In place: an elementwise kernel's output takes over an input buffer
+ *    that dies in that kernel when both have the same shape (as the kernel
+ *    sees them), dtype and size: element i is read before element i is
+ *    written and nothing else is touched.  The two share one slot whose
+ *    interval is the union.
+ * 3. Placement: slots by decreasing size (ties: earlier first use), each at
+ *    the lowest aligned offset where it overlaps no placed slot whose
+ *    interval intersects its own (first fit over the gaps).
+ * workspace_bytes is the end of the highest slot. */
+#include "passes/passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 64
+
+typedef struct Slot {
+    int64_t size;          /* aligned bytes */
+    int first, last;       /* kernel interval; first < 0: never used */
+    int64_t offset;
+    int group;             /* in-place union: the slot holding this one, or itself */
+    int taken;             /* kernel where an output took this slot over in place, or -1 */
+} Slot;
+
+static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
+
+static int root_buf(const LoopProgram *p, int b)
+{
+    while (p->bufs[b].alias_of >= 0)
+        b = p->bufs[b].alias_of;
+    return b;
+}
+
+static int group_of(Slot *s, int b)
+{
+    while (s[b].group != b)
+        b = s[b].group = s[s[b].group].group;
+    return b;
+}
+
+/* Calls fn for each buffer loaded (store = 0) or stored (store = 1) in s. */
+typedef void (*UseFn)(void *ctx, int buf, int store);
+
+static void uses_expr(const LoopExpr *e, UseFn fn, void *ctx)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LOOP_E_LOAD:
+        fn(ctx, e->u.load.buf, 0);
+        uses_expr(e->u.load.index, fn, ctx);
+        break;
+    case LOOP_E_BIN:
+        uses_expr(e->u.bin.a, fn, ctx);
+        uses_expr(e->u.bin.b, fn, ctx);
+        break;
+    case LOOP_E_UN: uses_expr(e->u.un.a, fn, ctx); break;
+    case LOOP_E_SELECT:
+        uses_expr(e->u.sel.cond, fn, ctx);
+        uses_expr(e->u.sel.a, fn, ctx);
+        uses_expr(e->u.sel.b, fn, ctx);
+        break;
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            uses_expr(e->u.call.args[i], fn, ctx);
+        break;
+    case LOOP_E_CAST: uses_expr(e->u.cast.a, fn, ctx); break;
+    default: break;
+    }
+}
+
+static void uses_stmt(const LoopStmt *s, UseFn fn, void *ctx)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        uses_expr(s->u.loop.extent, fn, ctx);
+        uses_stmt(s->u.loop.body, fn, ctx);
+        break;
+    case LOOP_S_LET: uses_expr(s->u.let.value, fn, ctx); break;
+    case LOOP_S_ASSIGN: uses_expr(s->u.assign.value, fn, ctx); break;
+    case LOOP_S_STORE:
+        fn(ctx, s->u.store.buf, 1);
+        uses_expr(s->u.store.index, fn, ctx);
+        uses_expr(s->u.store.value, fn, ctx);
+        break;
+    case LOOP_S_IF:
+        uses_expr(s->u.cond.cond, fn, ctx);
+        uses_stmt(s->u.cond.then_, fn, ctx);
+        uses_stmt(s->u.cond.else_, fn, ctx);
+        break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            uses_stmt(s->u.block.items[i], fn, ctx);
+        break;
+    default: break;
+    }
+}
+
+typedef struct Live {
+    const LoopProgram *p;
+    Slot *s;
+    int k;
+} Live;
+
+static void live_use(void *ctx, int buf, int store)
+{
+    (void)store;
+    Live *l = ctx;
+    int r = root_buf(l->p, buf);
+    Slot *s = &l->s[r];
+    if (s->first < 0)
+        s->first = l->k;
+    s->last = l->k;
+}
+
+/* Liveness of every buffer (used for workspace roots only). */
+static Slot *liveness(const LoopProgram *p)
+{
+    Slot *s = calloc((size_t)(p->n_bufs > 0 ? p->n_bufs : 1), sizeof *s);
+    if (!s)
+        return NULL;
+    for (int b = 0; b < p->n_bufs; b++) {
+        s[b].first = s[b].last = -1;
+        s[b].group = b;
+        s[b].taken = -1;
+        s[b].size = align_up(p->bufs[b].bytes);
+    }
+    Live l = { p, s, 0 };
+    for (l.k = 0; l.k < p->n_kernels; l.k++)
+        uses_stmt(p->kernels[l.k].body, live_use, &l);
+    return s;
+}
+
+static int is_ws_root(const LoopProgram *p, int b)
+{
+    return p->bufs[b].storage == LOOP_ST_WORKSPACE && p->bufs[b].alias_of < 0;
+}
+
+/* ------------------------------------------------------------- in place */
+
+typedef struct InPlace {
+    const LoopProgram *p;
+    Slot *s;
+    int k;
+    int loads[64], n_loads;
+    int stores[8], n_stores;
+} InPlace;
+
+static void ip_use(void *ctx, int buf, int store)
+{
+    InPlace *c = ctx;
+    int *arr = store ? c->stores : c->loads, *n = store ? &c->n_stores : &c->n_loads;
+    int cap = store ? 8 : 64;
+    for (int i = 0; i < *n; i++)
+        if (arr[i] == buf)
+            return;
+    if (*n < cap)
+        arr[(*n)++] = buf;
+    else
+        *n = cap + 1;                     /* too many to reason about: no in-place */
+}
+
+static void in_place(const LoopProgram *p, const IrGraph *g, Slot *s)
+{
+    for (int k = 0; k < p->n_kernels; k++) {
+        const LoopKernel *kn = &p->kernels[k];
+        if (!g || kn->first_node < 0 || kn->n_nodes != 1 || kn->first_node >= g->n_nodes ||
+            !(ir_op_info(g->nodes[kn->first_node].op)->flags & IR_OPF_EW))
+            continue;
+        InPlace c = { .p = p, .s = s, .k = k };
+        uses_stmt(kn->body, ip_use, &c);
+        if (c.n_loads > 64 || c.n_stores > 8)
+            continue;
+        for (int j = 0; j < c.n_stores; j++) {
+            int o = c.stores[j];
+            if (!is_ws_root(p, o) || s[o].first != k)
+                continue;
+            for (int i = 0; i < c.n_loads; i++) {
+                int in = c.loads[i], r = root_buf(p, in);
+                if (!is_ws_root(p, r) || r == o || s[group_of(s, r)].last != k || s[r].size != s[o].size ||
+                    p->bufs[in].dtype != p->bufs[o].dtype || !ir_shape_equal(&p->bufs[in].shape, &p->bufs[o].shape))
+                    continue;
+                int gr = group_of(s, r);
+                if (s[gr].taken == k)
+                    continue;                 /* one output per dying input */
+                s[gr].taken = k;
+                s[o].group = gr;
+                if (s[o].last > s[gr].last)
+                    s[gr].last = s[o].last;
+                break;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------ placement */
+
+typedef struct Key { int64_t size; int first; int id; } Key;
+typedef struct Span { int64_t offset, end; } Span;
+
+static int by_size(const void *a, const void *b)
+{
+    const Key *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->id - y->id;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const Span *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d)
+{
+    size_t nb = (size_t)(p->n_bufs > 0 ? p->n_bufs : 1);
+    Slot *s = liveness(p);
+    Key *order = malloc(nb * sizeof *order);
+    int *placed = malloc(nb * sizeof *placed);
+    Span *ov = malloc(nb * sizeof *ov);
+    if (!s || !order || !placed || !ov) {
+        free(s);
+        free(order);
+        free(placed);
+        free(ov);
+        return util_error(d, util_loc_file(g ? g->file : NULL), "out of memory while planning memory");
+    }
+    in_place(p, g, s);
+    int n = 0, np = 0;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (is_ws_root(p, b) && group_of(s, b) == b && s[b].first >= 0)
+            order[n++] = (Key){ s[b].size, s[b].first, b };
+    qsort(order, (size_t)n, sizeof *order, by_size);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        Slot *a = &s[order[i].id];
+        /* placed slots live at the same time, by offset; the first gap that fits */
+        int no = 0;
+        for (int j = 0; j < np; j++) {
+            const Slot *b = &s[placed[j]];
+            if (b->first <= a->last && a->first <= b->last)
+                ov[no++] = (Span){ b->offset, b->offset + b->size };
+        }
+        qsort(ov, (size_t)no, sizeof *ov, by_offset);
+        int64_t off = 0;
+        for (int j = 0; j < no && ov[j].offset < off + a->size; j++)
+            if (ov[j].end > off)
+                off = ov[j].end;
+        a->offset = off;
+        if (off + a->size > total)
+            total = off + a->size;
+        placed[np++] = order[i].id;
+    }
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].storage == LOOP_ST_WORKSPACE)
+            p->bufs[b].offset = s[group_of(s, root_buf(p, b))].offset;
+    p->workspace_bytes = total;
+    p->workspace_align = ALIGN;
+    free(s);
+    free(order);
+    free(placed);
+    free(ov);
+    return 0;
+}
+
+int64_t pass_workspace_lower_bound(const LoopProgram *p)
+{
+    Slot *s = liveness(p);
+    if (!s)
+        return -1;
+    int64_t best = 0;
+    for (int k = 0; k < p->n_kernels; k++) {
+        int64_t sum = 0;
+        for (int b = 0; b < p->n_bufs; b++)
+            if (is_ws_root(p, b) && s[b].first >= 0 && s[b].first <= k && k <= s[b].last)
+                sum += s[b].size;
+        if (sum > best)
+            best = sum;
+    }
+    free(s);
+    return best;
+}

@@ -1,0 +1,367 @@
+/* passes/schedule.c — per-target schedules as data, applied to the plain
+ * serial loop nests lowering emits.
+ *
+ * Three rewrites, each a rule over loop shapes:
+ *  - unroll:    a reduction loop (its body assigns an accumulator declared
+ *               outside it) of constant extent <= unroll_max whose inner loops
+ *               are all unrolled  →  UNROLLED (factor 0 = full);
+ *  - vectorize: an innermost serial loop of constant extent E, lanes W | E,
+ *               W < E or W == E, with no IF, no reduction, and every load /
+ *               store index linear in the loop variable with coefficient 0
+ *               or 1  →  for io < E/W { for i < W VECTORIZED } with
+ *               i := io*W + i substituted in the body;
+ *  - parallel:  each top-level loop nest of a kernel, descending through
+ *               loops of extent 1, whose body assigns no outer accumulator
+ *               →  PARALLEL.
+ * Lowering puts a kernel's output loops outermost, so a parallel loop's
+ * iterations write disjoint elements. */
+#include "passes/passes.h"
+
+#include <stdlib.h>
+
+PassSchedule pass_schedule_cpu(int vector_bits)
+{
+    return (PassSchedule){ .target = "cpu", .vector_bits = vector_bits, .vectorize = vector_bits > 0,
+                           .parallel = 1, .unroll_max = 7 };
+}
+
+/* ------------------------------------------------------------ analysis */
+
+typedef struct Sched {
+    LoopProgram *p;
+    const PassSchedule *s;
+    unsigned char *local;     /* per var: bound inside the statement being examined */
+    int cap;                  /* entries of local */
+} Sched;
+
+/* Keeps c->local as long as the program's variable table; -1 on OOM. */
+static int grow_local(Sched *c)
+{
+    if (c->p->n_vars <= c->cap)
+        return 0;
+    int nc = c->p->n_vars * 2;
+    unsigned char *q = realloc(c->local, (size_t)nc);
+    if (!q)
+        return -1;
+    for (int i = c->cap; i < nc; i++)
+        q[i] = 0;
+    c->local = q;
+    c->cap = nc;
+    return 0;
+}
+
+static void mark_bound(Sched *c, const LoopStmt *s, int on)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        c->local[s->u.loop.var] = (unsigned char)on;
+        mark_bound(c, s->u.loop.body, on);
+        break;
+    case LOOP_S_LET: c->local[s->u.let.var] = (unsigned char)on; break;
+    case LOOP_S_IF:
+        mark_bound(c, s->u.cond.then_, on);
+        mark_bound(c, s->u.cond.else_, on);
+        break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            mark_bound(c, s->u.block.items[i], on);
+        break;
+    default: break;
+    }
+}
+
+/* Does s assign a variable not bound inside s? (needs c->local marked) */
+static int assigns_outer(Sched *c, const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return assigns_outer(c, s->u.loop.body);
+    case LOOP_S_ASSIGN: return !c->local[s->u.assign.var];
+    case LOOP_S_IF: return assigns_outer(c, s->u.cond.then_) || assigns_outer(c, s->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (assigns_outer(c, s->u.block.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+static int is_reduction(Sched *c, const LoopStmt *loop)
+{
+    mark_bound(c, loop, 1);
+    int r = assigns_outer(c, loop->u.loop.body);
+    mark_bound(c, loop, 0);
+    return r;
+}
+
+/* Coefficient of var in index expression e when e is linear in it with
+ * integer coefficient; -1 when not (or when a LET-bound variable of the
+ * loop body, marked local, appears). */
+static int64_t coef(Sched *c, const LoopExpr *e, int var)
+{
+    switch (e->kind) {
+    case LOOP_E_INT: return 0;
+    case LOOP_E_VAR: return e->u.var == var ? 1 : c->local[e->u.var] ? -1 : 0;
+    case LOOP_E_BIN: {
+        int64_t a = coef(c, e->u.bin.a, var), b = coef(c, e->u.bin.b, var);
+        if (a < 0 || b < 0)
+            return -1;
+        switch (e->u.bin.op) {
+        case LOOP_ADD: return a + b;
+        case LOOP_SUB: return b == 0 ? a : -1;
+        case LOOP_MUL:
+            if (a == 0 && b == 0)
+                return 0;
+            if (a && e->u.bin.b->kind == LOOP_E_INT && e->u.bin.b->u.i >= 0)
+                return a * e->u.bin.b->u.i;
+            if (b && e->u.bin.a->kind == LOOP_E_INT && e->u.bin.a->u.i >= 0)
+                return b * e->u.bin.a->u.i;
+            return -1;
+        default: return a == 0 && b == 0 ? 0 : -1;
+        }
+    }
+    default: return -1;
+    }
+}
+
+/* Every load in e has an index with coefficient 0 or 1. */
+static int loads_ok(Sched *c, const LoopExpr *e, int var)
+{
+    if (!e)
+        return 1;
+    switch (e->kind) {
+    case LOOP_E_LOAD: {
+        int64_t k = coef(c, e->u.load.index, var);
+        return k == 0 || k == 1;
+    }
+    case LOOP_E_BIN: return loads_ok(c, e->u.bin.a, var) && loads_ok(c, e->u.bin.b, var);
+    case LOOP_E_UN: return loads_ok(c, e->u.un.a, var);
+    case LOOP_E_SELECT:
+        return loads_ok(c, e->u.sel.cond, var) && loads_ok(c, e->u.sel.a, var) && loads_ok(c, e->u.sel.b, var);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (!loads_ok(c, e->u.call.args[i], var))
+                return 0;
+        return 1;
+    case LOOP_E_CAST: return loads_ok(c, e->u.cast.a, var);
+    default: return 1;
+    }
+}
+
+/* Straight-line body (LET / STORE / BLOCK only) with contiguous stores;
+ * *bytes gets the widest stored element size. */
+static int vector_body(Sched *c, const LoopStmt *s, int var, size_t *bytes)
+{
+    switch (s->kind) {
+    case LOOP_S_LET: return loads_ok(c, s->u.let.value, var);
+    case LOOP_S_STORE: {
+        size_t b = ir_dtype_size(c->p->bufs[s->u.store.buf].dtype);
+        if (b > *bytes)
+            *bytes = b;
+        return coef(c, s->u.store.index, var) == 1 && loads_ok(c, s->u.store.value, var);
+    }
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (!vector_body(c, s->u.block.items[i], var, bytes))
+                return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* ------------------------------------------------------------ rewrites */
+
+static void subst_expr(LoopProgram *p, LoopExpr *e, int var, const LoopExpr *by)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LOOP_E_VAR:
+        if (e->u.var == var) {
+            LoopExpr *c = loop_expr_copy(p, by);
+            if (c)
+                *e = *c;
+        }
+        break;
+    case LOOP_E_LOAD: subst_expr(p, e->u.load.index, var, by); break;
+    case LOOP_E_BIN:
+        subst_expr(p, e->u.bin.a, var, by);
+        subst_expr(p, e->u.bin.b, var, by);
+        break;
+    case LOOP_E_UN: subst_expr(p, e->u.un.a, var, by); break;
+    case LOOP_E_SELECT:
+        subst_expr(p, e->u.sel.cond, var, by);
+        subst_expr(p, e->u.sel.a, var, by);
+        subst_expr(p, e->u.sel.b, var, by);
+        break;
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            subst_expr(p, e->u.call.args[i], var, by);
+        break;
+    case LOOP_E_CAST: subst_expr(p, e->u.cast.a, var, by); break;
+    default: break;
+    }
+}
+
+static void subst_stmt(LoopProgram *p, LoopStmt *s, int var, const LoopExpr *by)
+{
+    switch (s->kind) {
+    case LOOP_S_LET: subst_expr(p, s->u.let.value, var, by); break;
+    case LOOP_S_STORE:
+        subst_expr(p, s->u.store.index, var, by);
+        subst_expr(p, s->u.store.value, var, by);
+        break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            subst_stmt(p, s->u.block.items[i], var, by);
+        break;
+    default: break;
+    }
+}
+
+/* Returns 1 if s contains a FOR that is not UNROLLED. */
+static int has_rolled_loop(const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return s->u.loop.kind != LOOP_UNROLLED || has_rolled_loop(s->u.loop.body);
+    case LOOP_S_IF: return has_rolled_loop(s->u.cond.then_) || has_rolled_loop(s->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (has_rolled_loop(s->u.block.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+static int has_loop(const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return 1;
+    case LOOP_S_IF: return has_loop(s->u.cond.then_) || has_loop(s->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (has_loop(s->u.block.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* Tries to strip-mine and vectorize innermost loop s in place. */
+static void vectorize(Sched *c, LoopStmt *s)
+{
+    if (s->u.loop.kind != LOOP_SERIAL || s->u.loop.extent->kind != LOOP_E_INT || has_loop(s->u.loop.body) ||
+        is_reduction(c, s))
+        return;
+    int64_t ext = s->u.loop.extent->u.i;
+    size_t bytes = 0;
+    mark_bound(c, s->u.loop.body, 1);
+    int ok = vector_body(c, s->u.loop.body, s->u.loop.var, &bytes);
+    mark_bound(c, s->u.loop.body, 0);
+    if (!ok || bytes == 0)
+        return;
+    int64_t lanes = (int64_t)((size_t)c->s->vector_bits / (8 * bytes));
+    if (lanes < 2 || ext < lanes || ext % lanes)
+        return;
+    LoopProgram *p = c->p;
+    int var = s->u.loop.var;
+    if (ext == lanes) {
+        s->u.loop.kind = LOOP_VECTORIZED;
+        s->u.loop.factor = (int)lanes;
+        return;
+    }
+    int io = loop_add_var(p, p->vars[var].name, IR_DT_I64);
+    if (io >= 0 && grow_local(c) != 0)
+        return;
+    LoopExpr *by = io < 0 ? NULL : loop_bin(p, LOOP_ADD, loop_bin(p, LOOP_MUL, loop_var(p, io), loop_int(p, lanes)),
+                                             loop_var(p, var));
+    LoopStmt *inner = by ? loop_for(p, var, loop_int(p, lanes), LOOP_VECTORIZED, s->u.loop.body) : NULL;
+    LoopExpr *outer_ext = loop_int(p, ext / lanes);
+    if (!inner || !outer_ext)
+        return;                               /* out of memory: leave the loop serial */
+    subst_stmt(p, s->u.loop.body, var, by);
+    inner->u.loop.factor = (int)lanes;
+    s->u.loop.var = io;
+    s->u.loop.extent = outer_ext;
+    s->u.loop.body = inner;
+}
+
+/* Bottom-up: unrolling, then vectorizing innermost loops. */
+static void walk(Sched *c, LoopStmt *s)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_FOR: {
+        walk(c, s->u.loop.body);
+        const LoopExpr *e = s->u.loop.extent;
+        if (c->s->unroll_max > 0 && s->u.loop.kind == LOOP_SERIAL && e->kind == LOOP_E_INT && e->u.i > 1 &&
+            e->u.i <= c->s->unroll_max && !has_rolled_loop(s->u.loop.body) && is_reduction(c, s)) {
+            s->u.loop.kind = LOOP_UNROLLED;
+            s->u.loop.factor = 0;
+        } else if (c->s->vectorize && c->s->vector_bits > 0) {
+            vectorize(c, s);
+        }
+        break;
+    }
+    case LOOP_S_IF:
+        walk(c, s->u.cond.then_);
+        walk(c, s->u.cond.else_);
+        break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            walk(c, s->u.block.items[i]);
+        break;
+    default: break;
+    }
+}
+
+/* The loop to parallelize in top-level nest s: skip extent-1 loops. */
+static void parallelize(Sched *c, LoopStmt *s)
+{
+    while (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && s->u.loop.extent->kind == LOOP_E_INT &&
+           s->u.loop.extent->u.i == 1) {
+        LoopStmt *b = s->u.loop.body;
+        if (b->kind == LOOP_S_BLOCK && b->u.block.n == 1)
+            b = b->u.block.items[0];
+        if (b->kind != LOOP_S_FOR)
+            break;
+        s = b;
+    }
+    if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
+        !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1))
+        s->u.loop.kind = LOOP_PARALLEL;
+}
+
+void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)
+{
+    PassSchedule dflt = pass_schedule_cpu(0);
+    if (!s)
+        s = &dflt;
+    Sched c = { .p = p, .s = s };
+    if (grow_local(&c) != 0 || (!c.local && !(c.local = calloc(1, 1))))
+        return;                               /* out of memory: the program stays serial (still correct) */
+    for (int k = 0; k < p->n_kernels; k++) {
+        LoopStmt *b = p->kernels[k].body;
+        walk(&c, b);
+        if (!s->parallel)
+            continue;
+        if (b->kind == LOOP_S_BLOCK) {
+            for (int i = 0; i < b->u.block.n; i++)
+                if (b->u.block.items[i]->kind == LOOP_S_FOR)
+                    parallelize(&c, b->u.block.items[i]);
+        } else {
+            parallelize(&c, b);
+        }
+    }
+    free(c.local);
+}

@@ -1,0 +1,55 @@
+/* targets/ — the target drivers: each turns an inferred graph into the files
+ * a user gets for one kind of device, running the pipeline stages in order.
+ * Prefix: tgt_ / Tgt.  The generated C header and the JSON report are shared
+ * by every target (DESIGN.md §5). */
+#ifndef DLCC_TARGETS_H
+#define DLCC_TARGETS_H
+
+#include "ir/ir.h"
+#include "ir/loop/loop.h"
+
+enum {
+    TGT_EMIT_OBJ = 1 << 0,
+    TGT_EMIT_ASM = 1 << 1,
+    TGT_EMIT_LLVM = 1 << 2,
+    TGT_EMIT_HEADER = 1 << 3,
+    TGT_EMIT_GRAPH = 1 << 4,
+    TGT_EMIT_REPORT = 1 << 5,
+    TGT_EMIT_DEFAULT_CPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
+};
+
+typedef struct TgtOptions {
+    const char *name;         /* C identifier of the model (prefix of every symbol) */
+    const char *triple;       /* NULL = host */
+    const char *cpu;          /* NULL = host CPU for the host triple, else generic */
+    const char *features;     /* LLVM feature string or NULL */
+    int opt_level;            /* 0..3 */
+    unsigned emit;            /* TGT_EMIT_* */
+} TgtOptions;
+
+/* One generated file: name (plain file name) and contents. */
+typedef struct TgtFile {
+    char *name;
+    UtilBuf data;
+} TgtFile;
+
+typedef struct TgtFiles {
+    int n;
+    TgtFile f[8];
+} TgtFiles;
+
+void tgt_files_free(TgtFiles *fs);
+
+/* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
+ * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
+ * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
+int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+
+/* NAME.h: sizes, shapes, the input/output structs and the entry points. */
+void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);
+/* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
+ * FLOPs, target. */
+int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+                     UtilBuf *out, UtilDiag *d);
+
+#endif

@@ -1,0 +1,198 @@
+/* tools/cmd_compile.c — `dlcc MODEL [-t cpu|gpu|fpga] [-o OUTDIR] ...`:
+ * compiles a model into the files of one target (DESIGN.md §4). */
+#include "tools/tools.h"
+#include "targets/targets.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(s, *list) == 0)
+            return 1;
+    return 0;
+}
+
+/* Parses --emit KINDS into TGT_EMIT_* bits; kinds of other targets are
+ * accepted here and refused by the target that cannot make them. */
+static int parse_emit(const char *kinds, unsigned *bits, unsigned *foreign)
+{
+    static const struct { const char *name; unsigned bit; } known[] = {
+        { "obj", TGT_EMIT_OBJ }, { "asm", TGT_EMIT_ASM }, { "llvm", TGT_EMIT_LLVM }, { "header", TGT_EMIT_HEADER },
+        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", 0 }, { "c", 0 },
+    };
+    char buf[256];
+    if (!kinds[0] || strlen(kinds) >= sizeof buf)
+        return dlcc_usage_error("--emit wants a comma-separated list of obj,asm,llvm,ptx,hls,c,header,graph,"
+                                "report");
+    strcpy(buf, kinds);
+    *bits = 0;
+    for (char *tok = buf; tok;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = 0;
+        size_t k = 0;
+        while (k < sizeof known / sizeof *known && strcmp(known[k].name, tok))
+            k++;
+        if (k == sizeof known / sizeof *known)
+            return dlcc_usage_error("unknown --emit kind '%s' (obj, asm, llvm, ptx, hls, c, header, graph, "
+                                    "report)", tok);
+        *bits |= known[k].bit;
+        if (!known[k].bit)
+            *foreign = 1;
+        tok = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || errno || x < lo || x > hi)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int check_precision(const char *p)
+{
+    if (strcmp(p, "float32") == 0 || strcmp(p, "int8") == 0)
+        return 0;
+    int w, i, n = 0;
+    if (sscanf(p, "fixed<%d,%d>%n", &w, &i, &n) == 2 && p[n] == 0 && w >= 2 && w <= 64 && i >= 1 && i <= w)
+        return 0;
+    return dlcc_usage_error("--precision wants float32, int8 or fixed<W,I> with 1 <= I <= W <= 64, not '%s'", p);
+}
+
+static int is_c_identifier(const char *s)
+{
+    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* Writes every file atomically into outdir: all or nothing. */
+static int write_files(const TgtFiles *fs, const char *outdir, UtilDiag *d)
+{
+    int created;
+    if (dlcc_prepare_dir(outdir, &created, d))
+        return -1;
+    UtilOutSet outs;
+    util_outset_init(&outs);
+    int rc = 0;
+    for (int i = 0; i < fs->n && !rc; i++)
+        rc = util_outset_write(&outs, outdir, fs->f[i].name, fs->f[i].data.data ? fs->f[i].data.data : "",
+                               fs->f[i].data.len, d);
+    if (!rc)
+        rc = util_outset_commit(&outs, d);
+    else
+        util_outset_abort(&outs);
+    if (rc && created)
+        rmdir(outdir);
+    return rc;
+}
+
+int dlcc_cmd_compile(int argc, char **argv)
+{
+    /* options recognised (DESIGN.md §4) whose features later issues build */
+    static const char *const later_values[] = { "--fpga-part", "--print-after", NULL };
+    static const char *const later_flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", NULL };
+    const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *v;
+    TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
+    unsigned foreign = 0;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, NULL);
+    for (; a.i < argc && !a.status; a.i++) {
+        const char *arg = argv[a.i];
+        long n;
+        if (dlcc_arg_common(&a)) {
+            continue;
+        } else if ((v = dlcc_arg_value(&a, "-t"))) {
+            target = v;
+            if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "fpga"))
+                a.status = dlcc_usage_error("unknown target '%s' (cpu, gpu or fpga)", v);
+        } else if ((v = dlcc_arg_value(&a, "-o"))) {
+            outdir = v;
+        } else if ((v = dlcc_arg_value(&a, "--name"))) {
+            name = v;
+            if (!is_c_identifier(v))
+                a.status = dlcc_usage_error("--name wants a C identifier, not '%s'", v);
+        } else if ((v = dlcc_arg_value(&a, "--emit"))) {
+            a.status = parse_emit(v, &o.emit, &foreign);
+        } else if ((v = dlcc_arg_value(&a, "--triple"))) {
+            o.triple = v;
+        } else if ((v = dlcc_arg_value(&a, "--mcpu"))) {
+            o.cpu = v;
+        } else if ((v = dlcc_arg_value(&a, "--mattr"))) {
+            o.features = v;
+        } else if ((v = dlcc_arg_value(&a, "--threads"))) {
+            if (parse_long(v, 1, 1024, &n))
+                a.status = dlcc_usage_error("--threads wants a number from 1 to 1024, not '%s'", v);
+            else if (n > 1)
+                later = "--threads N > 1";
+        } else if ((v = dlcc_arg_value(&a, "--gpu-arch"))) {
+            if (strncmp(v, "sm_", 3) || parse_long(v + 3, 10, 999, &n))
+                a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
+        } else if ((v = dlcc_arg_value(&a, "--precision"))) {
+            a.status = check_precision(v);
+            if (!a.status && strcmp(v, "float32"))
+                later = "--precision other than float32";
+        } else if ((v = dlcc_arg_value(&a, "--fpga-clock"))) {
+            char *end;
+            double mhz = strtod(v, &end);
+            if (end == v || *end || !(mhz > 0 && mhz <= 10000))
+                a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
+        } else if (dlcc_arg_opt_level(arg) >= 0) {
+            o.opt_level = dlcc_arg_opt_level(arg);
+        } else if (strcmp(arg, "-v") == 0) {
+            ;
+        } else if (in_list(arg, later_flags)) {
+            later = arg;
+        } else {
+            int matched = 0;
+            for (int k = 0; later_values[k] && !matched && !a.status; k++)
+                if (dlcc_arg_value(&a, later_values[k])) {
+                    matched = 1;
+                    later = later_values[k];
+                }
+            if (!matched && !a.status)
+                dlcc_arg_unknown(&a);
+        }
+    }
+    IrGraph *g;
+    int status = dlcc_args_load(&a, &g);
+    if (status)
+        return status;
+    UtilDiag d;
+    util_diag_init(&d);
+    char *cname = name ? NULL : util_c_identifier(g->name);
+    o.name = name ? name : cname;
+    TgtFiles files = { 0 };
+    int rc;
+    if (strcmp(target, "cpu"))
+        rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
+                        "build yet (cpu is); 'dlcc run' runs the reference interpreter", target);
+    else if (later)
+        rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
+    else if (foreign)
+        rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
+    else if (!o.name)
+        rc = util_error(&d, util_loc_file(a.model), "out of memory");
+    else
+        rc = tgt_cpu_compile(g, &o, &files, &d);
+    if (!rc)
+        rc = write_files(&files, outdir, &d);
+    tgt_files_free(&files);
+    free(cname);
+    ir_graph_free(g);
+    return rc ? dlcc_report(&d) : 0;
+}
