@@ -837,6 +837,22 @@ static void test_linalg_errors(void **state)
     set_str(&c, IR_A_equation, "ij");
     run_err(&c, "equation has 1 terms for 2 inputs");
 
+    static const char *const bad[][2] = {
+        { "i..j->ij", "malformed or repeated '...'" },
+        { "i...j...->ij", "malformed or repeated '...'" },
+        { "i$->i", "invalid character '$'" },
+        { "ij->ii", "output label repeated" },
+        { "ij->i-j", "malformed output term" },
+        { "ijk", "equation term has 3 labels for an input of rank 2" },
+        { "ij,", "equation has more terms than the 1 inputs" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        start(&c);
+        node1(&c, IR_OP_Einsum, 1, (int[]){ zc(&c, "a", IR_DT_F32, 2, m) });
+        set_str(&c, IR_A_equation, bad[i][0]);
+        run_err(&c, bad[i][1]);
+    }
+
     start(&c);
     mk(&c, IR_OP_TopK, 2, (int[]){ zc(&c, "x", IR_DT_F32, 2, m), cst(c.g, "k", IR_DT_I64, 1, (int64_t[]){ 1 },
                                                                        (double[]){ 4 }) }, 2, (int[]){ 1, 1 });
