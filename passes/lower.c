@@ -16,10 +16,12 @@ static const LowFn low_table[IR_OP_COUNT] = {
     UN(LeakyRelu) UN(Elu) UN(Selu) UN(Celu) UN(ThresholdedRelu) UN(HardSigmoid) UN(HardSwish) UN(Softplus)
     UN(Softsign) UN(Gelu) UN(Mish) UN(Shrink) UN(Floor) UN(Ceil) UN(Round) UN(Sign) UN(Sin) UN(Cos) UN(Tan)
     UN(Asin) UN(Acos) UN(Atan) UN(Sinh) UN(Cosh) UN(Asinh) UN(Acosh) UN(Atanh) UN(Not) UN(IsNaN) UN(IsInf)
+    UN(BitwiseNot) UN(Swish)
 #undef UN
 #define BIN(op) [IR_OP_##op] = low_binary,
     BIN(Add) BIN(Sub) BIN(Mul) BIN(Div) BIN(Pow) BIN(Mod) BIN(PRelu) BIN(BitShift) BIN(Equal) BIN(Less)
-    BIN(LessOrEqual) BIN(Greater) BIN(GreaterOrEqual) BIN(And) BIN(Or) BIN(Xor)
+    BIN(LessOrEqual) BIN(Greater) BIN(GreaterOrEqual) BIN(And) BIN(Or) BIN(Xor) BIN(BitwiseAnd) BIN(BitwiseOr)
+    BIN(BitwiseXor)
 #undef BIN
     [IR_OP_Min] = low_variadic, [IR_OP_Max] = low_variadic, [IR_OP_Sum] = low_variadic,
     [IR_OP_Mean] = low_variadic, [IR_OP_Where] = low_where, [IR_OP_Clip] = low_clip,
@@ -44,6 +46,9 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,
     [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
     [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
+    [IR_OP_Trilu] = low_trilu, [IR_OP_EyeLike] = low_eyelike, [IR_OP_OneHot] = low_onehot,
+    [IR_OP_CumSum] = low_cumsum, [IR_OP_RMSNormalization] = low_rmsnorm, [IR_OP_GroupNormalization] = low_groupnorm,
+    [IR_OP_LRN] = low_lrn, [IR_OP_MeanVarianceNormalization] = low_mvn,
     [IR_OP_QuantizeLinear] = low_quantize, [IR_OP_DequantizeLinear] = low_dequantize,
     [IR_OP_DynamicQuantizeLinear] = low_dynquantize,
     [IR_OP_RoiAlign] = low_roialign, [IR_OP_DeformConv] = low_deformconv, [IR_OP_RNN] = low_rnn, [IR_OP_GRU] = low_rnn, [IR_OP_LSTM] = low_rnn,

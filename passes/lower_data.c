@@ -647,3 +647,67 @@ int low_resize(Low *L)
     }
     return low_map(L, y, resize_elem, &c);
 }
+
+/* ------------------------------------------- Trilu, EyeLike, OneHot */
+
+/* Trilu: x where col - row >= k (upper) or <= k (lower), else 0. */
+static LoopExpr *trilu_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    int x = low_in(L, 0), r = low_buf(L, x)->shape.rank;
+    IrDType t = out_t(L);
+    LoopExpr *k = low_has(L, 1) ? scalar_in(L, 1, IR_DT_I64) : low_i(L, 0);
+    LoopExpr *d = low_bin(L, LOOP_SUB, low_v(L, v[r - 1]), low_v(L, v[r - 2]));
+    LoopExpr *keep = ir_attr_int(L->n, IR_A_upper) ? low_bin(L, LOOP_LE, k, d) : low_bin(L, LOOP_LE, d, k);
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, v[i]);
+    return loop_select(L->p, keep, low_load(L, x, low_index(L, x, idx), t), low_const(L, t, 0));
+}
+
+int low_trilu(Low *L) { return low_map(L, low_out(L, 0), trilu_elem, NULL); }
+
+/* EyeLike: 1 where col - row == k. */
+static LoopExpr *eyelike_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    IrDType t = out_t(L);
+    LoopExpr *d = low_bin(L, LOOP_SUB, low_v(L, v[1]), low_v(L, v[0]));
+    return loop_select(L->p, low_bin(L, LOOP_EQ, d, low_i(L, ir_attr_int(L->n, IR_A_k))), low_const(L, t, 1),
+                       low_const(L, t, 0));
+}
+
+int low_eyelike(Low *L) { return low_map(L, low_out(L, 0), eyelike_elem, NULL); }
+
+/* OneHot: values[1] where the depth axis index equals the (wrapped) index,
+ * else values[0]; an index outside [-depth, depth) matches nothing. */
+static LoopExpr *onehot_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    int axis = *(const int *)ctx;
+    int ind = low_in(L, 0), vals = low_in(L, 2), y = low_out(L, 0);
+    int r = low_buf(L, y)->shape.rank;
+    int64_t depth = low_buf(L, y)->shape.dims[axis];
+    IrDType t = out_t(L);
+    LoopExpr *ii[IR_MAX_RANK];
+    for (int k = 0, j = 0; k < r; k++)
+        if (k != axis)
+            ii[j++] = low_v(L, v[k]);
+    int j = low_let(L, body, "j", low_convert(L, low_load(L, ind, low_index(L, ind, ii), low_buf(L, ind)->dtype),
+                                              IR_DT_I64), 0);
+    if (j < 0)
+        return NULL;
+    LoopExpr *jn = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, j), low_i(L, 0)),
+                               low_bin(L, LOOP_ADD, low_v(L, j), low_i(L, depth)), low_v(L, j));
+    return loop_select(L->p, low_bin(L, LOOP_EQ, jn, low_v(L, v[axis])), low_load(L, vals, low_i(L, 1), t),
+                       low_load(L, vals, low_i(L, 0), t));
+}
+
+int low_onehot(Low *L)
+{
+    int r = low_buf(L, low_out(L, 0))->shape.rank;
+    int64_t a = ir_attr_int(L->n, IR_A_axis);
+    int axis = (int)(a < 0 ? a + r : a);
+    return low_map(L, low_out(L, 0), onehot_elem, &axis);
+}

@@ -135,6 +135,8 @@ LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, doubl
     case IR_OP_Acosh: return call1(L, LOOP_I_acosh, X);
     case IR_OP_Atanh: return call1(L, LOOP_I_atanh, X);
     case IR_OP_Not: return B(EQ, X, low_const(L, IR_DT_BOOL, 0));
+    case IR_OP_BitwiseNot: return loop_un(L->p, LOOP_NOT, X);
+    case IR_OP_Swish: return B(DIV, X, B(ADD, C(1), call1(L, LOOP_I_exp, B(MUL, C(-alpha), X))));
     case IR_OP_IsNaN: return call1(L, LOOP_I_isnan, X);
     case IR_OP_IsInf: {
         int pos = ir_attr_int(n, IR_A_detect_positive) != 0, neg = ir_attr_int(n, IR_A_detect_negative) != 0;
@@ -174,7 +176,7 @@ static LoopExpr *clip_expr(Low *L, const Ew *e, const int *xs)
 static int unary_has_int(IrOp op)
 {
     return op == IR_OP_Abs || op == IR_OP_Neg || op == IR_OP_Sign || op == IR_OP_Relu || op == IR_OP_Not ||
-           op == IR_OP_Clip;
+           op == IR_OP_Clip || op == IR_OP_BitwiseNot;
 }
 
 static IrDType unary_ctype(IrOp op, IrDType t)
@@ -251,7 +253,10 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
     case IR_OP_GreaterOrEqual: return B(LE, BB, A);
     case IR_OP_And: return B(AND, A, BB);
     case IR_OP_Or: return B(OR, A, BB);
-    case IR_OP_Xor: return B(XOR, A, BB);
+    case IR_OP_Xor:
+    case IR_OP_BitwiseXor: return B(XOR, A, BB);
+    case IR_OP_BitwiseAnd: return B(AND, A, BB);
+    case IR_OP_BitwiseOr: return B(OR, A, BB);
     default: return NULL;
     }
 }

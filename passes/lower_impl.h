@@ -48,6 +48,11 @@ int low_softmax(Low *L);
 int low_channelnorm(Low *L);
 int low_layernorm(Low *L);
 int low_lpnorm(Low *L);
+int low_cumsum(Low *L);
+int low_rmsnorm(Low *L);
+int low_groupnorm(Low *L);
+int low_lrn(Low *L);
+int low_mvn(Low *L);
 int low_conv(Low *L);         /* lower_window.c */
 int low_convtranspose(Low *L);
 int low_pool(Low *L);
@@ -74,6 +79,9 @@ int low_depthtospace(Low *L);
 int low_constantofshape(Low *L);
 int low_range(Low *L);
 int low_resize(Low *L);
+int low_trilu(Low *L);
+int low_eyelike(Low *L);
+int low_onehot(Low *L);
 int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);

@@ -1068,6 +1068,105 @@ static void test_deformconv(void **state)
     }
 }
 
+/* ------------------------------------------------- opsA operators */
+
+static void test_more_ops(void **state)
+{
+    (void)state;
+    TG t;
+    /* Swish, BitwiseNot, Bitwise And/Or/Xor */
+    tg_start(&t, "swish");
+    int x = in_f32(&t, "x", TG_INTS(3, 7));
+    tg_node(&t, IR_OP_Swish, "op", 1, &x, 1);
+    tg_float(&t, IR_A_alpha, 1.5);
+    outputs(&t, 0, 1);
+    check(&t);
+    tg_start(&t, "bitnot");
+    x = tg_input(&t, "x", IR_DT_I16, TG_INTS(9));
+    tg_node(&t, IR_OP_BitwiseNot, "op", 1, &x, 1);
+    outputs(&t, 0, 1);
+    check_ranges(&t, &(Range){ -300, 300 });
+    static const IrOp bops[] = { IR_OP_BitwiseAnd, IR_OP_BitwiseOr, IR_OP_BitwiseXor };
+    for (int i = 0; i < 3; i++)
+        binary_case(bops[i], IR_DT_U16, TG_INTS(3, 4), TG_INTS(4), (Range){ 0, 65535 });
+    /* Trilu both ways, runtime and constant k */
+    for (int up = 0; up < 2; up++)
+        for (int kk = 0; kk < 3; kk++) {
+            tg_start(&t, "trilu");
+            int in[2] = { in_f32(&t, "x", TG_INTS(2, 4, 5)), -1 };
+            if (kk == 1)
+                in[1] = tg_const(&t, "k", IR_DT_I64, 0, NULL, (double[]){ -1 });
+            if (kk == 2)
+                in[1] = tg_input(&t, "k", IR_DT_I64, 0, NULL);
+            tg_node(&t, IR_OP_Trilu, "op", kk ? 2 : 1, in, 1);
+            tg_int(&t, IR_A_upper, up);
+            outputs(&t, 0, 1);
+            check_ranges(&t, (Range[]){ { -2, 2 }, { -2, 2 } });
+        }
+    /* EyeLike, OneHot */
+    tg_start(&t, "eyelike");
+    x = in_f32(&t, "x", TG_INTS(4, 6));
+    tg_node(&t, IR_OP_EyeLike, "op", 1, &x, 1);
+    tg_int(&t, IR_A_k, 2);
+    tg_int(&t, IR_A_dtype, ir_dtype_to_onnx(IR_DT_I32));
+    outputs(&t, 0, 1);
+    check(&t);
+    for (int axis = -1; axis < 2; axis++) {
+        tg_start(&t, "onehot");
+        int in[3] = { tg_input(&t, "i", IR_DT_I64, TG_INTS(2, 3)), tg_const(&t, "d", IR_DT_I64, 0, NULL, (double[]){ 5 }),
+                      tg_const(&t, "v", IR_DT_F32, TG_INTS(2), (double[]){ -1, 3 }) };
+        tg_node(&t, IR_OP_OneHot, "op", 3, in, 1);
+        tg_int(&t, IR_A_axis, axis);
+        outputs(&t, 0, 1);
+        check_ranges(&t, &(Range){ -6, 5 });
+    }
+    /* CumSum: every exclusive/reverse combination, float and int */
+    for (int m = 0; m < 4; m++)
+        for (int ax = -1; ax < 1; ax++) {
+            tg_start(&t, "cumsum");
+            int in[2] = { m == 3 ? tg_input(&t, "x", IR_DT_I32, TG_INTS(3, 5)) : in_f32(&t, "x", TG_INTS(3, 5)),
+                          tg_const(&t, "a", IR_DT_I64, 0, NULL, (double[]){ ax }) };
+            tg_node(&t, IR_OP_CumSum, "op", 2, in, 1);
+            tg_int(&t, IR_A_exclusive, m & 1);
+            tg_int(&t, IR_A_reverse, (m >> 1) & 1);
+            outputs(&t, 0, 1);
+            check(&t);
+        }
+    /* RMSNormalization, GroupNormalization, LRN, MeanVarianceNormalization */
+    for (int axis = -2; axis < 0; axis++) {
+        tg_start(&t, "rms");
+        int in[2] = { in_f32(&t, "x", TG_INTS(2, 3, 4)), axis == -1 ? in_f32(&t, "s", TG_INTS(4)) : in_f32(&t, "s", TG_INTS(3, 4)) };
+        tg_node(&t, IR_OP_RMSNormalization, "op", 2, in, 1);
+        tg_int(&t, IR_A_axis, axis);
+        outputs(&t, 0, 1);
+        check(&t);
+    }
+    tg_start(&t, "groupnorm");
+    int gn[3] = { in_f32(&t, "x", TG_INTS(2, 6, 3, 2)), in_f32(&t, "s", TG_INTS(6)), in_f32(&t, "b", TG_INTS(6)) };
+    tg_node(&t, IR_OP_GroupNormalization, "op", 3, gn, 1);
+    tg_int(&t, IR_A_num_groups, 3);
+    outputs(&t, 0, 1);
+    check(&t);
+    for (int size = 2; size <= 3; size++) {
+        tg_start(&t, "lrn");
+        x = in_f32(&t, "x", TG_INTS(1, 5, 3, 3));
+        tg_node(&t, IR_OP_LRN, "op", 1, &x, 1);
+        tg_int(&t, IR_A_size, size);
+        tg_float(&t, IR_A_alpha, 0.3);
+        outputs(&t, 0, 1);
+        check(&t);
+    }
+    for (int d = 0; d < 2; d++) {
+        tg_start(&t, "mvn");
+        x = in_f32(&t, "x", TG_INTS(2, 3, 4, 2));
+        tg_node(&t, IR_OP_MeanVarianceNormalization, "op", 1, &x, 1);
+        if (d)
+            tg_ints(&t, IR_A_axes, TG_INTS(1, -1));
+        outputs(&t, 0, 1);
+        check(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1087,6 +1186,7 @@ int main(void)
         cmocka_unit_test(test_rnn),
         cmocka_unit_test(test_roialign),
         cmocka_unit_test(test_deformconv),
+        cmocka_unit_test(test_more_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
