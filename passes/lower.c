@@ -46,6 +46,9 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,
     [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
     [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
+    [IR_OP_ReverseSequence] = low_reversesequence, [IR_OP_CenterCropPad] = low_centercroppad,
+    [IR_OP_ScatterElements] = low_scatterelements, [IR_OP_Scatter] = low_scatterelements,
+    [IR_OP_ScatterND] = low_scatternd,
     [IR_OP_Trilu] = low_trilu, [IR_OP_EyeLike] = low_eyelike, [IR_OP_OneHot] = low_onehot,
     [IR_OP_CumSum] = low_cumsum, [IR_OP_RMSNormalization] = low_rmsnorm, [IR_OP_GroupNormalization] = low_groupnorm,
     [IR_OP_LRN] = low_lrn, [IR_OP_MeanVarianceNormalization] = low_mvn,
@@ -293,6 +296,12 @@ int low_copy_bufs(Low *L, int dst, int src, const char *name)
     if (map_impl(L, k, dst, 1, copy_elem, &c) != 0)
         return -1;
     return add_kernel(L, name, k);
+}
+
+int low_copy_into(Low *L, LoopStmt *kblock, int dst, int src)
+{
+    CopyCtx c = { src, dst };
+    return map_impl(L, kblock, dst, 1, copy_elem, &c);
 }
 
 int low_copy(Low *L)

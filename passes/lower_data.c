@@ -14,6 +14,8 @@
  * error). */
 #include "passes/lower_impl.h"
 
+#include "ir/ops_b.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -710,4 +712,135 @@ int low_onehot(Low *L)
     int64_t a = ir_attr_int(L->n, IR_A_axis);
     int axis = (int)(a < 0 ? a + r : a);
     return low_map(L, low_out(L, 0), onehot_elem, &axis);
+}
+
+/* -------------------------------------- ReverseSequence, CenterCropPad */
+
+/* y[.., t, .., b, ..] = x[.., len[b] - 1 - t, .., b, ..] for t < len[b], else
+ * x itself; len is clamped to [0, T] (the interpreter rejects it outside). */
+static LoopExpr *revseq_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    int x = low_in(L, 0), lens = low_in(L, 1);
+    const LoopBuf *xb = low_buf(L, x);
+    int ba = (int)ir_attr_int(L->n, IR_A_batch_axis), ta = (int)ir_attr_int(L->n, IR_A_time_axis);
+    int64_t T = xb->shape.dims[ta];
+    LoopExpr *len = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_load(L, lens, low_v(L, v[ba]), IR_DT_I64), low_i(L, 0)),
+                            low_i(L, T));
+    int lv = low_let(L, body, "len", len, 0);
+    if (lv < 0)
+        return NULL;
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < xb->shape.rank; i++)
+        idx[i] = low_v(L, v[i]);
+    idx[ta] = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, v[ta]), low_v(L, lv)),
+                          low_bin(L, LOOP_SUB, low_bin(L, LOOP_SUB, low_v(L, lv), low_i(L, 1)), low_v(L, v[ta])),
+                          low_v(L, v[ta]));
+    return low_load(L, x, low_index(L, x, idx), out_t(L));
+}
+
+int low_reversesequence(Low *L) { return low_map(L, low_out(L, 0), revseq_elem, NULL); }
+
+/* CenterCropPad: y[o] = x[o + (dx - dy) / 2 per axis] when inside x, else 0
+ * (the shift truncates toward zero, as the interpreter). */
+static LoopExpr *ccp_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    int x = low_in(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, low_out(L, 0));
+    LoopExpr *idx[IR_MAX_RANK], *ok = NULL;
+    for (int i = 0; i < xb->shape.rank; i++) {
+        int64_t diff = xb->shape.dims[i] - yb->shape.dims[i], sh = diff >= 0 ? diff / 2 : -((-diff) / 2);
+        idx[i] = sh ? low_bin(L, LOOP_ADD, low_v(L, v[i]), low_i(L, sh)) : low_v(L, v[i]);
+        if (sh < 0 || sh + yb->shape.dims[i] > xb->shape.dims[i]) {
+            ok = low_and(L, ok, low_in_range(L, idx[i], 0, xb->shape.dims[i]));
+            idx[i] = loop_expr_copy(L->p, idx[i]);
+        }
+    }
+    return guarded_load(L, x, low_index(L, x, idx), ok, low_const(L, out_t(L), 0), out_t(L));
+}
+
+int low_centercroppad(Low *L) { return low_map(L, low_out(L, 0), ccp_elem, NULL); }
+
+/* ------------------------------------------- ScatterElements, ScatterND */
+
+/* One kernel: y = data (a copy nest), then, serially in index order, each
+ * update combined into y at its runtime position (reduction none / add /
+ * mul / max / min).  An index outside [-dim, dim) skips its update (the
+ * interpreter reports it). */
+static LoopExpr *combine(Low *L, int red, LoopExpr *a, LoopExpr *b)
+{
+    switch (red) {
+    case 1: return low_bin(L, LOOP_ADD, a, b);
+    case 2: return low_bin(L, LOOP_MUL, a, b);
+    case 3: return loop_select(L->p, low_bin(L, LOOP_LT, a, b), loop_expr_copy(L->p, b), loop_expr_copy(L->p, a));
+    case 4: return loop_select(L->p, low_bin(L, LOOP_LT, b, a), loop_expr_copy(L->p, b), loop_expr_copy(L->p, a));
+    default: return b;
+    }
+}
+
+static int scatter_kernel(Low *L, LoopStmt *k, int nd)
+{
+    int x = low_in(L, 0), ind = low_in(L, 1), upd = low_in(L, 2), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *ib = low_buf(L, ind), *ub = low_buf(L, upd);
+    int red = ir_scatter_reduction(L->n);
+    if (red < 0)
+        return ir_node_error(L->g, L->n, L->d, "unknown reduction '%s'", ir_attr_str(L->n, IR_A_reduction));
+    IrDType t = xb->dtype, ct = ir_dtype_is_float(t) ? low_ctype(t) : t;
+    if (low_copy_into(L, k, y, x) != 0)
+        return -1;
+    /* loops over the updates */
+    int ur = ub->shape.rank, v[IR_MAX_RANK];
+    if (low_vars(L, ur, "u", v))
+        return low_oom(L);
+    LoopStmt *b = loop_block(L->p);
+    LoopExpr *ui[IR_MAX_RANK], *yi[IR_MAX_RANK], *ok = NULL;
+    for (int i = 0; i < ur; i++)
+        ui[i] = low_v(L, v[i]);
+    if (!nd) {
+        int64_t a = ir_attr_int(L->n, IR_A_axis);
+        int axis = (int)(a < 0 ? a + xb->shape.rank : a);
+        int j = norm_index(L, b, low_load(L, ind, low_index(L, ind, ui), ib->dtype), xb->shape.dims[axis], &ok);
+        if (j < 0)
+            return low_oom(L);
+        for (int i = 0; i < ur; i++)
+            yi[i] = low_v(L, i == axis ? j : v[i]);
+    } else {
+        int q = ib->shape.rank;
+        int64_t m = ib->shape.dims[q - 1];
+        for (int64_t jj = 0; jj < m; jj++) {
+            LoopExpr *ii[IR_MAX_RANK];
+            for (int i = 0; i < q - 1; i++)
+                ii[i] = low_v(L, v[i]);
+            ii[q - 1] = low_i(L, jj);
+            int j = norm_index(L, b, low_load(L, ind, low_index(L, ind, ii), ib->dtype), xb->shape.dims[jj], &ok);
+            if (j < 0)
+                return low_oom(L);
+            yi[jj] = low_v(L, j);
+        }
+        for (int i = (int)m; i < xb->shape.rank; i++)
+            yi[i] = low_v(L, v[q - 1 + i - (int)m]);
+    }
+    int at = low_let(L, b, "at", low_index(L, y, yi), 0);
+    if (at < 0)
+        return low_oom(L);
+    LoopExpr *val = combine(L, red, low_load(L, y, low_v(L, at), ct), low_load(L, upd, low_index(L, upd, ui), ct));
+    LoopStmt *st = low_store(L, y, low_v(L, at), val);
+    /* the position is only formed from in-range indices under the IF */
+    if (low_add(L, b, ok ? loop_if(L->p, ok, st, NULL) : st) || low_add(L, k, low_nest(L, ur, v, ub->shape.dims, b)))
+        return low_oom(L);
+    return 0;
+}
+
+int low_scatterelements(Low *L)
+{
+    LoopStmt *k = loop_block(L->p);
+    return !k ? low_oom(L) : scatter_kernel(L, k, 0) ? -1 : low_kernel(L, k);
+}
+
+int low_scatternd(Low *L)
+{
+    LoopStmt *k = loop_block(L->p);
+    return !k ? low_oom(L) : scatter_kernel(L, k, 1) ? -1 : low_kernel(L, k);
 }

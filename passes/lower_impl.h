@@ -82,6 +82,10 @@ int low_resize(Low *L);
 int low_trilu(Low *L);
 int low_eyelike(Low *L);
 int low_onehot(Low *L);
+int low_reversesequence(Low *L);
+int low_centercroppad(Low *L);
+int low_scatterelements(Low *L);
+int low_scatternd(Low *L);
 int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);
@@ -148,6 +152,8 @@ int low_map_flat(Low *L, int out, LowElemFn f, void *ctx);
 /* Same as low_map, into an existing kernel block instead of a new kernel. */
 int low_map_into(Low *L, LoopStmt *kblock, int out, LowElemFn f, void *ctx);
 
+/* Appends the flat copy dst[i] = src[i] (same element count) to kblock. */
+int low_copy_into(Low *L, LoopStmt *kblock, int dst, int src);
 /* The copy kernel out[i] = in[i] (same element count and dtype). */
 int low_copy_bufs(Low *L, int dst, int src, const char *name);
 

@@ -12,7 +12,8 @@
  *               i := io*W + i substituted in the body;
  *  - parallel:  each top-level loop nest of a kernel, descending through
  *               loops of extent 1, whose body assigns no outer accumulator
- *               and stores into no kernel-local buffer  →  PARALLEL.
+ *               and stores into no kernel-local buffer nor at a position
+ *               read from memory (scatters)  →  PARALLEL.
  * Lowering puts a kernel's output loops outermost, so a parallel loop's
  * iterations write disjoint elements. */
 #include "passes/passes.h"
@@ -343,6 +344,59 @@ static int stores_local(const LoopProgram *p, const LoopStmt *s)
     }
 }
 
+/* Does e read memory, or a variable marked in dd (bound to such a value)? */
+static int data_dependent(const Sched *c, const LoopExpr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LOOP_E_LOAD: return 1;
+    case LOOP_E_VAR: return c->local[e->u.var] == 2;
+    case LOOP_E_BIN: return data_dependent(c, e->u.bin.a) || data_dependent(c, e->u.bin.b);
+    case LOOP_E_UN: return data_dependent(c, e->u.un.a);
+    case LOOP_E_SELECT:
+        return data_dependent(c, e->u.sel.cond) || data_dependent(c, e->u.sel.a) || data_dependent(c, e->u.sel.b);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (data_dependent(c, e->u.call.args[i]))
+                return 1;
+        return 0;
+    case LOOP_E_CAST: return data_dependent(c, e->u.cast.a);
+    default: return 0;
+    }
+}
+
+/* Does s store at a position computed from memory contents (a scatter:
+ * iterations may hit the same element)?  Marks data-dependent LET
+ * variables with 2 in c->local on the way (cleared by the caller). */
+static int scatters(Sched *c, const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return scatters(c, s->u.loop.body);
+    case LOOP_S_LET:
+        if (data_dependent(c, s->u.let.value))
+            c->local[s->u.let.var] = 2;
+        return 0;
+    case LOOP_S_STORE: return data_dependent(c, s->u.store.index);
+    case LOOP_S_IF: return scatters(c, s->u.cond.then_) || scatters(c, s->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (scatters(c, s->u.block.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+static int is_scatter(Sched *c, const LoopStmt *s)
+{
+    int r = scatters(c, s);
+    mark_bound(c, s, 0);
+    return r;
+}
+
 /* The loop to parallelize in top-level nest s: skip extent-1 loops. */
 static void parallelize(Sched *c, LoopStmt *s)
 {
@@ -356,7 +410,7 @@ static void parallelize(Sched *c, LoopStmt *s)
         s = b;
     }
     if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
-        !stores_local(c->p, s) &&
+        !stores_local(c->p, s) && !is_scatter(c, s) &&
         !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1))
         s->u.loop.kind = LOOP_PARALLEL;
 }

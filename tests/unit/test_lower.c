@@ -229,6 +229,30 @@ static void test_schedule(void **state)
     ir_graph_free(t.g);
 }
 
+
+/* A scatter's update loop stores at positions read from memory: never parallel
+ * (its copy loop is). */
+static void test_schedule_scatter(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "sc");
+    int in[3] = { tg_input(&t, "x", IR_DT_F32, TG_INTS(16)), tg_input(&t, "i", IR_DT_I64, TG_INTS(4)),
+                  tg_input(&t, "u", IR_DT_F32, TG_INTS(4)) };
+    tg_output(&t, tg_node(&t, IR_OP_ScatterElements, "sc", 3, in, 1));
+    LoopProgram *p = lower(&t);
+    PassSchedule sc = pass_schedule_cpu(0);
+    pass_apply_schedule(p, &sc);
+    char *txt = print_prog(p);
+    if (getenv("DLCC_TEST_DUMP"))
+        printf("%s", txt);
+    assert_non_null(strstr(txt, "  for i in 0..16 parallel {\n"));
+    assert_non_null(strstr(txt, "  for u in 0..4 {\n"));
+    free(txt);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 /* --------------------------------------------------------- memory plan */
 
 static int buf_of(const LoopProgram *p, const char *name)
@@ -433,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_golden_conv),
         cmocka_unit_test(test_golden_transpose),
         cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_schedule_scatter),
         cmocka_unit_test(test_plan_chain),
         cmocka_unit_test(test_plan_diamond),
         cmocka_unit_test(test_plan_in_place_and_views),

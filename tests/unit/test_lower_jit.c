@@ -1167,6 +1167,58 @@ static void test_more_ops(void **state)
     }
 }
 
+static void test_scatter_and_friends(void **state)
+{
+    (void)state;
+    TG t;
+    for (int layout = 0; layout < 2; layout++) {
+        tg_start(&t, "revseq");
+        int in[2] = { layout ? in_f32(&t, "x", TG_INTS(3, 4, 2)) : in_f32(&t, "x", TG_INTS(4, 3, 2)),
+                      tg_input(&t, "l", IR_DT_I64, TG_INTS(3)) };
+        tg_node(&t, IR_OP_ReverseSequence, "op", 2, in, 1);
+        tg_int(&t, IR_A_batch_axis, layout ? 0 : 1);
+        tg_int(&t, IR_A_time_axis, layout ? 1 : 0);
+        outputs(&t, 0, 1);
+        check_ranges(&t, (Range[]){ { -2, 2 }, { 0, 4 } });
+    }
+    static const double shapes[3][3] = { { 3, 7, 2 }, { 6, 2, 5 }, { 4, 4, 3 } };
+    for (int i = 0; i < 3; i++) {
+        tg_start(&t, "centercroppad");
+        int in[2] = { in_f32(&t, "x", TG_INTS(5, 4, 3)), tg_const(&t, "s", IR_DT_I64, TG_INTS(3), shapes[i]) };
+        tg_node(&t, IR_OP_CenterCropPad, "op", 2, in, 1);
+        outputs(&t, 0, 1);
+        check(&t);
+    }
+    static const char *const reds[] = { "none", "add", "mul", "max", "min" };
+    for (int r = 0; r < 5; r++)
+        for (int axis = 0; axis < 2; axis++) {
+            tg_start(&t, "scatterelements");
+            int in[3] = { in_f32(&t, "x", TG_INTS(3, 4)), tg_input(&t, "i", IR_DT_I64, TG_INTS(3, 4)),
+                          in_f32(&t, "u", TG_INTS(3, 4)) };
+            tg_node(&t, IR_OP_ScatterElements, "op", 3, in, 1);
+            tg_int(&t, IR_A_axis, axis);
+            tg_str(&t, IR_A_reduction, reds[r]);
+            outputs(&t, 0, 1);
+            check_ranges(&t, (Range[]){ { -2, 2 }, { -3, 2 }, { -2, 2 } });
+        }
+    for (int r = 0; r < 5; r += 1) {
+        tg_start(&t, "scatternd");
+        int in[3] = { in_f32(&t, "x", TG_INTS(4, 3, 2)), tg_input(&t, "i", IR_DT_I64, TG_INTS(5, 1)),
+                      in_f32(&t, "u", TG_INTS(5, 3, 2)) };
+        tg_node(&t, IR_OP_ScatterND, "op", 3, in, 1);
+        tg_str(&t, IR_A_reduction, reds[r]);
+        outputs(&t, 0, 1);
+        check_ranges(&t, (Range[]){ { -2, 2 }, { -4, 3 }, { -2, 2 } });
+    }
+    tg_start(&t, "scatternd2");
+    int in[3] = { tg_input(&t, "x", IR_DT_I32, TG_INTS(4, 3)), tg_input(&t, "i", IR_DT_I64, TG_INTS(2, 2, 2)),
+                  tg_input(&t, "u", IR_DT_I32, TG_INTS(2, 2)) };
+    tg_node(&t, IR_OP_ScatterND, "op", 3, in, 1);
+    tg_str(&t, IR_A_reduction, "add");
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ { -9, 9 }, { 0, 2 }, { -9, 9 } });
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1187,6 +1239,7 @@ int main(void)
         cmocka_unit_test(test_roialign),
         cmocka_unit_test(test_deformconv),
         cmocka_unit_test(test_more_ops),
+        cmocka_unit_test(test_scatter_and_friends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
