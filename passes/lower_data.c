@@ -844,3 +844,77 @@ int low_scatternd(Low *L)
     LoopStmt *k = loop_block(L->p);
     return !k ? low_oom(L) : scatter_kernel(L, k, 1) ? -1 : low_kernel(L, k);
 }
+
+/* ------------------------------------------------ windows, MaxUnpool */
+
+/* Hann / Hamming / Blackman: y[i] from t = 2 pi i / N (N = size when
+ * periodic, else size - 1; a single symmetric tap is 1), in float64. */
+static LoopExpr *window_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    IrDType t = IR_DT_F64;
+    int64_t size = low_buf(L, low_out(L, 0))->shape.dims[0];
+    double N = (double)(ir_attr_int(L->n, IR_A_periodic) ? size : size - 1);
+    if (N == 0)
+        return low_const(L, t, 1);
+    int tv = low_let(L, body, "t", low_bin(L, LOOP_MUL, low_convert(L, low_v(L, v[0]), t), low_const(L, t, 2 * M_PI / N)), 0);
+    if (tv < 0)
+        return NULL;
+#define COS(k) loop_call(L->p, LOOP_I_cos, 1, (LoopExpr *[]){ low_bin(L, LOOP_MUL, low_const(L, t, k), low_v(L, tv)) })
+    switch (L->n->op) {
+    case IR_OP_HannWindow: {
+        LoopExpr *s = loop_call(L->p, LOOP_I_sin, 1, (LoopExpr *[]){ low_bin(L, LOOP_MUL, low_const(L, t, 0.5), low_v(L, tv)) });
+        return low_bin(L, LOOP_MUL, s, loop_expr_copy(L->p, s));
+    }
+    case IR_OP_HammingWindow:
+        return low_bin(L, LOOP_SUB, low_const(L, t, 25.0 / 46.0), low_bin(L, LOOP_MUL, low_const(L, t, 21.0 / 46.0), COS(1)));
+    default:
+        return low_bin(L, LOOP_ADD, low_bin(L, LOOP_SUB, low_const(L, t, 0.42), low_bin(L, LOOP_MUL, low_const(L, t, 0.5), COS(1))),
+                       low_bin(L, LOOP_MUL, low_const(L, t, 0.08), COS(2)));
+    }
+#undef COS
+}
+
+int low_window_fn(Low *L) { return low_map(L, low_out(L, 0), window_elem, NULL); }
+
+static LoopExpr *zero_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)v;
+    (void)body;
+    return low_const(L, out_t(L), 0);
+}
+
+/* MaxUnpool: y = 0, then x[i] at the flat position indices[i] of the
+ * default-shaped unpooled tensor, unflattened and placed in y (which
+ * output_shape may make larger).  An index out of range is skipped. */
+int low_maxunpool(Low *L)
+{
+    int x = low_in(L, 0), ind = low_in(L, 1), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, y);
+    IrShape inf;
+    if (ir_maxunpool_shape(L->g, L->n, &xb->shape, &inf, L->d))
+        return -1;
+    int64_t total = ir_shape_numel(&inf), n = ir_shape_numel(&xb->shape);
+    LoopStmt *k = loop_block(L->p), *b = loop_block(L->p);
+    int iv;
+    if (!k || low_map_into(L, k, y, zero_elem, NULL) || low_vars(L, 1, "i", &iv))
+        return k ? -1 : low_oom(L);
+    int v = low_let(L, b, "j", low_load(L, ind, low_v(L, iv), IR_DT_I64), 0);
+    if (v < 0)
+        return low_oom(L);
+    LoopExpr *off = NULL;
+    int64_t inner = 1;
+    for (int d = inf.rank - 1; d >= 0; d--) {
+        LoopExpr *c = low_bin(L, LOOP_MOD, low_bin(L, LOOP_DIV, low_v(L, v), low_i(L, inner)), low_i(L, inf.dims[d]));
+        LoopExpr *term = low_bin(L, LOOP_MUL, c, low_i(L, yb->strides[d]));
+        off = off ? low_bin(L, LOOP_ADD, off, term) : term;
+        inner *= inf.dims[d];
+    }
+    LoopStmt *st = low_store(L, y, off ? off : low_i(L, 0), low_load(L, x, low_v(L, iv), yb->dtype));
+    if (low_add(L, b, loop_if(L->p, low_in_range(L, low_v(L, v), 0, total), st, NULL)) ||
+        low_add(L, k, loop_for(L->p, iv, low_i(L, n), LOOP_SERIAL, b)))
+        return low_oom(L);
+    return low_kernel(L, k);
+}

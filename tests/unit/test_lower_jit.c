@@ -1219,6 +1219,35 @@ static void test_scatter_and_friends(void **state)
     check_ranges(&t, (Range[]){ { -9, 9 }, { 0, 2 }, { -9, 9 } });
 }
 
+static void test_windows_unpool(void **state)
+{
+    (void)state;
+    TG t;
+    static const IrOp wops[] = { IR_OP_HannWindow, IR_OP_HammingWindow, IR_OP_BlackmanWindow };
+    for (int i = 0; i < 3; i++)
+        for (int per = 0; per < 2; per++) {
+            /* too long to be computed at compile time */
+            tg_start(&t, "window");
+            int sz = tg_const(&t, "n", IR_DT_I64, 0, NULL, (double[]){ 70001 });
+            int y = tg_node(&t, wops[i], "op", 1, &sz, 1);
+            tg_int(&t, IR_A_periodic, per);
+            int x = in_f32(&t, "x", TG_INTS(70001));
+            tg_output(&t, tg_node(&t, IR_OP_Add, "add", 2, (int[]){ y, x }, 1));
+            check(&t);
+        }
+    for (int os = 0; os < 2; os++) {
+        tg_start(&t, "maxunpool");
+        int in[3] = { in_f32(&t, "x", TG_INTS(1, 2, 2, 3)), tg_input(&t, "i", IR_DT_I64, TG_INTS(1, 2, 2, 3)), -1 };
+        if (os)
+            in[2] = tg_const(&t, "os", IR_DT_I64, TG_INTS(4), (double[]){ 1, 2, 5, 7 });
+        tg_node(&t, IR_OP_MaxUnpool, "op", os ? 3 : 2, in, 1);
+        tg_ints(&t, IR_A_kernel_shape, TG_INTS(2, 2));
+        tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+        outputs(&t, 0, 1);
+        check_ranges(&t, (Range[]){ { -2, 2 }, { 0, 47 } });
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1240,6 +1269,7 @@ int main(void)
         cmocka_unit_test(test_deformconv),
         cmocka_unit_test(test_more_ops),
         cmocka_unit_test(test_scatter_and_friends),
+        cmocka_unit_test(test_windows_unpool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
