@@ -772,3 +772,41 @@ int low_mvn(Low *L)
         return low_oom(L);
     return red_finish(L, &r, y, blk);
 }
+
+/* TopK without sorting: element t of a row goes to output position rank(t),
+ * the number of elements ordered before it (value descending when largest,
+ * ascending otherwise; ties by index), when that is below k.  Ranks of a row
+ * are a permutation, so every output is written once. */
+int low_topk(Low *L)
+{
+    int x = low_in(L, 0), yv = low_out(L, 0), yi = low_out(L, 1);
+    const LoopBuf *xb = low_buf(L, x);
+    int64_t ax = ir_attr_int(L->n, IR_A_axis);
+    int a = (int)(ax < 0 ? ax + xb->shape.rank : ax);
+    int64_t len = xb->shape.dims[a], k = low_buf(L, yv >= 0 ? yv : yi)->shape.dims[a];
+    int largest = ir_attr_int(L->n, IR_A_largest) != 0;
+    IrDType t = ir_dtype_is_float(xb->dtype) ? low_ctype(xb->dtype) : xb->dtype == IR_DT_BOOL ? IR_DT_I64 : xb->dtype;
+    Red r;
+    int tv, uv;
+    if (one_axis(L, &r, x, a) || low_vars(L, 1, "t", &tv) || low_vars(L, 1, "u", &uv))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *bt = loop_block(L->p), *bu = loop_block(L->p), *put = loop_block(L->p);
+    int v = low_let(L, bt, "v", low_load(L, x, axis_at(L, &r, x, low_v(L, tv)), t), 0);
+    int rk = low_let(L, bt, "rank", low_i(L, 0), 1);
+    int w = low_let(L, bu, "w", low_load(L, x, axis_at(L, &r, x, low_v(L, uv)), t), 0);
+    if (v < 0 || rk < 0 || w < 0)
+        return low_oom(L);
+    LoopExpr *before = largest ? low_bin(L, LOOP_LT, low_v(L, v), low_v(L, w)) : low_bin(L, LOOP_LT, low_v(L, w), low_v(L, v));
+    before = low_bin(L, LOOP_OR, before, low_bin(L, LOOP_AND, low_bin(L, LOOP_EQ, low_v(L, w), low_v(L, v)),
+                                                 low_bin(L, LOOP_LT, low_v(L, uv), low_v(L, tv))));
+    LoopExpr *inc = loop_select(L->p, before, low_i(L, 1), low_i(L, 0));
+    if (low_add(L, bu, loop_assign(L->p, rk, low_bin(L, LOOP_ADD, low_v(L, rk), inc))) ||
+        low_add(L, bt, loop_for(L->p, uv, low_i(L, len), LOOP_SERIAL, bu)))
+        return low_oom(L);
+    if ((yv >= 0 && low_add(L, put, low_store(L, yv, axis_at(L, &r, yv, low_v(L, rk)), low_v(L, v)))) ||
+        (yi >= 0 && low_add(L, put, low_store(L, yi, axis_at(L, &r, yi, low_v(L, rk)), low_v(L, tv)))) ||
+        low_add(L, bt, loop_if(L->p, low_bin(L, LOOP_LT, low_v(L, rk), low_i(L, k)), put, NULL)) ||
+        low_add(L, blk, loop_for(L->p, tv, low_i(L, len), LOOP_SERIAL, bt)))
+        return low_oom(L);
+    return red_finish(L, &r, x, blk);
+}

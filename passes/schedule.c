@@ -350,6 +350,8 @@ static int scatters(Sched *c, const LoopStmt *s)
 {
     if (s->kind == LOOP_S_LET && data_dependent(c, s->u.let.value))
         c->local[s->u.let.var] = 2;
+    if (s->kind == LOOP_S_ASSIGN && data_dependent(c, s->u.assign.value))
+        c->local[s->u.assign.var] = 2;       /* (a position counted from data, as TopK's rank) */
     return s->kind == LOOP_S_STORE && data_dependent(c, s->u.store.index);
 }
 

@@ -1248,6 +1248,24 @@ static void test_windows_unpool(void **state)
     }
 }
 
+static void test_topk(void **state)
+{
+    (void)state;
+    for (int largest = 0; largest < 2; largest++)
+        for (int axis = -1; axis < 1; axis++)
+            for (int it = 0; it < 2; it++) {
+                TG t;
+                tg_start(&t, "topk");
+                int in[2] = { it ? tg_input(&t, "x", IR_DT_I32, TG_INTS(4, 6)) : in_f32(&t, "x", TG_INTS(4, 6)),
+                              tg_const(&t, "k", IR_DT_I64, TG_INTS(1), (double[]){ 3 }) };
+                tg_node(&t, IR_OP_TopK, "op", 2, in, 2);
+                tg_int(&t, IR_A_axis, axis);
+                tg_int(&t, IR_A_largest, largest);
+                outputs(&t, 0, 2);
+                check_ranges(&t, &(Range){ -3, 3 });     /* integers: ties broken by index */
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1270,6 +1288,7 @@ int main(void)
         cmocka_unit_test(test_more_ops),
         cmocka_unit_test(test_scatter_and_friends),
         cmocka_unit_test(test_windows_unpool),
+        cmocka_unit_test(test_topk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
