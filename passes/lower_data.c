@@ -918,3 +918,87 @@ int low_maxunpool(Low *L)
         return low_oom(L);
     return low_kernel(L, k);
 }
+
+/* ------------------------------------------------------ RotaryEmbedding */
+
+/* y = x with the first rotary_embedding_dim elements of each head rotated in
+ * pairs (e, e + half), or (2j, 2j + 1) when interleaved, by the cos / sin
+ * cache row of the position (position_ids[b, s], clamped into the cache, or
+ * b * seq + s).  Output-driven: every index below is clamped, so both arms
+ * of each select load inside their buffers. */
+typedef struct Rope {
+    int r3;
+    int64_t nh, seq, hs, rd, half, rows;
+    int inter;
+} Rope;
+
+static LoopExpr *rope_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    const Rope *c = ctx;
+    int x = low_in(L, 0), cc = low_in(L, 1), sc = low_in(L, 2), pos = low_in(L, 3), y = low_out(L, 0);
+    IrDType t = low_ctype(low_buf(L, x)->dtype);
+    int r = low_buf(L, y)->shape.rank;
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, v[i]);
+    int flat = low_let(L, body, "f", low_index(L, y, idx), 0);
+    int e = low_let(L, body, "e", c->r3 ? low_bin(L, LOOP_MOD, low_v(L, v[2]), low_i(L, c->hs)) : low_v(L, v[3]), 0);
+    if (flat < 0 || e < 0)
+        return NULL;
+    LoopExpr *xe = low_load(L, x, low_v(L, flat), t);
+    if (c->half == 0)
+        return xe;
+    int bv = v[0], sv = c->r3 ? v[1] : v[2];
+    LoopExpr *row = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, bv), low_i(L, c->seq)), low_v(L, sv));
+    if (pos >= 0)
+        row = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_load(L, pos, row, IR_DT_I64), low_i(L, 0)), low_i(L, c->rows - 1));
+    int rv = low_let(L, body, "row", row, 0);
+    LoopExpr *first = c->inter ? low_bin(L, LOOP_EQ, low_bin(L, LOOP_MOD, low_v(L, e), low_i(L, 2)), low_i(L, 0))
+                               : low_bin(L, LOOP_LT, low_v(L, e), low_i(L, c->half));
+    int fv = low_let(L, body, "first", first, 0);
+    if (rv < 0 || fv < 0)
+        return NULL;
+    LoopExpr *j = c->inter ? low_bin(L, LOOP_DIV, low_v(L, e), low_i(L, 2))
+                           : loop_select(L->p, low_v(L, fv), low_v(L, e), low_bin(L, LOOP_SUB, low_v(L, e), low_i(L, c->half)));
+    int jv = low_let(L, body, "j", low_bin(L, LOOP_MIN, j, low_i(L, c->half - 1)), 0);
+    int64_t step = c->inter ? 1 : c->half;
+    LoopExpr *partner = loop_select(L->p, low_v(L, fv), low_bin(L, LOOP_ADD, low_v(L, e), low_i(L, step)),
+                                    low_bin(L, LOOP_SUB, low_v(L, e), low_i(L, step)));
+    int pv = low_let(L, body, "p", low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, partner, low_i(L, 0)), low_i(L, c->hs - 1)), 0);
+    if (jv < 0 || pv < 0)
+        return NULL;
+    LoopExpr *ci = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, rv), low_i(L, c->half)), low_v(L, jv));
+    int cosv = low_let(L, body, "cs", low_load(L, cc, ci, t), 0);
+    int sinv = low_let(L, body, "sn", low_load(L, sc, loop_expr_copy(L->p, ci), t), 0);
+    int xv = low_let(L, body, "xe", xe, 0);
+    int xp = low_let(L, body, "xp", low_load(L, x, low_bin(L, LOOP_ADD, low_bin(L, LOOP_SUB, low_v(L, flat), low_v(L, e)),
+                                                           low_v(L, pv)), t), 0);
+    if (cosv < 0 || sinv < 0 || xv < 0 || xp < 0)
+        return NULL;
+    LoopExpr *rot = loop_select(L->p, low_v(L, fv),
+                                low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, low_v(L, cosv), low_v(L, xv)),
+                                        low_bin(L, LOOP_MUL, low_v(L, sinv), low_v(L, xp))),
+                                low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, sinv), low_v(L, xp)),
+                                        low_bin(L, LOOP_MUL, low_v(L, cosv), low_v(L, xv))));
+    return loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, e), low_i(L, c->rd)), rot, low_v(L, xv));
+}
+
+int low_rotary(Low *L)
+{
+    const LoopBuf *xb = low_buf(L, low_in(L, 0)), *cb = low_buf(L, low_in(L, 1));
+    Rope c = { .r3 = xb->shape.rank == 3, .inter = ir_attr_int(L->n, IR_A_interleaved) != 0, .rows = cb->shape.dims[0] };
+    if (c.r3) {
+        c.nh = ir_attr_int(L->n, IR_A_num_heads);
+        c.seq = xb->shape.dims[1];
+        c.hs = xb->shape.dims[2] / (c.nh ? c.nh : 1);
+    } else {
+        c.nh = xb->shape.dims[1];
+        c.seq = xb->shape.dims[2];
+        c.hs = xb->shape.dims[3];
+    }
+    c.rd = ir_attr_int(L->n, IR_A_rotary_embedding_dim);
+    if (c.rd == 0)
+        c.rd = c.hs;
+    c.half = c.rd / 2;
+    return low_map(L, low_out(L, 0), rope_elem, &c);
+}

@@ -89,6 +89,7 @@ int low_scatterelements(Low *L);
 int low_scatternd(Low *L);
 int low_window_fn(Low *L);
 int low_maxunpool(Low *L);
+int low_rotary(Low *L);
 int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);

@@ -1266,6 +1266,34 @@ static void test_topk(void **state)
             }
 }
 
+static void test_rotary(void **state)
+{
+    (void)state;
+    for (int r3 = 0; r3 < 2; r3++)
+        for (int inter = 0; inter < 2; inter++)
+            for (int pos = 0; pos < 2; pos++) {
+                TG t;
+                tg_start(&t, "rotary");
+                /* b 2, heads 2, seq 3, head size 8, rotary dim 6 (half 3) */
+                int in[4] = { r3 ? in_f32(&t, "x", TG_INTS(2, 3, 16)) : in_f32(&t, "x", TG_INTS(2, 2, 3, 8)), -1, -1, -1 };
+                if (pos) {
+                    in[1] = in_f32(&t, "c", TG_INTS(10, 3));
+                    in[2] = in_f32(&t, "s", TG_INTS(10, 3));
+                    in[3] = tg_input(&t, "p", IR_DT_I64, TG_INTS(2, 3));
+                } else {
+                    in[1] = in_f32(&t, "c", TG_INTS(2, 3, 3));
+                    in[2] = in_f32(&t, "s", TG_INTS(2, 3, 3));
+                }
+                tg_node(&t, IR_OP_RotaryEmbedding, "op", pos ? 4 : 3, in, 1);
+                tg_int(&t, IR_A_interleaved, inter);
+                tg_int(&t, IR_A_rotary_embedding_dim, 6);
+                if (r3)
+                    tg_int(&t, IR_A_num_heads, 2);
+                outputs(&t, 0, 1);
+                check_ranges(&t, (Range[]){ { -2, 2 }, { -1, 1 }, { -1, 1 }, { 0, 9 } });
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1289,6 +1317,7 @@ int main(void)
         cmocka_unit_test(test_scatter_and_friends),
         cmocka_unit_test(test_windows_unpool),
         cmocka_unit_test(test_topk),
+        cmocka_unit_test(test_rotary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
