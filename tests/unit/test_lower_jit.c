@@ -93,7 +93,8 @@ static void check_ranges(TG *t, const Range *ranges)
     if (pass_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
         fail_diag("plan", &d);
     CgJit *j = NULL;
-    if (cg_jit(p, NULL, &j, &d) != 0) {
+    CgOptions co = { .opt_level = 1 };         /* compile time dominates these small cases */
+    if (cg_jit(p, &co, &j, &d) != 0) {
         UtilBuf b;
         util_buf_init(&b);
         loop_print(p, &b);
@@ -1319,5 +1320,7 @@ int main(void)
         cmocka_unit_test(test_topk),
         cmocka_unit_test(test_rotary),
     };
+    if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
+        cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
