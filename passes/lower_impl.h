@@ -93,7 +93,8 @@ int low_rotary(Low *L);
 int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);
-int low_rnn(Low *L);          /* lower_rnn.c: RNN, GRU, LSTM */
+int low_rnn(Low *L);
+int low_attention(Low *L);    /* lower_attention.c */          /* lower_rnn.c: RNN, GRU, LSTM */
 
 /* The scalar function of unary operator op at variable x (of compute type
  * ct), with the given alpha / beta; other parameters come from the node's

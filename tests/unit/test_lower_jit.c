@@ -1295,6 +1295,69 @@ static void test_rotary(void **state)
             }
 }
 
+typedef struct AttSpec {
+    int r3, gqa, causal, past, mask, softcap, mode, nonpad;
+} AttSpec;
+
+static void attention_case(const AttSpec *a)
+{
+    TG t;
+    tg_start(&t, "attention");
+    int64_t B = 2, QH = a->gqa ? 4 : 2, KVH = 2, QS = 3, KS = 4, HS = 4, VHS = 5, P = a->past ? 2 : 0;
+    int in[7] = { -1, -1, -1, -1, -1, -1, -1 }, n_in = 3;
+    if (a->r3) {
+        in[0] = in_f32(&t, "q", TG_INTS(B, QS, QH * HS));
+        in[1] = in_f32(&t, "k", TG_INTS(B, KS, KVH * HS));
+        in[2] = in_f32(&t, "v", TG_INTS(B, KS, KVH * VHS));
+    } else {
+        in[0] = in_f32(&t, "q", TG_INTS(B, QH, QS, HS));
+        in[1] = in_f32(&t, "k", TG_INTS(B, KVH, KS, HS));
+        in[2] = in_f32(&t, "v", TG_INTS(B, KVH, KS, VHS));
+    }
+    if (a->mask == 1)
+        in[3] = tg_input(&t, "m", IR_DT_BOOL, TG_INTS(QS, P + KS)), n_in = 4;
+    if (a->mask == 2)
+        in[3] = in_f32(&t, "m", TG_INTS(B, 1, QS, P + KS - 1)), n_in = 4;     /* shorter than the keys */
+    if (a->past) {
+        in[4] = in_f32(&t, "pk", TG_INTS(B, KVH, P, HS));
+        in[5] = in_f32(&t, "pv", TG_INTS(B, KVH, P, VHS));
+        n_in = 6;
+    }
+    if (a->nonpad) {
+        in[6] = tg_const(&t, "np", IR_DT_I64, TG_INTS(B), (double[]){ 3, 1 });
+        n_in = 7;
+    }
+    int n_out = a->mode >= 0 ? 4 : a->past ? 3 : 1;
+    tg_node(&t, IR_OP_Attention, "op", n_in, in, n_out);
+    if (a->r3) {
+        tg_int(&t, IR_A_q_num_heads, QH);
+        tg_int(&t, IR_A_kv_num_heads, KVH);
+    }
+    tg_int(&t, IR_A_is_causal, a->causal);
+    if (a->softcap)
+        tg_float(&t, IR_A_softcap, 2.0);
+    if (a->mode >= 0)
+        tg_int(&t, IR_A_qk_matmul_output_mode, a->mode);
+    outputs(&t, 0, n_out);
+    check(&t);
+}
+
+static void test_attention(void **state)
+{
+    (void)state;
+    const AttSpec specs[] = {
+        { .r3 = 0 }, { .r3 = 1, .gqa = 1, .causal = 1 }, { .past = 1, .mask = 1 },
+        { .r3 = 1, .past = 1, .mask = 2, .softcap = 1, .mode = 0 }, { .mask = 2, .mode = 1 },
+        { .softcap = 1, .mode = 2, .gqa = 1 }, { .mode = 3, .causal = 1, .past = 1 }, { .nonpad = 1, .mode = -1 },
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        AttSpec s2 = specs[i];
+        if (i < 3)
+            s2.mode = -1;
+        attention_case(&s2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1319,6 +1382,7 @@ int main(void)
         cmocka_unit_test(test_windows_unpool),
         cmocka_unit_test(test_topk),
         cmocka_unit_test(test_rotary),
+        cmocka_unit_test(test_attention),
     };
     if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
         cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
