@@ -1002,3 +1002,73 @@ int low_rotary(Low *L)
     c.half = c.rd / 2;
     return low_map(L, low_out(L, 0), rope_elem, &c);
 }
+
+/* ------------------------------------------------ TensorScatter, AffineGrid */
+
+/* TensorScatter: y = past_cache, then update[b, .., s, ..] written at
+ * position write_indices[b] + s along axis (circular: modulo the cache
+ * length).  A linear write past the cache is skipped (the interpreter
+ * reports it). */
+int low_tensorscatter(Low *L)
+{
+    int c = low_in(L, 0), u = low_in(L, 1), w = low_in(L, 2), y = low_out(L, 0);
+    const LoopBuf *yb = low_buf(L, y), *ub = low_buf(L, u);
+    int r = yb->shape.rank;
+    int64_t a = ir_attr_int(L->n, IR_A_axis);
+    int axis = (int)(a < 0 ? a + r : a), circular = !strcmp(ir_attr_str(L->n, IR_A_mode), "circular");
+    int64_t max = yb->shape.dims[axis];
+    LoopStmt *k = loop_block(L->p), *b = loop_block(L->p);
+    int v[IR_MAX_RANK];
+    if (!k || low_copy_into(L, k, y, c) || low_vars(L, r, "u", v))
+        return k ? -1 : low_oom(L);
+    LoopExpr *start = w >= 0 ? low_load(L, w, low_v(L, v[0]), IR_DT_I64) : low_i(L, 0);
+    LoopExpr *pos = low_bin(L, LOOP_ADD, start, low_v(L, v[axis]));
+    if (circular && max > 0)
+        pos = low_bin(L, LOOP_MOD, pos, low_i(L, max));
+    int pv = low_let(L, b, "pos", pos, 0);
+    if (pv < 0)
+        return low_oom(L);
+    LoopExpr *yi[IR_MAX_RANK], *ui[IR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        yi[i] = low_v(L, i == axis ? pv : v[i]);
+        ui[i] = low_v(L, v[i]);
+    }
+    LoopStmt *st = low_store(L, y, low_index(L, y, yi), low_load(L, u, low_index(L, u, ui), yb->dtype));
+    if (!(circular && max > 0))
+        st = loop_if(L->p, low_in_range(L, low_v(L, pv), 0, max), st, NULL);
+    if (low_add(L, b, st) || low_add(L, k, low_nest(L, r, v, ub->shape.dims, b)))
+        return low_oom(L);
+    return low_kernel(L, k);
+}
+
+/* AffineGrid: y[n, p.., j] = sum_k theta[n, j, k] * h_k with h the
+ * normalized output position (x first; align_corners or pixel centres) and
+ * h_sp = 1, in float64. */
+static LoopExpr *affinegrid_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    int th = low_in(L, 0);
+    const LoopBuf *yb = low_buf(L, low_out(L, 0));
+    int sp = yb->shape.rank - 2, align = ir_attr_int(L->n, IR_A_align_corners) != 0;
+    IrDType t = IR_DT_F64;
+    LoopExpr *row = low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, v[0]), low_i(L, sp)),
+                                                 low_v(L, v[sp + 1])), low_i(L, sp + 1));
+    LoopExpr *acc = low_load(L, th, low_bin(L, LOOP_ADD, row, low_i(L, sp)), t);
+    for (int i = 0; i < sp; i++) {
+        double len = (double)yb->shape.dims[sp - i];
+        LoopExpr *kk = low_convert(L, low_v(L, v[sp - i]), t), *h;
+        if (align)
+            h = len > 1 ? low_bin(L, LOOP_ADD, low_const(L, t, -1), low_bin(L, LOOP_MUL, kk, low_const(L, t, 2 / (len - 1))))
+                        : low_const(L, t, -1);
+        else
+            h = low_bin(L, LOOP_ADD, low_const(L, t, -1),
+                        low_bin(L, LOOP_DIV, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, kk, low_const(L, t, 2)), low_const(L, t, 1)),
+                                low_const(L, t, len)));
+        LoopExpr *ti = low_bin(L, LOOP_ADD, loop_expr_copy(L->p, row), low_i(L, i));
+        acc = low_bin(L, LOOP_ADD, acc, low_bin(L, LOOP_MUL, low_load(L, th, ti, t), h));
+    }
+    return acc;
+}
+
+int low_affinegrid(Low *L) { return low_map(L, low_out(L, 0), affinegrid_elem, NULL); }

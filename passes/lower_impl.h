@@ -90,6 +90,8 @@ int low_scatternd(Low *L);
 int low_window_fn(Low *L);
 int low_maxunpool(Low *L);
 int low_rotary(Low *L);
+int low_tensorscatter(Low *L);
+int low_affinegrid(Low *L);
 int low_quantize(Low *L);     /* lower_quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);

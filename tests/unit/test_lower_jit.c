@@ -1358,6 +1358,34 @@ static void test_attention(void **state)
     }
 }
 
+static void test_cache_and_grid(void **state)
+{
+    (void)state;
+    TG t;
+    for (int circ = 0; circ < 2; circ++) {
+        tg_start(&t, "tensorscatter");
+        /* cache [batch 2, heads 2, seq 6, 3], update of 2 positions at per-batch offsets */
+        int in[3] = { in_f32(&t, "c", TG_INTS(2, 2, 6, 3)), in_f32(&t, "u", TG_INTS(2, 2, 2, 3)),
+                      tg_input(&t, "w", IR_DT_I64, TG_INTS(2)) };
+        tg_node(&t, IR_OP_TensorScatter, "op", 3, in, 1);
+        if (circ)
+            tg_str(&t, IR_A_mode, "circular");
+        outputs(&t, 0, 1);
+        check_ranges(&t, (Range[]){ { -2, 2 }, { -2, 2 }, circ ? (Range){ 0, 9 } : (Range){ 0, 4 } });
+    }
+    for (int align = 0; align < 2; align++)
+        for (int d3 = 0; d3 < 2; d3++) {
+            tg_start(&t, "affinegrid");
+            int in[2] = { d3 ? in_f32(&t, "th", TG_INTS(2, 3, 4)) : in_f32(&t, "th", TG_INTS(2, 2, 3)),
+                          d3 ? tg_const(&t, "s", IR_DT_I64, TG_INTS(5), (double[]){ 2, 1, 3, 4, 5 })
+                             : tg_const(&t, "s", IR_DT_I64, TG_INTS(4), (double[]){ 2, 1, 4, 5 }) };
+            tg_node(&t, IR_OP_AffineGrid, "op", 2, in, 1);
+            tg_int(&t, IR_A_align_corners, align);
+            outputs(&t, 0, 1);
+            check(&t);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1383,6 +1411,7 @@ int main(void)
         cmocka_unit_test(test_topk),
         cmocka_unit_test(test_rotary),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_cache_and_grid),
     };
     if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
         cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
