@@ -21,7 +21,7 @@ enum {
 typedef struct TgtOptions {
     const char *name;         /* C identifier of the model (prefix of every symbol) */
     const char *triple;       /* NULL = host */
-    const char *cpu;          /* NULL = host CPU for the host triple, else generic */
+    const char *cpu;          /* NULL = generic (portable); "native" = this machine's CPU */
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
