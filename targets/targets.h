@@ -33,9 +33,10 @@ typedef struct TgtFile {
     UtilBuf data;
 } TgtFile;
 
+#define TGT_MAX_FILES 8
 typedef struct TgtFiles {
     int n;
-    TgtFile f[8];
+    TgtFile f[TGT_MAX_FILES];
 } TgtFiles;
 
 void tgt_files_free(TgtFiles *fs);
@@ -55,7 +56,7 @@ int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, Util
 void tgt_host_free(TgtHostModel *m);
 
 /* NAME.h: sizes, shapes, the input/output structs and the entry points. */
-void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);
+int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out, UtilDiag *d);
 /* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
  * FLOPs, target. */
 int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
