@@ -21,7 +21,8 @@
  * WORKSPACE at workspace + LoopBuf.offset; LOCAL as fixed-size stack slots of
  * the kernel that uses them; a buffer with alias_of >= 0 uses the pointer of
  * the buffer it aliases.  Each kernel is an internal function called in order;
- * the object has no writable globals (.data/.bss are empty), calls no heap
+ * the object has no writable globals (.data/.bss are empty, except the
+ * static workspace of CgOptions.static_workspace), calls no heap
  * functions, and calls only LLVM intrinsics and libm.
  *
  * Semantics the generated code gives the loop IR (see docs/loop-ir.md):
@@ -62,6 +63,17 @@ typedef struct CgOptions {
     int opt_level;           /* 0..3: LLVM's default<On> pipeline and codegen level */
     unsigned emit;           /* CG_EMIT_* */
     const char *weights_section;  /* section for CONST buffers; NULL = .rodata */
+    /* Firmware: a zero-initialized, 64-byte aligned internal global of the
+     * workspace's size (in workspace_section, NULL = .bss) that NAME_run_ptrs
+     * uses when its workspace argument is NULL.  Makes the entry points
+     * non-reentrant (that one buffer is shared state). */
+    int static_workspace;
+    const char *workspace_section;
+    /* Emit the math the loop IR's intrinsics need (exp, log, tanh, erf, ...)
+     * as internal functions of the module (codegen/mathlib.c) instead of
+     * LLVM intrinsics and libm calls: the object then references no libm
+     * symbol on any triple.  Float results within 1e-6 relative. */
+    int no_libm;
 } CgOptions;
 
 /* Outputs of cg_compile; each buffer is filled when its CG_EMIT_* bit is set. */

@@ -402,6 +402,22 @@ static void null_check_array(CgCtx *c, LLVMValueRef arr, int n, LLVMBasicBlockRe
     LLVMPositionBuilderAtEnd(c->b, ok);
 }
 
+/* The firmware workspace: workspace ? workspace : NAME.workspace, a
+ * zero-initialized internal global (.bss or o->workspace_section). */
+static LLVMValueRef static_workspace(CgCtx *c, int64_t bytes)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s.workspace", c->p->name);
+    LLVMTypeRef t = LLVMArrayType2(c->t_i8, (uint64_t)bytes);
+    LLVMValueRef g = LLVMAddGlobal(c->mod, t, name);
+    LLVMSetInitializer(g, LLVMConstNull(t));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 64);
+    if (c->o.workspace_section && *c->o.workspace_section)
+        LLVMSetSection(g, c->o.workspace_section);
+    return LLVMBuildSelect(c->b, LLVMBuildIsNull(c->b, c->args[2], ""), g, c->args[2], "ws");
+}
+
 int cg_emit_module(CgCtx *c)
 {
     const LoopProgram *p = c->p;
@@ -424,10 +440,13 @@ int cg_emit_module(CgCtx *c)
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(c->ctx, run_ptrs, "null");
     null_check_array(c, c->args[0], p->n_inputs, fail);
     null_check_array(c, c->args[1], p->n_outputs, fail);
-    if (workspace_need(p) > 0)
+    LLVMValueRef kargs[3] = { c->args[0], c->args[1], c->args[2] };
+    if (workspace_need(p) > 0 && c->o.static_workspace)
+        kargs[2] = static_workspace(c, workspace_need(p));
+    else if (workspace_need(p) > 0)
         null_check(c, c->args[2], fail);
     for (int k = 0; k < p->n_kernels; k++) {
-        LLVMValueRef call = LLVMBuildCall2(c->b, entry_type(c, c->t_void), kfn[k], c->args, 3, "");
+        LLVMValueRef call = LLVMBuildCall2(c->b, entry_type(c, c->t_void), kfn[k], kargs, 3, "");
         LLVMSetInstructionCallConv(call, LLVMFastCallConv);
     }
     LLVMBuildRet(c->b, LLVMConstInt(c->t_i32, 0, 0));

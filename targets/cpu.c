@@ -33,7 +33,9 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     PassSchedule sched = pass_schedule_cpu(256);
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
                       .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
-                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0) };
+                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
+                      .weights_section = o->weights_section, .static_workspace = o->static_workspace,
+                      .workspace_section = o->workspace_section, .no_libm = o->no_libm };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;
@@ -58,7 +60,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (o->emit & TGT_EMIT_LLVM)
         add_file(out, o->name, ".ll", &res.llvm_ir);
     if (o->emit & TGT_EMIT_HEADER) {
-        tgt_emit_header(g, p, o->name, &text);
+        tgt_emit_header(g, p, o, &text);
         add_file(out, o->name, ".h", &text);
         util_buf_free(&text);
     }

@@ -94,8 +94,18 @@ static void struct_def(UtilBuf *out, const IrGraph *g, const char *name, const i
     util_buf_printf(out, "} %s_%s;\n\n", name, is_input ? "inputs" : "outputs");
 }
 
-void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out)
+int64_t tgt_stack_estimate(const LoopProgram *p)
 {
+    int64_t bytes = TGT_STACK_MARGIN;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].storage == LOOP_ST_LOCAL && p->bufs[b].alias_of < 0)
+            bytes += (p->bufs[b].bytes + 63) / 64 * 64;
+    return bytes;
+}
+
+void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, UtilBuf *out)
+{
+    const char *name = o->name;
     char **in = field_names(g, g->inputs, g->n_inputs);
     char **outn = field_names(g, g->outputs, g->n_outputs);
     int64_t weights = 0;
@@ -113,6 +123,13 @@ void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, U
                     (long long)(p->workspace_align ? p->workspace_align : 64));
     util_buf_printf(out, "#define %s_WEIGHTS_SIZE %lld   /* bytes of constant data in the object */\n", name,
                     (long long)weights);
+    util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run: an estimate from the "
+                         "loop IR's\n   local buffers + %d bytes margin (docs/firmware.md) */\n", name,
+                    (long long)tgt_stack_estimate(p), name, TGT_STACK_MARGIN);
+    if (o->static_workspace)
+        util_buf_printf(out, "#define %s_STATIC_WORKSPACE 1   /* workspace == NULL uses a static buffer in the "
+                             "object (%s): NOT reentrant */\n", name,
+                        o->workspace_section ? o->workspace_section : ".bss");
     util_buf_printf(out, "#define %s_OK 0\n#define %s_ERR_NULL (-1)   /* a required pointer was NULL */\n\n",
                     name, name);
     for (int i = 0; i < g->n_inputs && in; i++)
@@ -125,8 +142,11 @@ void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, U
         struct_def(out, g, name, g->outputs, g->n_outputs, outn, 0);
     }
     util_buf_printf(out, "/* Runs the model.  workspace: %s_WORKSPACE_SIZE bytes aligned to %s_WORKSPACE_ALIGN\n"
-                         " * (may be NULL when the size is 0).  Reentrant: no global state.  Returns %s_OK, or\n"
-                         " * %s_ERR_NULL when a required pointer is NULL. */\n", name, name, name, name);
+                         " * (may be NULL when the size is 0%s).  %s  Returns %s_OK, or\n"
+                         " * %s_ERR_NULL when a required pointer is NULL. */\n", name, name,
+                    o->static_workspace ? ", or to use the static workspace" : "",
+                    o->static_workspace ? "NOT reentrant when the static workspace is used."
+                                        : "Reentrant: no global state.", name, name);
     util_buf_printf(out, "int32_t %s_run(const %s_inputs *in, %s_outputs *out, void *workspace);\n", name, name,
                     name);
     util_buf_printf(out, "/* The same, with inputs and outputs by position. */\n");

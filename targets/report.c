@@ -36,6 +36,9 @@ int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     json_object_set_new(root, "workspace_bytes", json_integer(p->workspace_bytes));
     json_object_set_new(root, "workspace_lower_bound", json_integer(pass_workspace_lower_bound(p)));
     json_object_set_new(root, "weights_bytes", json_integer(weights));
+    json_object_set_new(root, "stack_bytes_estimate", json_integer(tgt_stack_estimate(p)));
+    json_object_set_new(root, "static_workspace", json_boolean(o->static_workspace));
+    json_object_set_new(root, "no_libm", json_boolean(o->no_libm));
     json_object_set_new(root, "flops", json_integer(flops));
     json_object_set_new(root, "kernels", kernels);
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);

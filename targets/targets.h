@@ -25,6 +25,11 @@ typedef struct TgtOptions {
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
+    /* Firmware (docs/firmware.md). */
+    const char *weights_section;    /* section of the weights; NULL = .rodata */
+    int static_workspace;           /* NAME_run accepts workspace == NULL (non-reentrant) */
+    const char *workspace_section;  /* section of that static workspace; NULL = .bss */
+    int no_libm;                    /* the object carries its own math functions */
 } TgtOptions;
 
 /* One generated file: name (plain file name) and contents. */
@@ -45,8 +50,17 @@ void tgt_files_free(TgtFiles *fs);
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* Worst-case stack bytes of NAME_run, estimated from the loop IR (LLVM's
+ * stack-size section is not reachable through its C API): every LOCAL
+ * buffer (as if all kernels were inlined into one frame) rounded up to its
+ * 64-byte alignment, plus TGT_STACK_MARGIN for saved registers, spills and
+ * the math functions' frames.  docs/firmware.md compares it with
+ * measurements. */
+#define TGT_STACK_MARGIN 1024
+int64_t tgt_stack_estimate(const LoopProgram *p);
+
 /* NAME.h: sizes, shapes, the input/output structs and the entry points. */
-void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);
+void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, UtilBuf *out);
 /* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
  * FLOPs, target. */
 int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
