@@ -59,4 +59,9 @@ LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> re
 int cg_fail(CgCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
 
+/* mathlib.c (CgOptions.no_libm): a call of the module's own internal math
+ * function `name` (an intrinsic's name from loop_intrinsic_name, or "trunc",
+ * "fmod") on n float or double arguments of one type. */
+LLVMValueRef cg_math(CgCtx *c, const char *name, LLVMValueRef *args, unsigned n);
+
 #endif
