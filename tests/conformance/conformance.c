@@ -2,7 +2,11 @@
  * the ONNX frontend, shape inference and the reference interpreter.
  *
  *   conformance ROOT... [--node-dir DIR]... [--expected FILE] [--update-expected]
- *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS] [-v]
+ *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]
+ *               [--backend interp|cpu] [-v]
+ *
+ * --backend cpu compiles each case for the host CPU (the whole CPU pipeline,
+ * loaded with LLVM's JIT) instead of running the reference interpreter.
  *
  * A case is a folder holding model.onnx and test_data_set_N/{input,output}_K.pb,
  * or (the light/ models) light_X.onnx beside light_X_output_0.pb, whose input
@@ -31,6 +35,7 @@
 #include "frontend/onnx.pb-c.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
+#include "targets/targets.h"
 
 enum { ST_PASS, ST_FAIL, ST_UNSUP };
 static const char *const st_names[] = { "pass", "fail", "unsupported" };
@@ -66,6 +71,7 @@ typedef struct Case {
     char **ops;          /* distinct operators of the model */
     int n_ops;
     int plain;           /* every graph input/output is float32, int64, int32 or bool */
+    int backend_cpu;     /* run compiled for the host CPU instead of interpreted */
 } Case;
 
 typedef struct Run {
@@ -74,6 +80,7 @@ typedef struct Run {
     const char *filter;
     unsigned timeout;
     int verbose;
+    int backend_cpu;
 } Run;
 
 static void *xrealloc(void *p, size_t n)
@@ -222,6 +229,20 @@ static void fail(Result *r, const char *fmt, const char *a, const char *b)
     snprintf(r->msg, sizeof r->msg, fmt, a, b);
 }
 
+/* The reference interpreter, or the CPU pipeline compiled in-process. */
+static int run_backend(int cpu, const IrGraph *g, const IrArray *ins, IrArray *outs, UtilDiag *d)
+{
+    if (!cpu)
+        return interp_run(g, ins, outs, d);
+    TgtOptions o = { .name = "conformance_model", .opt_level = 2 };
+    TgtHostModel *m;
+    int rc = tgt_cpu_jit(g, &o, &m, d);
+    if (!rc)
+        rc = tgt_host_run(m, ins, outs, d);
+    tgt_host_free(m);
+    return rc;
+}
+
 /* Runs graph g on inputs and compares with expected outputs; fills r. */
 static int run_and_compare(const Case *c, const IrGraph *g, IrArray *ins, IrArray *want, int n_want, Result *r)
 {
@@ -235,7 +256,7 @@ static int run_and_compare(const Case *c, const IrGraph *g, IrArray *ins, IrArra
         return -1;
     }
     IrArray *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    if (!outs || interp_run(g, ins, outs, &d)) {
+    if (!outs || run_backend(c->backend_cpu, g, ins, outs, &d)) {
         free(outs);
         classify_error(r, &d);
         return -1;
@@ -599,6 +620,7 @@ static void add_case(Run *run, const char *name, char *model, char *dir, char *l
     c->model = model;
     c->dir = dir;
     c->light_out = light_out;
+    c->backend_cpu = run->backend_cpu;
 }
 
 static int scan_root(Run *run, const char *root)
@@ -776,7 +798,8 @@ static int write_expected(const Run *run, const char *path, char **old, int n_ol
 static void usage(void)
 {
     fprintf(stderr, "usage: conformance ROOT... [--node-dir DIR] [--expected FILE] [--update-expected]\n"
-                    "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS] [-v]\n");
+                    "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]\n"
+                    "                   [--backend interp|cpu] [-v]\n");
     exit(2);
 }
 
@@ -802,6 +825,12 @@ int main(int argc, char **argv)
             update = 1;
         else if (strcmp(a, "-v") == 0)
             run.verbose = 1;
+        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            const char *b = argv[++i];
+            if (strcmp(b, "cpu") && strcmp(b, "interp"))
+                usage();
+            run.backend_cpu = strcmp(b, "cpu") == 0;
+        }
         else if (a[0] == '-')
             usage();
         else
