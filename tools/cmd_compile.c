@@ -127,19 +127,17 @@ static char *weights_of(const char *model, UtilDiag *d)
     return full;
 }
 
-/* --depfile FILE: "OUTDIR/NAME.o ...: MODEL [WEIGHTS]", for build systems
- * (CMake's add_custom_command(DEPFILE), Meson's custom_target(depfile)). */
+/* --depfile FILE: "OUTDIR/NAME.o: MODEL [WEIGHTS]", for build systems
+ * (CMake's add_custom_command(DEPFILE), Meson's custom_target(depfile)).
+ * Only the first file written (the object for cpu) is named as the target:
+ * Ninja refuses depfiles that name outputs its rule did not declare. */
 static int write_depfile(const char *path, const char *outdir, const TgtFiles *fs, const char *model, UtilDiag *d)
 {
     UtilBuf b;
     util_buf_init(&b);
-    for (int i = 0; i < fs->n; i++) {
-        if (i)
-            util_buf_put(&b, " ", 1);
-        dep_path(&b, outdir);
-        util_buf_put(&b, "/", 1);
-        dep_path(&b, fs->f[i].name);
-    }
+    dep_path(&b, outdir);
+    util_buf_put(&b, "/", 1);
+    dep_path(&b, fs->n ? fs->f[0].name : "");
     util_buf_put(&b, ":", 1);
     UtilDiag quiet;
     util_diag_init(&quiet);
