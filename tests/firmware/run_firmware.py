@@ -151,7 +151,7 @@ def build_image(tmp, tag, board, models, objs, ws_decl, calls_for):
     (tmp / ("%s.c" % tag)).write_text(src)
     elf = tmp / ("%s.elf" % tag)
     run(["arm-none-eabi-gcc"] + CFLAGS + ["-I", str(tmp), "--specs=rdimon.specs", "-nostartfiles",
-        "-T", str(board / "mps2-an386.ld"), "-Wl,--gc-sections", str(board / "startup.c"),
+        "-T", str(board / "mps2-an386.ld"), "-Wl,--gc-sections", "-Wl,--no-warn-execstack", str(board / "startup.c"),
         str(tmp / ("%s.c" % tag))] + [str(o) for o in objs] + ["-lm", "-o", str(elf)])
     print(run(["arm-none-eabi-size", str(elf)]).rstrip())
     return elf
