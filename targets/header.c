@@ -123,8 +123,8 @@ void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o
                     (long long)(p->workspace_align ? p->workspace_align : 64));
     util_buf_printf(out, "#define %s_WEIGHTS_SIZE %lld   /* bytes of constant data in the object */\n", name,
                     (long long)weights);
-    util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run: an estimate from the "
-                         "loop IR's\n   local buffers + %d bytes margin (docs/firmware.md) */\n", name,
+    util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run (estimated: local "
+                         "buffers\n                                  + %d bytes margin, docs/firmware.md) */\n", name,
                     (long long)tgt_stack_estimate(p), name, TGT_STACK_MARGIN);
     if (o->static_workspace)
         util_buf_printf(out, "#define %s_STATIC_WORKSPACE 1   /* workspace == NULL uses a static buffer in the "
@@ -141,12 +141,14 @@ void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o
         struct_def(out, g, name, g->inputs, g->n_inputs, in, 1);
         struct_def(out, g, name, g->outputs, g->n_outputs, outn, 0);
     }
-    util_buf_printf(out, "/* Runs the model.  workspace: %s_WORKSPACE_SIZE bytes aligned to %s_WORKSPACE_ALIGN\n"
-                         " * (may be NULL when the size is 0%s).  %s  Returns %s_OK, or\n"
-                         " * %s_ERR_NULL when a required pointer is NULL. */\n", name, name,
-                    o->static_workspace ? ", or to use the static workspace" : "",
-                    o->static_workspace ? "NOT reentrant when the static workspace is used."
-                                        : "Reentrant: no global state.", name, name);
+    util_buf_printf(out, "/* Runs the model.  workspace: %s_WORKSPACE_SIZE bytes aligned to %s_WORKSPACE_ALIGN\n",
+                    name, name);
+    if (o->static_workspace)
+        util_buf_printf(out, " * or NULL to use the static workspace inside the object: NOT reentrant then (two\n"
+                             " * concurrent calls would overwrite each other's intermediate results).\n");
+    else
+        util_buf_printf(out, " * (may be NULL when the size is 0).  Reentrant: no global state.\n");
+    util_buf_printf(out, " * Returns %s_OK, or %s_ERR_NULL when a required pointer is NULL. */\n", name, name);
     util_buf_printf(out, "int32_t %s_run(const %s_inputs *in, %s_outputs *out, void *workspace);\n", name, name,
                     name);
     util_buf_printf(out, "/* The same, with inputs and outputs by position. */\n");

@@ -1,5 +1,6 @@
-/* Startup code for QEMU's mps2-an386 (Cortex-M4F): the vector table, the FPU
- * switched on before any float instruction runs, .bss cleared, semihosting
+/* Startup code for QEMU's mps2-an386 (Cortex-M4F) and mps2-an500
+ * (Cortex-M7): the vector table, the FPU (when the build uses one) switched
+ * on before any float instruction runs, .bss cleared, semihosting
  * set up (newlib's librdimon: printf goes to the host's stdout) and main's
  * status handed to the host through exit(). */
 #include <stdint.h>
@@ -32,10 +33,12 @@ void fault_handler(void)
 
 void reset_handler(void)
 {
+#if defined(__ARM_FP)
     /* CPACR: full access to coprocessors 10 and 11 (the FPU). */
     volatile uint32_t *cpacr = (volatile uint32_t *)0xE000ED88u;
     *cpacr |= 0xFu << 20;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
     for (uint32_t *p = __bss_start__; p < __bss_end__; p++)
         *p = 0;
     initialise_monitor_handles();

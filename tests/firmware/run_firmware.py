@@ -36,9 +36,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
 from run_e2e import compare  # noqa: E402
 
 TOOLS = ["arm-none-eabi-gcc", "arm-none-eabi-nm", "arm-none-eabi-size", "qemu-system-arm"]
-TRIPLE = ["--triple", "thumbv7em-none-eabihf", "--mcpu", "cortex-m4"]
-CFLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2", "-std=c11",
-          "-Wall", "-Werror", "-ffunction-sections", "-fdata-sections"]
+CFLAGS = ["-mthumb", "-O2", "-std=c11", "-Wall", "-Werror", "-ffunction-sections", "-fdata-sections"]
+
+# (label, dlcc flags, gcc flags, QEMU machine or None: compile/link only, extra dlcc options of image 1)
+# Thumb-1 (v6-M) code runs on the Cortex-M3 of mps2-an385, so the M0+ build
+# runs there (soft float, with dlcc's own math).  The RV32 objects are only
+# checked (no RISC-V toolchain here).
+TARGETS = [
+    ("cortex-m4", ["--triple", "thumbv7em-none-eabihf", "--mcpu", "cortex-m4"],
+     ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"], "mps2-an386", []),
+    ("cortex-m7", ["--triple", "thumbv7em-none-eabihf", "--mcpu", "cortex-m7"],
+     ["-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"], "mps2-an500", []),
+    ("cortex-m0plus", ["--triple", "thumbv6m-none-eabi", "--mcpu", "cortex-m0plus"],
+     ["-mcpu=cortex-m0plus", "-mfloat-abi=soft"], "mps2-an385", ["--no-libm"]),
+    ("cortex-m33", ["--triple", "thumbv8m.main-none-eabihf", "--mcpu", "cortex-m33"],
+     ["-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"], None, []),
+    ("rv32", ["--triple", "riscv32-unknown-elf", "--mcpu", "generic-rv32"], None, None, []),
+]
+TRIPLE = TARGETS[0][1]
 LIBM = {"expf", "logf", "sqrtf", "sinf", "cosf", "tanf", "tanhf", "erff", "powf", "floorf", "ceilf",
         "roundevenf", "fmaf", "asinf", "acosf", "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf",
         "exp", "log", "sqrt", "floor", "ceil", "fma", "pow"}
@@ -139,7 +154,7 @@ int main(void)
 """
 
 
-def build_image(tmp, tag, board, models, objs, ws_decl, calls_for):
+def build_image(tmp, tag, board, models, objs, ws_decl, calls_for, gflags=TARGETS[0][2]):
     incs, decls, calls = [], [ws_decl], []
     for name, mdir, header in models:
         incs.append('#include "%s.h"' % name)
@@ -150,15 +165,15 @@ def build_image(tmp, tag, board, models, objs, ws_decl, calls_for):
     src = src.replace("@DECL@", "\n".join(decls)).replace("@CALLS@", "\n".join(calls))
     (tmp / ("%s.c" % tag)).write_text(src)
     elf = tmp / ("%s.elf" % tag)
-    run(["arm-none-eabi-gcc"] + CFLAGS + ["-I", str(tmp), "--specs=rdimon.specs", "-nostartfiles",
+    run(["arm-none-eabi-gcc"] + CFLAGS + gflags + ["-I", str(tmp), "--specs=rdimon.specs", "-nostartfiles",
         "-T", str(board / "mps2-an386.ld"), "-Wl,--gc-sections", "-Wl,--no-warn-execstack", str(board / "startup.c"),
         str(tmp / ("%s.c" % tag))] + [str(o) for o in objs] + ["-lm", "-o", str(elf)])
     print(run(["arm-none-eabi-size", str(elf)]).rstrip())
     return elf
 
 
-def run_qemu(elf):
-    p = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none", "-serial",
+def run_qemu(elf, machine="mps2-an386"):
+    p = subprocess.run(["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none", "-serial",
                         "null", "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)],
                        capture_output=True, text=True, timeout=120)
     if p.returncode:
@@ -190,11 +205,13 @@ def check_outputs(text, models):
 
 
 def check_undefined(obj, no_libm):
+    """Only memcpy/memset/memmove, the compiler's runtime helpers (__aeabi_*,
+    __adddf3, ...: libgcc / compiler-rt) and libm (unless no_libm)."""
     bad = []
     for sym in run(["arm-none-eabi-nm", "-u", str(obj)]).split():
         if sym in ("U", "w"):
             continue
-        if sym in ALWAYS_OK or sym.startswith("__aeabi_") or (sym in LIBM and not no_libm):
+        if sym in ALWAYS_OK or sym.startswith("__") or (sym in LIBM and not no_libm):
             continue
         bad.append(sym)
     if bad:
@@ -222,8 +239,8 @@ def sizes(obj):
     return text, rodata, bss
 
 
-def compile_model(dlcc, mdir, name, out, extra):
-    run([dlcc, str(mdir / "model.json"), "-t", "cpu"] + TRIPLE + ["--name", name, "-o", str(out)] + extra)
+def compile_model(dlcc, mdir, name, out, extra, triple=TRIPLE):
+    run([dlcc, str(mdir / "model.json"), "-t", "cpu"] + triple + ["--name", name, "-o", str(out)] + extra)
     return out / ("%s.o" % name), (out / ("%s.h" % name)).read_text()
 
 
@@ -236,39 +253,49 @@ def main():
               % ", ".join(missing))
         return 77
     ok = True
+    table = []
     with tempfile.TemporaryDirectory(prefix="dlcc-firmware-") as tmp:
         tmp = Path(tmp)
-        # 1. all models in one image, one shared workspace
-        models, objs, table = [], [], []
-        for mdir in mdirs:
-            name = mdir.name
-            obj, header = compile_model(dlcc, mdir, name, tmp, [])
-            ok &= check_undefined(obj, False)
-            models.append((name, mdir, header))
-            objs.append(obj)
-        ws_decl = ("#define WS_MAX(a, b) ((a) > (b) ? (a) : (b))\n" +
-                   "static uint8_t workspace[%s + 1] __attribute__((aligned(64)));" %
-                   nest_max([("%s_WORKSPACE_SIZE" % n) for n, _, _ in models]))
-        elf = build_image(tmp, "all", board, models, objs, ws_decl,
-                          lambda n, m, h: model_code(n, m, h, "workspace"))
-        out = run_qemu(elf)
-        good, stacks = check_outputs(out, models)
-        ok &= good
-        shared = max(macro(h, "%s_WORKSPACE_SIZE" % n) for n, _, h in models)
-        print("shared workspace: %d bytes (max of %s)" % (
-            shared, ", ".join("%s %d" % (n, macro(h, "%s_WORKSPACE_SIZE" % n)) for n, _, h in models)))
-        for (name, _, header), obj in zip(models, objs):
-            text, rodata, _ = sizes(obj)
-            ws_b = macro(header, "%s_WORKSPACE_SIZE" % name)
-            est = macro(header, "%s_STACK_SIZE" % name)
-            meas = stacks.get(name, -1)
-            table.append((name, text, rodata, ws_b, meas, est))
-            if meas > est:
-                print("FAIL: %s used %d bytes of stack, more than the header's %d" % (name, meas, est))
-                ok = False
+        # 1. per target: all models in one image on one shared workspace
+        for label, triple, gflags, machine, extra in TARGETS:
+            tdir = tmp / label
+            no_libm = "--no-libm" in extra
+            models, objs = [], []
+            for mdir in mdirs:
+                name = mdir.name
+                obj, header = compile_model(dlcc, mdir, name, tdir, extra, triple)
+                ok &= check_undefined(obj, no_libm)
+                models.append((name, mdir, header))
+                objs.append(obj)
+            stacks = {}
+            if gflags:
+                ws_decl = ("#define WS_MAX(a, b) ((a) > (b) ? (a) : (b))\n" +
+                           "static uint8_t workspace[%s + 1] __attribute__((aligned(64)));" %
+                           nest_max([("%s_WORKSPACE_SIZE" % n) for n, _, _ in models]))
+                print("== %s: %s" % (label, "linked and run on QEMU " + machine if machine else "linked"))
+                elf = build_image(tdir, "all", board, models, objs, ws_decl,
+                                  lambda n, m, h: model_code(n, m, h, "workspace"), gflags)
+                if machine:
+                    good, stacks = check_outputs(run_qemu(elf, machine), models)
+                    ok &= good
+            if label == TARGETS[0][0]:
+                shared = max(macro(h, "%s_WORKSPACE_SIZE" % n) for n, _, h in models)
+                print("shared workspace: %d bytes (max of %s)" % (
+                    shared, ", ".join("%s %d" % (n, macro(h, "%s_WORKSPACE_SIZE" % n)) for n, _, h in models)))
+            for (name, _, header), obj in zip(models, objs):
+                text, rodata, _ = sizes(obj)
+                ws_b = macro(header, "%s_WORKSPACE_SIZE" % name)
+                est = macro(header, "%s_STACK_SIZE" % name)
+                meas = stacks.get(name, -1)
+                table.append(("%s %s%s" % (label, name, " (no-libm)" if no_libm else ""), text, rodata, ws_b,
+                              meas, est))
+                if meas > est:
+                    print("FAIL: %s used %d bytes of stack, more than the header's %d" % (name, meas, est))
+                    ok = False
 
         # 2. the first model as firmware wants it: static workspace, named sections, no libm
-        name, mdir, _ = models[0]
+        mdir = mdirs[0]
+        name = mdir.name
         sdir = tmp / "static"
         obj, header = compile_model(dlcc, mdir, name, sdir, [
             "--static-workspace", "--workspace-section", ".bss.dlcc_workspace",
@@ -283,18 +310,20 @@ def main():
         if bss != macro(header, "%s_WORKSPACE_SIZE" % name):
             print("FAIL: static workspace of %d bytes, header says %d" % (bss, macro(header, "%s_WORKSPACE_SIZE" % name)))
             ok = False
+        print("== cortex-m4: %s with --static-workspace, run with workspace == NULL" % name)
         elf = build_image(sdir, "static", board, [(name, mdir, header)], [obj], "",
                           lambda n, m, h: model_code(n, m, h, "NULL"))
         good, st = check_outputs(run_qemu(elf), [(name, mdir, header)])
         ok &= good
-        table.append((name + " (static ws, no-libm)", text, rodata, bss, st.get(name, -1),
+        table.append(("cortex-m4 %s (static ws, no-libm)" % name, text, rodata, bss, st.get(name, -1),
                       macro(header, "%s_STACK_SIZE" % name)))
 
-    print("\n%-32s %8s %8s %8s %10s %10s %10s %10s" % ("model (Cortex-M4, -O2)", "text", "rodata", "flash",
-                                                      "workspace", "stack", "stack-est", "RAM"))
+    print("\nflash = text + rodata of the object; RAM = workspace + measured stack (-1: not run)")
+    print("%-38s %7s %7s %7s %9s %7s %9s %7s" % ("target model (-O2)", "text", "rodata", "flash", "workspace",
+                                                "stack", "stack-est", "RAM"))
     for name, text, rodata, ws_b, meas, est in table:
-        print("%-32s %8d %8d %8d %10d %10d %10d %10d" % (name, text, rodata, text + rodata, ws_b, meas, est,
-                                                         ws_b + meas))
+        print("%-38s %7d %7d %7d %9d %7d %9d %7d" % (name, text, rodata, text + rodata, ws_b, meas, est,
+                                                    ws_b + max(meas, 0)))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
