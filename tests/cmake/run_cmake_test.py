@@ -26,12 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-
-def run(cmd, env=None, cwd=None):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
-    if p.returncode:
-        raise RuntimeError("$ %s\nexit %d\n%s%s" % (" ".join(map(str, cmd)), p.returncode, p.stdout, p.stderr))
-    return p.stdout
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware"))
+from run_firmware import run, run_qemu, script_main  # noqa: E402
 
 
 def check_close(what, got, ref):
@@ -138,9 +134,7 @@ def main():
             run(["cmake", "-S", fw, "-B", fwb, "-DCMAKE_TOOLCHAIN_FILE=%s" % (fw / "arm-none-eabi.cmake"),
                  "-DCMAKE_PREFIX_PATH=%s" % inst])
             run(["cmake", "--build", fwb])
-            out = run(["timeout", "120", "qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
-                       "-serial", "null", "-semihosting-config", "enable=on,target=native", "-kernel",
-                       fwb / "firmware.elf"])
+            out = run_qemu(fwb / "firmware.elf", done="class ")
             # the same ramp input through the reference interpreter
             dscnn = root / "tests" / "e2e" / "dscnn"
             shape = np.load(dscnn / "input_0.npy").shape
@@ -156,8 +150,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (RuntimeError, subprocess.TimeoutExpired) as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    script_main(main)

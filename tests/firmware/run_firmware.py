@@ -62,7 +62,8 @@ PAINT = 32768
 
 
 def run(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    cmd = [str(c) for c in cmd]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
     if p.returncode:
         raise RuntimeError("$ %s\nexit %d\n%s%s" % (" ".join(map(str, cmd)), p.returncode, p.stdout, p.stderr))
     return p.stdout
@@ -172,13 +173,15 @@ def build_image(tmp, tag, board, models, objs, ws_decl, calls_for, gflags=TARGET
     return elf
 
 
-def run_qemu(elf, machine="mps2-an386"):
+def run_qemu(elf, machine="mps2-an386", done="DONE"):
+    """Runs an image until it exits (semihosting), at most 120 s; its output
+    must contain `done`."""
     p = subprocess.run(["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none", "-serial",
                         "null", "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)],
                        capture_output=True, text=True, timeout=120)
     if p.returncode:
         raise RuntimeError("qemu exited with status %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
-    if "DONE" not in p.stdout:
+    if done not in p.stdout:
         raise RuntimeError("the firmware did not finish:\n" + p.stdout)
     return p.stdout
 
@@ -234,8 +237,7 @@ def sizes(obj):
         elif sec.startswith(".bss"):
             bss += n
         elif sec.startswith(".data") and n:
-            print("FAIL: %s has %d bytes of .data" % (obj.name, n))
-            text = -1 << 40
+            raise RuntimeError("%s has %d bytes of .data (writable initialized state)" % (obj, n))
     return text, rodata, bss
 
 
@@ -332,9 +334,14 @@ def nest_max(items):
     return items[0] if len(items) == 1 else "WS_MAX(%s, %s)" % (items[0], nest_max(items[1:]))
 
 
-if __name__ == "__main__":
+def script_main(fn):
+    """Exits with fn()'s status; a failed command or a timeout is a FAIL."""
     try:
-        sys.exit(main())
+        sys.exit(fn())
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         print("FAIL: %s" % e)
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    script_main(main)
