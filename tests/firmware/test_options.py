@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The firmware options of `dlcc MODEL` on the host toolchain's view:
+
+    test_options.py DLCC MODEL_DIR
+
+--depfile contents, the header's size macros (stack estimate, static
+workspace note), the report's fields, and the diagnostics of misuse.
+"""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+failures = []
+
+
+def expect(cond, what):
+    print("%s %s" % ("ok  " if cond else "FAIL", what))
+    if not cond:
+        failures.append(what)
+
+
+def dlcc(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
+
+
+def main():
+    exe, mdir = sys.argv[1], Path(sys.argv[2])
+    model = mdir / "model.json"
+    with tempfile.TemporaryDirectory(prefix="dlcc-opts-") as tmp:
+        tmp = Path(tmp)
+        out = tmp / "o"
+        p = dlcc(exe, model, "-o", out, "--name", "net", "--depfile", tmp / "net.d", "--static-workspace",
+                 "--triple", "thumbv7em-none-eabihf", "--mcpu", "cortex-m4")
+        expect(p.returncode == 0, "compiles with --depfile --static-workspace (%s)" % p.stderr.strip())
+        dep = (tmp / "net.d").read_text()
+        want = "%s/net.o: %s %s\n" % (out, model, mdir / "model.safetensors")
+        expect(dep == want, "depfile is %r (want %r)" % (dep, want))
+        h = (out / "net.h").read_text()
+        expect("#define net_STACK_SIZE 1024 " in h, "header states the stack estimate (no LOCAL buffers: margin)")
+        expect("#define net_STATIC_WORKSPACE 1 " in h and "NOT reentrant" in h,
+               "header says the static workspace makes net_run non-reentrant")
+        rep = json.loads((out / "net.report.json").read_text())
+        expect(rep.get("stack_bytes_estimate") == 1024 and rep.get("static_workspace") is True and
+               rep.get("no_libm") is False, "report: stack_bytes_estimate, static_workspace, no_libm")
+
+        p = dlcc(exe, model, "-o", tmp / "r", "--name", "plain")
+        h = (tmp / "r" / "plain.h").read_text()
+        expect("STATIC_WORKSPACE" not in h and "Reentrant: no global state." in h,
+               "without --static-workspace the header promises reentrancy")
+
+        spaced = tmp / "a b#c"
+        p = dlcc(exe, model, "-o", spaced, "--name", "s", "--depfile", tmp / "s.d")
+        dep = (tmp / "s.d").read_text()
+        expect(p.returncode == 0 and dep.startswith(str(tmp) + "/a\\ b\\#c/s.o: "),
+               "depfile escapes spaces and '#': %r" % dep[:120])
+
+        for args, status, msg in [
+            (["--weights-section", ""], 2, "dlcc: error: --weights-section wants a section name"),
+            (["--workspace-section", ""], 2, "dlcc: error: --workspace-section wants a section name"),
+            (["--depfile", tmp / "no" / "such" / "dir" / "x.d"], 1, "error: cannot write the depfile"),
+        ]:
+            p = dlcc(exe, model, "-o", tmp / "e", *args)
+            expect(not (tmp / "e").exists(), "nothing written to OUTDIR after the error")
+            expect(p.returncode == status and msg in p.stderr,
+                   "%s: exit %d with '%s' (got %d: %s)" % (" ".join(map(str, args)) or "''", status, msg,
+                                                          p.returncode, p.stderr.splitlines()[0] if p.stderr else ""))
+    print("PASS" if not failures else "FAIL")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
