@@ -261,10 +261,10 @@ int dlcc_cmd_compile(int argc, char **argv)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
     else
         rc = tgt_cpu_compile(g, &o, &files, &d);
-    if (!rc && depfile)   /* first: a depfile that cannot be written leaves OUTDIR untouched */
-        rc = write_depfile(depfile, outdir, &files, a.model, &d);
     if (!rc)
         rc = write_files(&files, outdir, &d);
+    if (!rc && depfile)   /* after: the depfile usually lives in OUTDIR, which write_files creates */
+        rc = write_depfile(depfile, outdir, &files, a.model, &d);
     tgt_files_free(&files);
     free(cname);
     ir_graph_free(g);
