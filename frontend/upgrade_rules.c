@@ -340,7 +340,22 @@ static int up_dft(Up *u, int n)
     return 0;
 }
 
+/* TopK < 10:  old: attribute k   new: input 2 K (int64 1-D of one element). */
+static int up_topk(Up *u, int n)
+{
+    const IrNode *x = NODE(u, n);
+    if (!ir_has_attr(x, IR_A_k))
+        return ir_node_error(u->g, x, u->d, "TopK-1 needs the attribute k");
+    int64_t k = ir_attr_int(x, IR_A_k);
+    int t = up_const_i64(u, n, "k", 1, &k, 1);
+    if (t < 0 || up_set_input(u, n, 1, t))
+        return -1;
+    ir_remove_attr(u->g, n, IR_A_k);
+    return 0;
+}
+
 const UpRule fe_up_rules[] = {
+    { IR_OP_TopK, 10, up_topk },
     { IR_OP_ReduceSum, 13, up_axes },
     { IR_OP_ReduceMean, 18, up_axes },
     { IR_OP_ReduceMax, 18, up_axes },

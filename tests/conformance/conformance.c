@@ -5,6 +5,8 @@
  *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]
  *               [--backend interp|cpu] [-v]
  *
+ * --roundtrip loads each model through the JSON format (fe_write_json, as
+ * `dlcc convert` writes it) to check that conversion is lossless.
  * --backend cpu compiles each case for the host CPU (the whole CPU pipeline,
  * loaded with LLVM's JIT) instead of running the reference interpreter.
  *
@@ -72,6 +74,7 @@ typedef struct Case {
     int n_ops;
     int plain;           /* every graph input/output is float32, int64, int32 or bool */
     int backend_cpu;     /* run compiled for the host CPU instead of interpreted */
+    int roundtrip;       /* load through `dlcc convert`'s JSON + safetensors */
 } Case;
 
 typedef struct Run {
@@ -81,6 +84,7 @@ typedef struct Run {
     unsigned timeout;
     int verbose;
     int backend_cpu;
+    int roundtrip;
 } Run;
 
 static void *xrealloc(void *p, size_t n)
@@ -229,6 +233,37 @@ static void fail(Result *r, const char *fmt, const char *a, const char *b)
     snprintf(r->msg, sizeof r->msg, fmt, a, b);
 }
 
+/* Loads the case's model; with --roundtrip, writes it as JSON + safetensors
+ * (fe_write_json, what `dlcc convert` does) into a scratch folder and loads
+ * that instead, so every case also checks that conversion is lossless. */
+static IrGraph *load_model(const Case *c, UtilDiag *d)
+{
+    IrGraph *g = fe_load(c->model, NULL, d);
+    if (!g || !c->roundtrip)
+        return g;
+    char dir[] = "/tmp/dlcc-conformance-XXXXXX";
+    if (!mkdtemp(dir)) {
+        ir_graph_free(g);
+        util_error(d, util_loc_file(c->model), "cannot make a scratch folder");
+        return NULL;
+    }
+    UtilOutSet outs;
+    util_outset_init(&outs);
+    int rc = fe_write_json(g, &outs, dir, "model.json", "model.safetensors", d);
+    rc = rc ? (util_outset_abort(&outs), -1) : util_outset_commit(&outs, d);
+    ir_graph_free(g);
+    g = NULL;
+    char json[sizeof dir + 32], st[sizeof dir + 32];
+    snprintf(json, sizeof json, "%s/model.json", dir);
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    if (!rc)
+        g = fe_load(json, NULL, d);
+    unlink(json);
+    unlink(st);
+    rmdir(dir);
+    return g;
+}
+
 /* The reference interpreter, or the CPU pipeline compiled in-process. */
 static int run_backend(int cpu, const IrGraph *g, const IrArray *ins, IrArray *outs, UtilDiag *d)
 {
@@ -365,7 +400,7 @@ static void run_set(const Case *c, IrArray *ins, int ni, IrArray *want, int no, 
     for (int attempt = 0; attempt <= ni && ni <= IR_VARIADIC; attempt++) {
         UtilDiag d;
         util_diag_init(&d);
-        IrGraph *g = fe_load(c->model, NULL, &d);
+        IrGraph *g = load_model(c, &d);
         if (!g) {
             classify_error(r, &d);
             return;
@@ -441,7 +476,7 @@ static void run_case(const Case *c, Result *r)
     util_diag_init(&d);
     r->status = ST_PASS;
     if (!c->dir) {                             /* light model: arange input */
-        IrGraph *g = fe_load(c->model, NULL, &d);
+        IrGraph *g = load_model(c, &d);
         if (!g || pass_infer(g, &d)) {
             classify_error(r, &d);
             ir_graph_free(g);
@@ -474,7 +509,7 @@ static void run_case(const Case *c, Result *r)
         ir_graph_free(g);
         return;
     }
-    IrGraph *g0 = fe_load(c->model, NULL, &d);    /* a model dlcc cannot read needs no test data */
+    IrGraph *g0 = load_model(c, &d);    /* a model dlcc cannot read needs no test data */
     if (!g0) {
         classify_error(r, &d);
         return;
@@ -501,7 +536,7 @@ static void run_case(const Case *c, Result *r)
     }
     if (r->status == ST_PASS && !ran) {
         /* no test data: at least load and infer */
-        IrGraph *g = fe_load(c->model, NULL, &d);
+        IrGraph *g = load_model(c, &d);
         if (!g || pass_infer(g, &d))
             classify_error(r, &d);
         else
@@ -621,6 +656,7 @@ static void add_case(Run *run, const char *name, char *model, char *dir, char *l
     c->dir = dir;
     c->light_out = light_out;
     c->backend_cpu = run->backend_cpu;
+    c->roundtrip = run->roundtrip;
 }
 
 static int scan_root(Run *run, const char *root)
@@ -799,7 +835,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: conformance ROOT... [--node-dir DIR] [--expected FILE] [--update-expected]\n"
                     "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]\n"
-                    "                   [--backend interp|cpu] [-v]\n");
+                    "                   [--backend interp|cpu] [--roundtrip] [-v]\n");
     exit(2);
 }
 
@@ -825,6 +861,8 @@ int main(int argc, char **argv)
             update = 1;
         else if (strcmp(a, "-v") == 0)
             run.verbose = 1;
+        else if (strcmp(a, "--roundtrip") == 0)
+            run.roundtrip = 1;
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
             const char *b = argv[++i];
             if (strcmp(b, "cpu") && strcmp(b, "interp"))
