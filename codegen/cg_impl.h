@@ -38,6 +38,7 @@ typedef struct CgCtx {
     LLVMValueRef *var;               /* per variable: SSA value, or the alloca if mutable */
     unsigned char *var_mut;
     LLVMValueRef *globals;           /* per CONST buffer: its global, or NULL */
+    unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
 } CgCtx;
 
 /* context.c: targets, target machine, passes and output. */

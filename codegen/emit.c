@@ -167,14 +167,17 @@ static int setup_buffers(CgCtx *c, const LoopStmt *body)
 
 /* ------------------------------------------------------------ statements */
 
-/* A distinct self-referencing loop ID carrying the schedule's hints. */
-static void loop_metadata(CgCtx *c, const LoopStmt *s, LLVMValueRef latch_br)
+/* A distinct self-referencing loop ID carrying the schedule's hints.  A
+ * loop whose body calls the module's own math functions (no_libm) gets no
+ * vectorize hint: those calls cannot be vectorized, and a forced hint would
+ * only make LLVM warn. */
+static void loop_metadata(CgCtx *c, const LoopStmt *s, LLVMValueRef latch_br, int calls_math)
 {
     LLVMContextRef C = c->ctx;
     LLVMMetadataRef props[2];
     int n = 0;
     int factor = s->u.loop.factor;
-    if (s->u.loop.kind == LOOP_VECTORIZED) {
+    if (s->u.loop.kind == LOOP_VECTORIZED && !calls_math) {
         LLVMMetadataRef en[2] = { LLVMMDStringInContext2(C, "llvm.loop.vectorize.enable", 26),
                                   LLVMValueAsMetadata(LLVMConstInt(c->t_i1, 1, 0)) };
         props[n++] = LLVMMDNodeInContext2(C, en, 2);
@@ -230,6 +233,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, n, ""), body, exit);
     LLVMPositionBuilderAtEnd(c->b, body);
     c->var[s->u.loop.var] = i;
+    unsigned math_before = c->math_calls;
     if (stmt(c, s->u.loop.body) != 0)
         return -1;
     LLVMBuildBr(c->b, latch);
@@ -237,7 +241,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     LLVMMoveBasicBlockAfter(exit, latch);
     LLVMPositionBuilderAtEnd(c->b, latch);
     LLVMValueRef next = LLVMBuildNSWAdd(c->b, i, LLVMConstInt(c->t_i64, 1, 0), "");
-    loop_metadata(c, s, LLVMBuildBr(c->b, header));
+    loop_metadata(c, s, LLVMBuildBr(c->b, header), c->math_calls != math_before);
     LLVMValueRef in_v[2] = { LLVMConstInt(c->t_i64, 0, 0), next };
     LLVMBasicBlockRef in_b[2] = { pre, latch };
     LLVMAddIncoming(i, in_v, in_b, 2);

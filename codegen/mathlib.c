@@ -408,6 +408,7 @@ LLVMValueRef cg_math(CgCtx *c, const char *name, LLVMValueRef *args, unsigned n)
         return NULL;
     }
     M m = { .c = c, .B = c->b, .d = c->t_f64, .i64 = c->t_i64, .i1 = c->t_i1 };
+    c->math_calls++;
     LLVMTypeRef t = LLVMTypeOf(args[0]);
     LLVMValueRef x[3];
     for (unsigned i = 0; i < n; i++)

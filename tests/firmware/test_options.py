@@ -57,6 +57,11 @@ def main():
         expect(p.returncode == 0 and dep.startswith(str(tmp) + "/a\\ b\\#c/s.o: "),
                "depfile escapes spaces and '#': %r" % dep[:120])
 
+        enc = mdir.parent / "encoder" / "model.json"
+        p = dlcc(exe, enc, "-o", tmp / "enc", "--no-libm", "--triple", "thumbv7em-none-eabihf", "--mcpu", "cortex-m4")
+        expect(p.returncode == 0 and p.stderr == "",
+               "--no-libm on Cortex-M4: silent (no forced-vectorization warnings): %r" % p.stderr[:200])
+
         for args, status, msg in [
             (["--weights-section", ""], 2, "dlcc: error: --weights-section wants a section name"),
             (["--workspace-section", ""], 2, "dlcc: error: --workspace-section wants a section name"),
