@@ -72,7 +72,8 @@ typedef struct CgOptions {
     /* Emit the math the loop IR's intrinsics need (exp, log, tanh, erf, ...)
      * as internal functions of the module (codegen/mathlib.c) instead of
      * LLVM intrinsics and libm calls: the object then references no libm
-     * symbol on any triple.  Float results within 1e-6 relative. */
+     * symbol on any triple.  Float results within 1e-6 relative.  Loops that
+     * call these functions get no forced vectorize hint. */
     int no_libm;
 } CgOptions;
 
