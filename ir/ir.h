@@ -258,7 +258,7 @@ int ir_node_error(const IrGraph *g, const IrNode *n, UtilDiag *d, const char *fm
 int  ir_toposort(IrGraph *g, UtilDiag *d);
 /* Drops dead nodes and tensors no longer referenced (inputs/outputs kept). */
 void ir_compact(IrGraph *g);
-void ir_build_uses(IrGraph *g);
+int  ir_build_uses(IrGraph *g);          /* -1 on out of memory */
 /* Number of uses of tensor t by live nodes, plus 1 if it is a graph output. */
 int  ir_use_count(const IrGraph *g, int t);
 

@@ -57,6 +57,11 @@ def main():
         expect(p.returncode == 0 and dep.startswith(str(tmp) + "/a\\ b\\#c/s.o: "),
                "depfile escapes spaces and '#': %r" % dep[:120])
 
+        p = dlcc(exe, model, "-o", tmp / "c", "--name", "c", "--workspace-section", ".bss.*/x")
+        h = (tmp / "c" / "c.h").read_text()
+        expect(p.returncode == 0 and "(.bss.* /x): NOT reentrant */" in h,
+               "a section name cannot end the header's comment")
+
         enc = mdir.parent / "encoder" / "model.json"
         p = dlcc(exe, enc, "-o", tmp / "enc", "--no-libm", "--triple", "thumbv7em-none-eabihf", "--mcpu", "cortex-m4")
         expect(p.returncode == 0 and p.stderr == "",
