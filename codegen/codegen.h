@@ -83,7 +83,15 @@ typedef struct CgResult {
     UtilBuf obj;
     UtilBuf asm_text;
     UtilBuf llvm_ir;
+    /* With the object: worst-case stack bytes of NAME_run, from the frame
+     * sizes LLVM's code generator reports for every function of the object
+     * (summed: the code has no recursion), + 16 bytes per function (return
+     * address, alignment) + CG_STACK_LIBCALL_BYTES for the library functions
+     * it calls.  -1 when no object was made. */
+    int64_t stack_bytes;
 } CgResult;
+
+#define CG_STACK_LIBCALL_BYTES 256
 
 void cg_result_init(CgResult *r);
 void cg_result_free(CgResult *r);

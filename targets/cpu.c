@@ -78,7 +78,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (!bad && (o->emit & TGT_EMIT_LLVM))
         bad |= add_file(out, o->name, ".ll", &res.llvm_ir, d);
     if (!bad && (o->emit & TGT_EMIT_HEADER)) {
-        bad |= tgt_emit_header(g, p, o, &text, d) || add_file(out, o->name, ".h", &text, d);
+        bad |= tgt_emit_header(g, p, o, res.stack_bytes, &text, d) || add_file(out, o->name, ".h", &text, d);
         util_buf_free(&text);
     }
     if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
@@ -87,7 +87,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         util_buf_free(&text);
     }
     if (!bad && (o->emit & TGT_EMIT_REPORT)) {
-        bad |= tgt_emit_report(g, p, o, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
+        bad |= tgt_emit_report(g, p, o, res.stack_bytes, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
         util_buf_free(&text);
     }
     if (bad)

@@ -162,7 +162,8 @@ int64_t tgt_stack_estimate(const LoopProgram *p)
     return bytes;
 }
 
-int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, UtilBuf *out, UtilDiag *d)
+int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+                    UtilBuf *out, UtilDiag *d)
 {
     const char *name = o->name;
     char **in = field_names(g, g->inputs, g->n_inputs);
@@ -184,9 +185,14 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
                     (long long)(p->workspace_align ? p->workspace_align : 64));
     util_buf_printf(out, "#define %s_WEIGHTS_SIZE %lld   /* bytes of constant data in the object */\n", name,
                     (long long)weights);
-    util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run (estimated: local "
-                         "buffers\n                                  + %d bytes margin, docs/firmware.md) */\n", name,
-                    (long long)tgt_stack_estimate(p), name, TGT_STACK_MARGIN);
+    if (stack_bytes >= 0)
+        util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run: LLVM's frame sizes "
+                             "of all\n   functions + 16 each + 256 for library calls (docs/firmware.md) */\n", name,
+                        (long long)stack_bytes, name);
+    else
+        util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run, estimated: local "
+                             "buffers\n   + %d bytes margin (docs/firmware.md) */\n", name,
+                        (long long)tgt_stack_estimate(p), name, TGT_STACK_MARGIN);
     if (o->static_workspace) {
         util_buf_printf(out, "#define %s_STATIC_WORKSPACE 1   /* workspace == NULL uses a static buffer in the "
                              "object (", name);

@@ -51,12 +51,11 @@ void tgt_files_free(TgtFiles *fs);
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
-/* Worst-case stack bytes of NAME_run, estimated from the loop IR (LLVM's
- * stack-size section is not reachable through its C API): every LOCAL
+/* Worst-case stack bytes of NAME_run when the code generator cannot tell
+ * (CgResult.stack_bytes < 0, e.g. targets without an LLVM object): every LOCAL
  * buffer (as if all kernels were inlined into one frame) rounded up to its
  * 64-byte alignment, plus TGT_STACK_MARGIN for saved registers, spills and
- * the math functions' frames.  docs/firmware.md compares it with
- * measurements. */
+ * called functions. */
 #define TGT_STACK_MARGIN 1024
 int64_t tgt_stack_estimate(const LoopProgram *p);
 
@@ -69,11 +68,14 @@ int  tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, Util
 int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
 void tgt_host_free(TgtHostModel *m);
 
-/* NAME.h: sizes, shapes, the input/output structs and the entry points. */
-int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, UtilBuf *out, UtilDiag *d);
-/* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
- * FLOPs, target. */
-int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+/* NAME.h: sizes, shapes, the input/output structs and the entry points.
+ * stack_bytes: the code generator's worst-case stack of NAME_run, or -1
+ * for tgt_stack_estimate's (the header says which). */
+int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
                      UtilBuf *out, UtilDiag *d);
+/* NAME.report.json: workspace (planned and lower bound), weights, stack
+ * (as the header), per-kernel FLOPs, target. */
+int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+                     const char *target, UtilBuf *out, UtilDiag *d);
 
 #endif

@@ -321,10 +321,10 @@ def main():
                       macro(header, "%s_STACK_SIZE" % name)))
 
     print("\nflash = text + rodata of the object; RAM = workspace + measured stack (-1: not run)")
-    print("%-38s %7s %7s %7s %9s %7s %9s %7s" % ("target model (-O2)", "text", "rodata", "flash", "workspace",
-                                                "stack", "stack-est", "RAM"))
+    print("%-38s %7s %7s %7s %9s %7s %10s %7s" % ("target model (-O2)", "text", "rodata", "flash", "workspace",
+                                                "stack", "STACK_SIZE", "RAM"))
     for name, text, rodata, ws_b, meas, est in table:
-        print("%-38s %7d %7d %7d %9d %7d %9d %7d" % (name, text, rodata, text + rodata, ws_b, meas, est,
+        print("%-38s %7d %7d %7d %9d %7d %10d %7d" % (name, text, rodata, text + rodata, ws_b, meas, est,
                                                     ws_b + max(meas, 0)))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

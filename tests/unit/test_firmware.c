@@ -151,11 +151,57 @@ static void test_sections(void **state)
     loop_program_free(p);
 }
 
+/* CgResult.stack_bytes: LLVM's frame sizes + 16 per function + the library
+ * allowance; a 1 KiB local buffer shows in it, on the host and on Cortex-M. */
+static void test_stack_bytes(void **state)
+{
+    (void)state;
+    LoopProgram *p = loop_program_new("st");
+    IrShape s4 = { .rank = 1, .dims = { 4 } }, s256 = { .rank = 1, .dims = { 256 } };
+    int x = loop_add_buf(p, "x", IR_DT_F32, &s4, LOOP_ST_INPUT), y = loop_add_buf(p, "y", IR_DT_F32, &s4, LOOP_ST_OUTPUT);
+    int l = loop_add_buf(p, "l", IR_DT_F32, &s256, LOOP_ST_LOCAL);
+    p->bufs[x].index = p->n_inputs++;
+    p->bufs[y].index = p->n_outputs++;
+    int i = loop_add_var(p, "i", IR_DT_I64), j = loop_add_var(p, "j", IR_DT_I64);
+    LoopStmt *body = loop_block(p);
+    LoopExpr *xi = loop_load(p, x, loop_bin(p, LOOP_MOD, loop_var(p, i), loop_int(p, 4)));
+    assert_int_equal(loop_block_add(p, body, loop_for(p, i, loop_int(p, 256), LOOP_SERIAL,
+                                                      loop_store(p, l, loop_var(p, i), xi))), 0);
+    LoopExpr *lj = loop_load(p, l, loop_bin(p, LOOP_MUL, loop_var(p, j), loop_int(p, 63)));
+    assert_int_equal(loop_block_add(p, body, loop_for(p, j, loop_int(p, 4), LOOP_SERIAL,
+                                                      loop_store(p, y, loop_var(p, j), lj))), 0);
+    assert_int_equal(loop_add_kernel(p, "k", body), 0);
+    static const char *const triples[][2] = { { NULL, NULL }, { "thumbv7em-none-eabihf", "cortex-m4" } };
+    for (size_t t = 0; t < 2; t++)
+        for (int opt = 0; opt <= 2; opt += 2) {
+            CgOptions o = { .triple = triples[t][0], .cpu = triples[t][1], .opt_level = opt };
+            CgResult r;
+            cg_result_init(&r);
+            UtilDiag d;
+            util_diag_init(&d);
+            assert_int_equal(cg_compile(p, &o, &r, &d), 0);
+            if (r.stack_bytes < 1024 + CG_STACK_LIBCALL_BYTES || r.stack_bytes > 1024 + CG_STACK_LIBCALL_BYTES + 512)
+                print_error("%s -O%d: stack_bytes %lld\n", triples[t][0] ? triples[t][0] : "host", opt,
+                            (long long)r.stack_bytes);
+            assert_true(r.stack_bytes >= 1024 + CG_STACK_LIBCALL_BYTES);
+            assert_true(r.stack_bytes <= 1024 + CG_STACK_LIBCALL_BYTES + 512);
+            cg_result_free(&r);
+
+            o.emit = CG_EMIT_LLVM;   /* no object: not known */
+            cg_result_init(&r);
+            assert_int_equal(cg_compile(p, &o, &r, &d), 0);
+            assert_int_equal(r.stack_bytes, -1);
+            cg_result_free(&r);
+        }
+    loop_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_static_workspace_null),
         cmocka_unit_test(test_sections),
+        cmocka_unit_test(test_stack_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
