@@ -14,8 +14,6 @@
  * error). */
 #include "passes/lower_impl.h"
 
-#include "ir/ops_b.h"
-
 #include <math.h>
 #include <string.h>
 
