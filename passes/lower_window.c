@@ -625,3 +625,59 @@ int low_deformconv(Low *L)
         return low_oom(L);
     return win_kernel(L, &W, M, blk);
 }
+
+/* -------------------------------------------------------------- Col2Im */
+
+/* y = 0, then every column element x[b, ch * kprod + k, block] added at its
+ * image position  block * stride - pad + k * dilation  when inside (the
+ * geometry is ir_col2im_geometry's, as the interpreter's).  Positions are
+ * affine in the loop variables; the block loops run in order. */
+static LoopExpr *zero_value(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)v;
+    (void)body;
+    return low_const(L, low_buf(L, low_out(L, 0))->dtype, 0);
+}
+
+int low_col2im(Low *L)
+{
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, y);
+    int sp = yb->shape.rank - 2;
+    int64_t img[IR_MAX_RANK], blk[IR_MAX_RANK];
+    if (low_known_ints(L, 1, img, IR_MAX_RANK) != sp || low_known_ints(L, 2, blk, IR_MAX_RANK) != sp)
+        return ir_node_error(L->g, L->n, L->d, "image_shape and block_shape must be known at compile time");
+    IrColGeom c;
+    if (ir_col2im_geometry(L->g, L->n, &xb->shape, img, blk, sp, &c, L->d))
+        return -1;
+    IrDType t = low_ctype(yb->dtype);
+    LoopStmt *k = loop_block(L->p);
+    int b, ch, kv[IR_MAX_RANK], bv[IR_MAX_RANK];
+    if (!k || low_map_into(L, k, y, zero_value, NULL) || low_vars(L, 1, "b", &b) || low_vars(L, 1, "c", &ch) ||
+        low_vars(L, sp, "k", kv) || low_vars(L, sp, "l", bv))
+        return k ? -1 : low_oom(L);
+    LoopExpr *kf = low_i(L, 0), *bf = low_i(L, 0), *pos[IR_MAX_RANK], *cond = NULL;
+    for (int i = 0; i < sp; i++) {
+        kf = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, kf, low_i(L, c.blk[i])), low_v(L, kv[i]));
+        bf = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, bf, low_i(L, c.cnt[i])), low_v(L, bv[i]));
+        pos[i] = low_bin(L, LOOP_ADD, low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, low_v(L, bv[i]), low_i(L, c.stride[i])),
+                                               low_i(L, c.pad[i])),
+                         low_bin(L, LOOP_MUL, low_v(L, kv[i]), low_i(L, c.dil[i])));
+        cond = low_and(L, cond, low_in_range(L, pos[i], 0, c.img[i]));
+        pos[i] = loop_expr_copy(L->p, pos[i]);
+    }
+    /* x [N, C * kprod, L]: row (b, ch * kprod + kf), column bf */
+    LoopExpr *xi[3] = { low_v(L, b), low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, ch), low_i(L, c.kprod)), kf), bf };
+    LoopExpr *yi = nc_index(L, y, low_v(L, b), low_v(L, ch), pos, sp);
+    LoopExpr *val = low_bin(L, LOOP_ADD, low_load(L, y, yi, t), low_load(L, x, low_index(L, x, xi), t));
+    LoopStmt *st = low_store(L, y, loop_expr_copy(L->p, yi), val);
+    LoopStmt *body = loop_if(L->p, cond, st, NULL);
+    body = low_nest(L, sp, bv, c.cnt, body);
+    body = low_nest(L, sp, kv, c.blk, body);
+    int vars[2] = { b, ch };
+    int64_t ext[2] = { yb->shape.dims[0], c.channels };
+    if (low_add(L, k, low_nest(L, 2, vars, ext, body)))
+        return low_oom(L);
+    return low_kernel(L, k);
+}

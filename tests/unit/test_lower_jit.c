@@ -1384,6 +1384,22 @@ static void test_cache_and_grid(void **state)
             outputs(&t, 0, 1);
             check(&t);
         }
+    for (int v = 0; v < 2; v++) {
+        /* Col2Im: image 5x5 from 2x2 blocks (v 1: stride 2, pads, dilation) */
+        tg_start(&t, "col2im");
+        int64_t nb = v ? 3 * 3 : 4 * 4;
+        int in[3] = { in_f32(&t, "x", TG_INTS(2, 3 * 4, nb)),
+                      tg_const(&t, "img", IR_DT_I64, TG_INTS(2), (double[]){ 5, 5 }),
+                      tg_const(&t, "blk", IR_DT_I64, TG_INTS(2), (double[]){ 2, 2 }) };
+        tg_node(&t, IR_OP_Col2Im, "op", 3, in, 1);
+        if (v) {
+            tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+            tg_ints(&t, IR_A_pads, TG_INTS(1, 1, 0, 0));
+            tg_ints(&t, IR_A_dilations, TG_INTS(1, 1));
+        }
+        outputs(&t, 0, 1);
+        check(&t);
+    }
 }
 
 int main(void)
