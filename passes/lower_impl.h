@@ -54,6 +54,7 @@ int low_groupnorm(Low *L);
 int low_lrn(Low *L);
 int low_mvn(Low *L);
 int low_topk(Low *L);
+int low_loss(Low *L);
 int low_conv(Low *L);         /* lower_window.c */
 int low_convtranspose(Low *L);
 int low_pool(Low *L);

@@ -810,3 +810,92 @@ int low_topk(Low *L)
         return low_oom(L);
     return red_finish(L, &r, x, blk);
 }
+
+/* ------------------------------------------------------------- losses */
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (NLL of log_softmax
+ * over dim 1, optional log_prob output), as the interpreter: input [N, C,
+ * d...], target [N, d...]; loss = -lp[n, target, d] * weight[target], 0 where
+ * target == ignore_index; "mean" divides the sum by the sum of the weights
+ * used, "sum" sums, "none" keeps the target's shape.  A target outside
+ * [0, C) that is not ignored contributes 0 (the interpreter reports it).
+ * One kernel over (n, d) in order (the sums are sequential), float64. */
+int low_loss(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), tg = low_in(L, 1), w = low_in(L, 2), y = low_out(L, 0), lpo = low_out(L, 1);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = IR_DT_F64;
+    int64_t N = xb->shape.dims[0], C = xb->shape.dims[1], sp = 1;
+    for (int i = 2; i < xb->shape.rank; i++)
+        sp *= xb->shape.dims[i];
+    int sce = n->op == IR_OP_SoftmaxCrossEntropyLoss, has_ii = ir_has_attr(n, IR_A_ignore_index);
+    const char *red = ir_attr_str(n, IR_A_reduction);
+    int none = !strcmp(red, "none"), sum_only = !strcmp(red, "sum");
+    int b, s, k1, k2, k3;
+    if (low_vars(L, 1, "b", &b) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k1) || low_vars(L, 1, "k", &k2) ||
+        low_vars(L, 1, "k", &k3))
+        return low_oom(L);
+#define XAT(k) low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, C)), k), \
+                                            low_i(L, sp)), low_v(L, s))
+    LoopStmt *k = loop_block(L->p), *cell = loop_block(L->p);
+    int total = low_let(L, k, "total", low_const(L, t, 0), 1), wsum = low_let(L, k, "wsum", low_const(L, t, 0), 1);
+    int cls = low_let(L, cell, "cls", low_load(L, tg, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, sp)),
+                                                              low_v(L, s)), IR_DT_I64), 0);
+    if (total < 0 || wsum < 0 || cls < 0)
+        return low_oom(L);
+    LoopExpr *valid = low_in_range(L, low_v(L, cls), 0, C);
+    if (has_ii)
+        valid = low_bin(L, LOOP_AND, valid, low_bin(L, LOOP_NE, low_v(L, cls), low_i(L, ir_attr_int(n, IR_A_ignore_index))));
+    int ok = low_let(L, cell, "ok", valid, 0);
+    int cc = low_let(L, cell, "cc", low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_v(L, cls), low_i(L, 0)), low_i(L, C - 1)), 0);
+    if (ok < 0 || cc < 0)
+        return low_oom(L);
+    LoopExpr *lp = low_load(L, x, XAT(low_v(L, cc)), t);
+    if (sce) {
+        /* log_softmax over C: x - max - log(sum exp(x - max)) */
+        int mx = low_let(L, cell, "mx", low_const(L, t, -INFINITY), 1), se = low_let(L, cell, "se", low_const(L, t, 0), 1);
+        if (mx < 0 || se < 0)
+            return low_oom(L);
+        LoopExpr *v1 = low_load(L, x, XAT(low_v(L, k1)), t);
+        if (low_add(L, cell, loop_for(L->p, k1, low_i(L, C), LOOP_SERIAL,
+                                      loop_assign(L->p, mx, low_bin(L, LOOP_MAX, low_v(L, mx), v1)))))
+            return low_oom(L);
+        LoopExpr *e2 = loop_call(L->p, LOOP_I_exp, 1, (LoopExpr *[]){ low_bin(L, LOOP_SUB, low_load(L, x, XAT(low_v(L, k2)), t), low_v(L, mx)) });
+        if (low_add(L, cell, loop_for(L->p, k2, low_i(L, C), LOOP_SERIAL, loop_assign(L->p, se, low_bin(L, LOOP_ADD, low_v(L, se), e2)))))
+            return low_oom(L);
+        int sh = low_let(L, cell, "sh", low_bin(L, LOOP_ADD, low_v(L, mx), loop_call(L->p, LOOP_I_log, 1, (LoopExpr *[]){ low_v(L, se) })), 0);
+        if (sh < 0)
+            return low_oom(L);
+        if (lpo >= 0 && low_add(L, cell, loop_for(L->p, k3, low_i(L, C), LOOP_SERIAL,
+                                                  low_store(L, lpo, XAT(low_v(L, k3)),
+                                                            low_bin(L, LOOP_SUB, low_load(L, x, XAT(low_v(L, k3)), t), low_v(L, sh))))))
+            return low_oom(L);
+        lp = low_bin(L, LOOP_SUB, lp, low_v(L, sh));
+    }
+    LoopExpr *wt = w >= 0 ? low_load(L, w, low_v(L, cc), t) : low_const(L, t, 1);
+    int wv = low_let(L, cell, "wt", loop_select(L->p, low_v(L, ok), wt, low_const(L, t, 0)), 0);
+    int lv = wv < 0 ? -1 : low_let(L, cell, "loss", low_bin(L, LOOP_MUL, loop_un(L->p, LOOP_NEG, lp), low_v(L, wv)), 0);
+    if (lv < 0)
+        return low_oom(L);
+    /* an ignored target gives 0 (not -0 * x, which could be NaN) */
+    LoopExpr *loss = loop_select(L->p, low_v(L, ok), low_v(L, lv), low_const(L, t, 0));
+    int lf = low_let(L, cell, "lf", loss, 0);
+    if (lf < 0)
+        return low_oom(L);
+    if (none && low_add(L, cell, low_store(L, y, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, sp)), low_v(L, s)),
+                                          low_v(L, lf))))
+        return low_oom(L);
+    if (low_add(L, cell, loop_assign(L->p, total, low_bin(L, LOOP_ADD, low_v(L, total), low_v(L, lf)))) ||
+        low_add(L, cell, loop_assign(L->p, wsum, low_bin(L, LOOP_ADD, low_v(L, wsum), low_v(L, wv)))))
+        return low_oom(L);
+    int vars[2] = { b, s };
+    int64_t ext[2] = { N, sp };
+    if (low_add(L, k, low_nest(L, 2, vars, ext, cell)))
+        return low_oom(L);
+    if (!none && low_add(L, k, low_store(L, y, low_i(L, 0), sum_only ? low_v(L, total)
+                                                             : low_bin(L, LOOP_DIV, low_v(L, total), low_v(L, wsum)))))
+        return low_oom(L);
+#undef XAT
+    return low_kernel(L, k);
+}

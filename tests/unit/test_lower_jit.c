@@ -1402,6 +1402,28 @@ static void test_cache_and_grid(void **state)
     }
 }
 
+static void test_losses(void **state)
+{
+    (void)state;
+    static const char *const reds[] = { "none", "sum", "mean" };
+    for (int op = 0; op < 2; op++)
+        for (int r = 0; r < 3; r++)
+            for (int v = 0; v < 2; v++) {
+                TG t;
+                tg_start(&t, "loss");
+                int in[3] = { in_f32(&t, "x", TG_INTS(3, 4, 2)), tg_input(&t, "t", IR_DT_I64, TG_INTS(3, 2)),
+                              v ? in_f32(&t, "w", TG_INTS(4)) : -1 };
+                IrOp o = op ? IR_OP_SoftmaxCrossEntropyLoss : IR_OP_NegativeLogLikelihoodLoss;
+                int n_out = op && v ? 2 : 1;
+                tg_node(&t, o, "op", v ? 3 : 2, in, n_out);
+                tg_str(&t, IR_A_reduction, reds[r]);
+                if (v)
+                    tg_int(&t, IR_A_ignore_index, 1);
+                outputs(&t, 0, n_out);
+                check_ranges(&t, (Range[]){ { -2, 2 }, { 0, 3 }, { 0.5, 2 } });
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1428,6 +1450,7 @@ int main(void)
         cmocka_unit_test(test_rotary),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_cache_and_grid),
+        cmocka_unit_test(test_losses),
     };
     if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
         cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
