@@ -190,3 +190,58 @@ int low_gemm(Low *L)
     LoopExpr *bi[2] = { low_v(L, tb ? m.yv[1] : m.kv), low_v(L, tb ? m.kv : m.yv[1]) };
     return mm_emit(L, &m, low_index(L, m.a, ai), low_index(L, m.b, bi), gemm_post);
 }
+
+/* Einsum: loops over the output labels, an accumulator, loops over the
+ * summed labels; each operand reads at its labels' variables (a dim of
+ * extent 1 under a larger label broadcasts: index 0; a repeated label takes
+ * the diagonal).  The equation is ir_einsum's, as the interpreter's. */
+int low_einsum(Low *L)
+{
+    const IrNode *n = L->n;
+    const IrShape *shp[IR_EINSUM_MAX_IN];
+    int nin = n->n_in < IR_EINSUM_MAX_IN ? n->n_in : IR_EINSUM_MAX_IN, y = low_out(L, 0);
+    int buf[IR_EINSUM_MAX_IN];
+    for (int i = 0; i < nin; i++) {
+        buf[i] = low_in(L, i);
+        shp[i] = &low_buf(L, buf[i])->shape;
+    }
+    IrEinsum e;
+    if (ir_einsum(L->g, n, shp, nin, &e, L->d))
+        return -1;
+    IrDType t = acc_type(low_buf(L, y)->dtype);
+    int var[IR_EINSUM_MAX_LABELS], is_out[IR_EINSUM_MAX_LABELS] = { 0 };
+    for (int k = 0; k < e.out_rank; k++)
+        is_out[e.out_label[k]] = 1;
+    for (int l = 0; l < e.n_labels; l++)
+        if ((var[l] = loop_add_var(L->p, is_out[l] ? "i" : "r", IR_DT_I64)) < 0)
+            return low_oom(L);
+    LoopStmt *blk = loop_block(L->p);
+    int acc = low_let(L, blk, "acc", low_const(L, t, 0), 1);
+    if (acc < 0)
+        return low_oom(L);
+    LoopExpr *prod = NULL;
+    for (int i = 0; i < e.n_in; i++) {
+        LoopExpr *idx[IR_MAX_RANK];
+        for (int k = 0; k < e.rank[i]; k++) {
+            int l = e.label[i][k];
+            idx[k] = shp[i]->dims[k] == 1 && e.size[l] != 1 ? low_i(L, 0) : low_v(L, var[l]);
+        }
+        LoopExpr *v = low_load(L, buf[i], low_index(L, buf[i], idx), t);
+        prod = prod ? low_bin(L, LOOP_MUL, prod, v) : v;
+    }
+    LoopStmt *inner = loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc), prod ? prod : low_const(L, t, 1)));
+    for (int l = e.n_labels - 1; l >= 0 && inner; l--)
+        if (!is_out[l])
+            inner = loop_for(L->p, var[l], low_i(L, e.size[l]), LOOP_SERIAL, inner);
+    LoopExpr *oi[IR_MAX_RANK];
+    int ov[IR_MAX_RANK];
+    int64_t ext[IR_MAX_RANK];
+    for (int k = 0; k < e.out_rank; k++) {
+        ov[k] = var[e.out_label[k]];
+        ext[k] = e.size[e.out_label[k]];
+        oi[k] = low_v(L, ov[k]);
+    }
+    if (low_add(L, blk, inner) || low_add(L, blk, low_store(L, y, low_index(L, y, oi), low_v(L, acc))))
+        return low_oom(L);
+    return low_kernel(L, low_nest(L, e.out_rank, ov, ext, blk));
+}

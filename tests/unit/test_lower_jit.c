@@ -1424,6 +1424,33 @@ static void test_losses(void **state)
             }
 }
 
+static void test_einsum(void **state)
+{
+    (void)state;
+    static const struct { const char *eq; int n; int64_t d[3][4]; int r[3]; } cases[] = {
+        { "ij,jk->ik", 2, { { 3, 4 }, { 4, 5 } }, { 2, 2 } },
+        { "bij,bjk->bik", 2, { { 2, 3, 4 }, { 2, 4, 2 } }, { 3, 3 } },
+        { "ii->i", 1, { { 4, 4 } }, { 2 } },
+        { "ij->", 1, { { 3, 5 } }, { 2 } },
+        { "i,i->", 2, { { 6 }, { 6 } }, { 1, 1 } },
+        { "...ij,...jk->...ik", 2, { { 2, 1, 3, 4 }, { 3, 4, 2 } }, { 4, 3 } },
+        { "ij,jk,kl->il", 3, { { 2, 3 }, { 3, 4 }, { 4, 2 } }, { 2, 2, 2 } },
+        { "ijk->kji", 1, { { 2, 3, 4 } }, { 3 } },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        TG t;
+        tg_start(&t, "einsum");
+        int in[3];
+        static const char *const names[3] = { "a", "b", "c" };
+        for (int i = 0; i < cases[c].n; i++)
+            in[i] = in_f32(&t, names[i], cases[c].r[i], cases[c].d[i]);
+        tg_node(&t, IR_OP_Einsum, "op", cases[c].n, in, 1);
+        tg_str(&t, IR_A_equation, cases[c].eq);
+        outputs(&t, 0, 1);
+        check(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1451,6 +1478,7 @@ int main(void)
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_cache_and_grid),
         cmocka_unit_test(test_losses),
+        cmocka_unit_test(test_einsum),
     };
     if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
         cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
