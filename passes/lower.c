@@ -41,6 +41,7 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_GlobalAveragePool] = low_globalpool, [IR_OP_GlobalMaxPool] = low_globalpool,
     [IR_OP_GlobalLpPool] = low_globalpool,
     [IR_OP_MatMul] = low_matmul, [IR_OP_Gemm] = low_gemm, [IR_OP_Einsum] = low_einsum,
+    [IR_OP_DFT] = low_dft,
     [IR_OP_Transpose] = low_transpose, [IR_OP_Concat] = low_concat, [IR_OP_Split] = low_split,
     [IR_OP_Slice] = low_slice, [IR_OP_Gather] = low_gather, [IR_OP_GatherElements] = low_gatherelements,
     [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,

@@ -69,6 +69,7 @@ int low_gemm(Low *L);
 int low_matmulinteger(Low *L);
 int low_qlinearmatmul(Low *L);
 int low_einsum(Low *L);
+int low_dft(Low *L);
 int low_transpose(Low *L);    /* lower_data.c */
 int low_concat(Low *L);
 int low_split(Low *L);

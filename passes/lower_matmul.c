@@ -8,6 +8,8 @@
  * int64. */
 #include "passes/lower_impl.h"
 
+#include <math.h>
+
 static IrDType acc_type(IrDType t) { return ir_dtype_is_float(t) ? low_ctype(t) : IR_DT_I64; }
 
 /* Index of a batched matrix operand: batch dims (all but the last two)
@@ -244,4 +246,65 @@ int low_einsum(Low *L)
     if (low_add(L, blk, inner) || low_add(L, blk, low_store(L, y, low_index(L, y, oi), low_v(L, acc))))
         return low_oom(L);
     return low_kernel(L, low_nest(L, e.out_rank, ov, ext, blk));
+}
+
+/* DFT: the direct sum over the transformed axis (zero-padded or truncated
+ * to the DFT length), out[k] = scale * sum_t in[t] e^(sign 2 pi i k t / len),
+ * the angle reduced with (k t) mod len as the interpreter; float64. */
+int low_dft(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, y);
+    IrArray xa = { .dtype = xb->dtype, .shape = xb->shape };
+    const IrArray *len_in = low_known(L, 1), *ax_in = low_known(L, 2);
+    if ((low_has(L, 1) && !len_in) || (low_has(L, 2) && !ax_in))
+        return ir_node_error(L->g, n, L->d, "dft_length and axis must be known at compile time");
+    int axis;
+    int64_t len;
+    if (ir_dft_params(L->g, n, &xa, len_in, ax_in, &axis, &len, L->d))
+        return -1;
+    int r = xb->shape.rank, cplx = xb->shape.dims[r - 1] == 2, inverse = ir_attr_int(n, IR_A_inverse) != 0;
+    int64_t cnt = xb->shape.dims[axis] < len ? xb->shape.dims[axis] : len;
+    IrDType t = IR_DT_F64;
+    double sign = inverse ? 1 : -1, scale = inverse ? 1.0 / (double)len : 1.0;
+    int v[IR_MAX_RANK], tv;
+    if (low_vars(L, r - 1, "i", v) || low_vars(L, 1, "t", &tv))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *b = loop_block(L->p);
+    int re = low_let(L, blk, "re", low_const(L, t, 0), 1), im = low_let(L, blk, "im", low_const(L, t, 0), 1);
+    if (re < 0 || im < 0)
+        return low_oom(L);
+    LoopExpr *xi[IR_MAX_RANK];
+    for (int i = 0; i < r - 1; i++)
+        xi[i] = low_v(L, i == axis ? tv : v[i]);
+    xi[r - 1] = low_i(L, 0);
+    int av = low_let(L, b, "a", low_load(L, x, low_index(L, x, xi), t), 0);
+    xi[r - 1] = low_i(L, 1);
+    for (int i = 0; i < r - 1; i++)
+        xi[i] = low_v(L, i == axis ? tv : v[i]);
+    int bv = low_let(L, b, "b", cplx ? low_load(L, x, low_index(L, x, xi), t) : low_const(L, t, 0), 0);
+    LoopExpr *kt = low_bin(L, LOOP_MOD, low_bin(L, LOOP_MUL, low_v(L, v[axis]), low_v(L, tv)), low_i(L, len));
+    int ang = low_let(L, b, "ang", low_bin(L, LOOP_MUL, low_convert(L, kt, t), low_const(L, t, sign * 2 * M_PI / (double)len)), 0);
+    if (av < 0 || bv < 0 || ang < 0)
+        return low_oom(L);
+    int cv = low_let(L, b, "c", loop_call(L->p, LOOP_I_cos, 1, (LoopExpr *[]){ low_v(L, ang) }), 0);
+    int sv = low_let(L, b, "s", loop_call(L->p, LOOP_I_sin, 1, (LoopExpr *[]){ low_v(L, ang) }), 0);
+    if (cv < 0 || sv < 0)
+        return low_oom(L);
+    LoopExpr *dre = low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, low_v(L, av), low_v(L, cv)), low_bin(L, LOOP_MUL, low_v(L, bv), low_v(L, sv)));
+    LoopExpr *dim = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, av), low_v(L, sv)), low_bin(L, LOOP_MUL, low_v(L, bv), low_v(L, cv)));
+    if (low_add(L, b, loop_assign(L->p, re, low_bin(L, LOOP_ADD, low_v(L, re), dre))) ||
+        low_add(L, b, loop_assign(L->p, im, low_bin(L, LOOP_ADD, low_v(L, im), dim))) ||
+        low_add(L, blk, loop_for(L->p, tv, low_i(L, cnt), LOOP_SERIAL, b)))
+        return low_oom(L);
+    for (int part = 0; part < 2; part++) {
+        LoopExpr *yi[IR_MAX_RANK];
+        for (int i = 0; i < r - 1; i++)
+            yi[i] = low_v(L, v[i]);
+        yi[r - 1] = low_i(L, part);
+        if (low_add(L, blk, low_store(L, y, low_index(L, y, yi), low_bin(L, LOOP_MUL, low_v(L, part ? im : re), low_const(L, t, scale)))))
+            return low_oom(L);
+    }
+    return low_kernel(L, low_nest(L, r - 1, v, yb->shape.dims, blk));
 }

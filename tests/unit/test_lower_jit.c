@@ -1451,6 +1451,28 @@ static void test_einsum(void **state)
     }
 }
 
+static void test_dft(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 2; c++)
+        for (int inv = 0; inv < 2; inv++)
+            for (int l = 0; l < 3; l++) {
+                TG t;
+                tg_start(&t, "dft");
+                int in[3] = { c ? in_f32(&t, "x", TG_INTS(2, 6, 2)) : in_f32(&t, "x", TG_INTS(2, 6, 1)), -1, -1 };
+                int n_in = 1;
+                if (l) {
+                    in[1] = tg_const(&t, "len", IR_DT_I64, 0, NULL, (double[]){ l == 1 ? 4 : 8 });
+                    in[2] = tg_const(&t, "ax", IR_DT_I64, 0, NULL, (double[]){ 1 });
+                    n_in = 3;
+                }
+                tg_node(&t, IR_OP_DFT, "op", n_in, in, 1);
+                tg_int(&t, IR_A_inverse, inv);
+                outputs(&t, 0, 1);
+                check(&t);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1479,6 +1501,7 @@ int main(void)
         cmocka_unit_test(test_cache_and_grid),
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_einsum),
+        cmocka_unit_test(test_dft),
     };
     if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
         cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
