@@ -64,6 +64,8 @@ static void fail_diag(const char *what, const UtilDiag *d)
 static void check_ranges(TG *t, const Range *ranges)
 {
     IrGraph *g = t->g;
+    if (getenv("DLCC_TEST_VERBOSE"))
+        printf("case %s\n", g->name);
     if (pass_infer(g, &t->d) != 0)
         fail_diag("infer", &t->d);
     int ni = g->n_inputs, no = g->n_outputs;
