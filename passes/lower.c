@@ -53,7 +53,7 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_HannWindow] = low_window_fn, [IR_OP_HammingWindow] = low_window_fn,
     [IR_OP_BlackmanWindow] = low_window_fn, [IR_OP_MaxUnpool] = low_maxunpool,
     [IR_OP_NegativeLogLikelihoodLoss] = low_loss, [IR_OP_SoftmaxCrossEntropyLoss] = low_loss,
-    [IR_OP_Col2Im] = low_col2im, [IR_OP_TensorScatter] = low_tensorscatter, [IR_OP_AffineGrid] = low_affinegrid,
+    [IR_OP_Col2Im] = low_col2im, [IR_OP_GridSample] = low_gridsample, [IR_OP_TensorScatter] = low_tensorscatter, [IR_OP_AffineGrid] = low_affinegrid,
     [IR_OP_Attention] = low_attention, [IR_OP_TopK] = low_topk, [IR_OP_RotaryEmbedding] = low_rotary, [IR_OP_Trilu] = low_trilu, [IR_OP_EyeLike] = low_eyelike, [IR_OP_OneHot] = low_onehot,
     [IR_OP_CumSum] = low_cumsum, [IR_OP_RMSNormalization] = low_rmsnorm, [IR_OP_GroupNormalization] = low_groupnorm,
     [IR_OP_LRN] = low_lrn, [IR_OP_MeanVarianceNormalization] = low_mvn,

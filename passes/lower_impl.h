@@ -64,6 +64,7 @@ int low_qlinearconv(Low *L);
 int low_roialign(Low *L);
 int low_deformconv(Low *L);
 int low_col2im(Low *L);
+int low_gridsample(Low *L);
 int low_matmul(Low *L);       /* lower_matmul.c */
 int low_gemm(Low *L);
 int low_matmulinteger(Low *L);

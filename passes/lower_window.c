@@ -681,3 +681,175 @@ int low_col2im(Low *L)
         return low_oom(L);
     return low_kernel(L, k);
 }
+
+/* ---------------------------------------------------------- GridSample */
+
+/* As the interpreter (interp/k_sample.c): grid coordinates (x first) are
+ * unnormalized (align_corners or pixel centres); nearest rounds half to
+ * even; positions outside [lo, hi] are clamped (border) or reflected
+ * (reflection) first; then nearest / linear (2 taps) / cubic (4 taps, a =
+ * -0.75) interpolation reads each tap through the padding rule: zeros
+ * outside, border clamps, reflection folds.  Float64; taps are clamped into
+ * the input, so every load stays inside. */
+typedef struct Gs {
+    int x, grid, y, sp, mode, pad, align;
+    const int64_t *len;
+} Gs;
+
+static LoopExpr *fconst(Low *L, double v) { return low_const(L, IR_DT_F64, v); }
+
+/* Folds e (a variable) into [lo, hi] by reflection at the borders. */
+static LoopExpr *gs_reflect(Low *L, LoopStmt *b, int v, double lo, double hi)
+{
+    double rng = hi - lo;
+    if (rng <= 0)
+        return fconst(L, lo);
+    LoopExpr *below = low_bin(L, LOOP_LT, low_v(L, v), fconst(L, lo));
+    int dx = low_let(L, b, "dx", loop_select(L->p, below, low_bin(L, LOOP_SUB, fconst(L, lo), low_v(L, v)),
+                                             low_bin(L, LOOP_SUB, low_v(L, v), fconst(L, hi))), 0);
+    if (dx < 0)
+        return NULL;
+    int kq = low_let(L, b, "kq", loop_call(L->p, LOOP_I_floor, 1, (LoopExpr *[]){ low_bin(L, LOOP_DIV, low_v(L, dx), fconst(L, rng)) }), 0);
+    if (kq < 0)
+        return NULL;
+    int rr = low_let(L, b, "rr", low_bin(L, LOOP_SUB, low_v(L, dx), low_bin(L, LOOP_MUL, low_v(L, kq), fconst(L, rng))), 0);
+    int ev = low_let(L, b, "even", low_bin(L, LOOP_EQ, low_bin(L, LOOP_TMOD, low_v(L, kq), fconst(L, 2)), fconst(L, 0)), 0);
+    if (rr < 0 || ev < 0)
+        return NULL;
+    LoopExpr *lo_r = low_bin(L, LOOP_ADD, fconst(L, lo), low_v(L, rr)), *hi_r = low_bin(L, LOOP_SUB, fconst(L, hi), low_v(L, rr));
+    LoopExpr *from_below = loop_select(L->p, low_v(L, ev), lo_r, hi_r);
+    LoopExpr *from_above = loop_select(L->p, low_v(L, ev), loop_expr_copy(L->p, hi_r), loop_expr_copy(L->p, lo_r));
+    LoopExpr *outside = low_bin(L, LOOP_OR, low_bin(L, LOOP_LT, low_v(L, v), fconst(L, lo)), low_bin(L, LOOP_LT, fconst(L, hi), low_v(L, v)));
+    return loop_select(L->p, outside, loop_select(L->p, loop_expr_copy(L->p, below), from_below, from_above), low_v(L, v));
+}
+
+static double gs_lo(const Gs *g) { return g->align ? 0.0 : -0.5; }
+static double gs_hi(const Gs *g, int i) { return g->align ? (double)g->len[i] - 1 : (double)g->len[i] - 0.5; }
+
+/* Tap at integer position p (a variable) on axis i: *ok when it reads x
+ * (zeros padding); returns the clamped index to read. */
+static LoopExpr *gs_tap(Low *L, const Gs *g, LoopStmt *b, int i, int p, LoopExpr **ok)
+{
+    int64_t n = g->len[i];
+    LoopExpr *q = low_v(L, p);
+    if (g->pad == 0)
+        *ok = low_and(L, *ok, low_in_range(L, low_v(L, p), 0, n));
+    if (g->pad == 2) {
+        int pf = low_let(L, b, "pf", low_convert(L, low_v(L, p), IR_DT_F64), 0);
+        LoopExpr *r = pf < 0 ? NULL : gs_reflect(L, b, pf, gs_lo(g), gs_hi(g, i));
+        q = loop_cast(L->p, IR_DT_I64, r);
+    }
+    return low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, q, low_i(L, 0)), low_i(L, n - 1));
+}
+
+static LoopExpr *gridsample_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    const Gs *g = ctx;
+    int sp = g->sp;
+    int pos[IR_MAX_RANK];
+    for (int i = 0; i < sp; i++) {
+        /* grid[n, out..., sp - 1 - i] */
+        LoopExpr *gi[IR_MAX_RANK + 2];
+        gi[0] = low_v(L, v[0]);
+        for (int k = 0; k < sp; k++)
+            gi[1 + k] = low_v(L, v[2 + k]);
+        gi[1 + sp] = low_i(L, sp - 1 - i);
+        double len = (double)g->len[i];
+        LoopExpr *c = low_load(L, g->grid, low_index(L, g->grid, gi), IR_DT_F64);
+        c = g->align ? low_bin(L, LOOP_MUL, low_bin(L, LOOP_DIV, low_bin(L, LOOP_ADD, c, fconst(L, 1)), fconst(L, 2)), fconst(L, len - 1))
+                     : low_bin(L, LOOP_DIV, low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, c, fconst(L, 1)), fconst(L, len)),
+                                                    fconst(L, 1)), fconst(L, 2));
+        if (g->mode == 0)
+            c = loop_call(L->p, LOOP_I_round_even, 1, &c);
+        int cv = low_let(L, body, "gc", c, 0);
+        if (cv < 0)
+            return NULL;
+        LoopExpr *pv = low_v(L, cv);
+        if (g->pad == 1)
+            pv = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, pv, fconst(L, 0)), fconst(L, len - 1));
+        else if (g->pad == 2)
+            pv = gs_reflect(L, body, cv, gs_lo(g), gs_hi(g, i));
+        if (g->pad == 1) {
+            /* border only clamps positions outside [lo, hi] (inside ones stay) */
+            LoopExpr *out = low_bin(L, LOOP_OR, low_bin(L, LOOP_LT, low_v(L, cv), fconst(L, gs_lo(g))),
+                                    low_bin(L, LOOP_LT, fconst(L, gs_hi(g, i)), low_v(L, cv)));
+            pv = loop_select(L->p, out, pv, low_v(L, cv));
+        }
+        /* far outside or not finite: reads padding */
+        int pp = low_let(L, body, "pos", pv, 0);
+        if (pp < 0)
+            return NULL;
+        LoopExpr *bad = low_bin(L, LOOP_OR, low_bin(L, LOOP_LT, fconst(L, 1e15), loop_un(L->p, LOOP_ABS, low_v(L, pp))),
+                                low_bin(L, LOOP_NE, low_v(L, pp), low_v(L, pp)));
+        if ((pos[i] = low_let(L, body, "p", loop_select(L->p, bad, fconst(L, -2), low_v(L, pp)), 0)) < 0)
+            return NULL;
+    }
+    int taps = g->mode == 0 ? 1 : g->mode == 1 ? 2 : 4, first = g->mode == 2 ? -1 : 0;
+    int p0[IR_MAX_RANK], fr[IR_MAX_RANK];
+    for (int i = 0; i < sp; i++) {
+        LoopExpr *f = g->mode == 0 ? low_v(L, pos[i]) : loop_call(L->p, LOOP_I_floor, 1, (LoopExpr *[]){ low_v(L, pos[i]) });
+        int fv = low_let(L, body, "fl", f, 0);
+        if (fv < 0 || (p0[i] = low_let(L, body, "p0", loop_cast(L->p, IR_DT_I64, low_v(L, fv)), 0)) < 0 ||
+            (fr[i] = low_let(L, body, "fr", low_bin(L, LOOP_SUB, low_v(L, pos[i]), low_v(L, fv)), 0)) < 0)
+            return NULL;
+    }
+    LoopExpr *acc = NULL;
+    int ntaps = 1;
+    for (int i = 0; i < sp; i++)
+        ntaps *= taps;
+    for (int tap = 0; tap < ntaps; tap++) {
+        LoopExpr *wt = NULL, *ok = NULL, *xi[IR_MAX_RANK];
+        xi[0] = low_v(L, v[0]);
+        xi[1] = low_v(L, v[1]);
+        for (int i = 0, rest = tap; i < sp; i++) {
+            int kk = rest % taps;
+            rest /= taps;
+            int p = low_let(L, body, "q", low_bin(L, LOOP_ADD, low_v(L, p0[i]), low_i(L, first + kk)), 0);
+            if (p < 0)
+                return NULL;
+            xi[2 + i] = gs_tap(L, g, body, i, p, &ok);
+            LoopExpr *w = NULL, *t = low_v(L, fr[i]);
+            if (g->mode == 1) {
+                w = kk ? t : low_bin(L, LOOP_SUB, fconst(L, 1), t);
+            } else if (g->mode == 2) {
+                const double a = -0.75;
+                double off[4] = { 1, 0, -1, -2 };        /* distance: t + 1, t, 1 - t, 2 - t */
+                LoopExpr *x = kk < 2 ? low_bin(L, LOOP_ADD, t, fconst(L, off[kk] == 1 ? 1 : 0))
+                                     : low_bin(L, LOOP_SUB, fconst(L, -off[kk]), t);
+                int xv = low_let(L, body, "cx", x, 0);
+                if (xv < 0)
+                    return NULL;
+                LoopExpr *X = low_v(L, xv);
+                if (kk == 0 || kk == 3)
+                    w = low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_bin(L, LOOP_SUB,
+                        low_bin(L, LOOP_MUL, fconst(L, a), X), fconst(L, 5 * a)), low_v(L, xv)), fconst(L, 8 * a)), low_v(L, xv)), fconst(L, 4 * a));
+                else
+                    w = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_bin(L, LOOP_MUL, low_bin(L, LOOP_SUB,
+                        low_bin(L, LOOP_MUL, fconst(L, a + 2), X), fconst(L, a + 3)), low_v(L, xv)), low_v(L, xv)), fconst(L, 1));
+            }
+            if (w)
+                wt = wt ? low_bin(L, LOOP_MUL, wt, w) : w;
+        }
+        LoopExpr *val = low_load(L, g->x, low_index(L, g->x, xi), IR_DT_F64);
+        if (ok)
+            val = loop_select(L->p, ok, val, fconst(L, 0));
+        LoopExpr *term = wt ? low_bin(L, LOOP_MUL, wt, val) : val;
+        acc = acc ? low_bin(L, LOOP_ADD, acc, term) : term;
+    }
+    return acc;
+}
+
+int low_gridsample(Low *L)
+{
+    Gs g = { .x = low_in(L, 0), .grid = low_in(L, 1), .y = low_out(L, 0),
+             .align = ir_attr_int(L->n, IR_A_align_corners) != 0 };
+    const LoopBuf *xb = low_buf(L, g.x);
+    g.sp = xb->shape.rank - 2;
+    g.len = &xb->shape.dims[2];
+    if (ir_gridsample_modes(L->g, L->n, &g.mode, &g.pad, L->d))
+        return -1;
+    if (g.mode == 2 && g.sp != 2)
+        return util_error(L->d, L->n->loc, "operator GridSample (node '%s') with cubic mode on %d spatial axes is "
+                          "not supported on target cpu yet", L->n->name ? L->n->name : "", g.sp);
+    return low_map(L, g.y, gridsample_elem, &g);
+}

@@ -1475,6 +1475,26 @@ static void test_dft(void **state)
             }
 }
 
+static void test_gridsample(void **state)
+{
+    (void)state;
+    static const char *const modes[] = { "nearest", "linear", "cubic" };
+    static const char *const pads[] = { "zeros", "border", "reflection" };
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 3; p++)
+            for (int align = 0; align < 2; align++) {
+                TG t;
+                tg_start(&t, "gridsample");
+                int in[2] = { in_f32(&t, "x", TG_INTS(2, 2, 4, 5)), in_f32(&t, "g", TG_INTS(2, 3, 3, 2)) };
+                tg_node(&t, IR_OP_GridSample, "op", 2, in, 1);
+                tg_str(&t, IR_A_mode, modes[m]);
+                tg_str(&t, IR_A_padding_mode, pads[p]);
+                tg_int(&t, IR_A_align_corners, align);
+                outputs(&t, 0, 1);
+                check_ranges(&t, (Range[]){ { -2, 2 }, { -1.7, 1.7 } });
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1504,6 +1524,7 @@ int main(void)
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_einsum),
         cmocka_unit_test(test_dft),
+        cmocka_unit_test(test_gridsample),
     };
     if (getenv("DLCC_TEST_FILTER"))          /* e.g. DLCC_TEST_FILTER=test_conv */
         cmocka_set_test_filter(getenv("DLCC_TEST_FILTER"));
