@@ -94,6 +94,13 @@ static void struct_def(UtilBuf *out, const IrGraph *g, const char *name, const i
     util_buf_printf(out, "} %s_%s;\n\n", name, is_input ? "inputs" : "outputs");
 }
 
+char **tgt_io_names(const IrGraph *g, int outputs)
+{
+    return outputs ? field_names(g, g->outputs, g->n_outputs) : field_names(g, g->inputs, g->n_inputs);
+}
+
+void tgt_io_names_free(char **names, int n) { free_names(names, n); }
+
 void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out)
 {
     char **in = field_names(g, g->inputs, g->n_inputs);

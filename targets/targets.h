@@ -25,6 +25,12 @@ typedef struct TgtOptions {
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
+    /* -t fpga (targets/fpga.c) */
+    const char *precision;    /* "float32" (NULL) or "fixed<W,I>" */
+    const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
+    const char *fpga_part;    /* NULL = TGT_FPGA_DEFAULT_PART */
+    double fpga_clock_mhz;    /* 0 = 200 */
+    const char *model_file;   /* for diagnostics */
 } TgtOptions;
 
 /* One generated file: name (plain file name) and contents. */
@@ -44,6 +50,18 @@ void tgt_files_free(TgtFiles *fs);
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+
+/* The FPGA pipeline: lower → HLS schedule (pipeline, unroll, partition) →
+ * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl and
+ * NAME.report.json (docs/targets/fpga.md).  g must be inferred. */
+#define TGT_FPGA_DEFAULT_PART "xcu50-fsvh2104-2-e"
+int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+
+/* Unique C field names of the model's inputs (outputs != 0: outputs) in the
+ * NAME_inputs / NAME_outputs structs of the header; free with
+ * tgt_io_names_free. */
+char **tgt_io_names(const IrGraph *g, int outputs);
+void tgt_io_names_free(char **names, int n);
 
 /* NAME.h: sizes, shapes, the input/output structs and the entry points. */
 void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);

@@ -104,9 +104,10 @@ static int write_files(const TgtFiles *fs, const char *outdir, UtilDiag *d)
 int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
-    static const char *const later_values[] = { "--fpga-part", "--print-after", NULL };
+    static const char *const later_values[] = { "--print-after", NULL };
     static const char *const later_flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *v;
+    const char *fpga_only = NULL, *precision = NULL;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
     DlccArgs a;
@@ -144,13 +145,23 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
             a.status = check_precision(v);
-            if (!a.status && strcmp(v, "float32"))
-                later = "--precision other than float32";
+            precision = v;
+            o.precision = v;
+        } else if ((v = dlcc_arg_value(&a, "--precision-file"))) {
+            o.precision_file = v;
+            fpga_only = "--precision-file";
+        } else if ((v = dlcc_arg_value(&a, "--fpga-part"))) {
+            o.fpga_part = v;
+            fpga_only = "--fpga-part";
+            if (!v[0] || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != strlen(v))
+                a.status = dlcc_usage_error("--fpga-part wants a part name like xcu50-fsvh2104-2-e, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--fpga-clock"))) {
             char *end;
             double mhz = strtod(v, &end);
             if (end == v || *end || !(mhz > 0 && mhz <= 10000))
                 a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
+            o.fpga_clock_mhz = mhz;
+            fpga_only = "--fpga-clock";
         } else if (dlcc_arg_opt_level(arg) >= 0) {
             o.opt_level = dlcc_arg_opt_level(arg);
         } else if (strcmp(arg, "-v") == 0) {
@@ -177,16 +188,25 @@ int dlcc_cmd_compile(int argc, char **argv)
     char *cname = name ? NULL : util_c_identifier(g->name);
     o.name = name ? name : cname;
     TgtFiles files = { 0 };
-    int rc;
-    if (strcmp(target, "cpu"))
+    int rc, fpga = strcmp(target, "fpga") == 0;
+    o.model_file = a.model;
+    if (!fpga && precision && strcmp(precision, "float32"))
+        later = "--precision other than float32 (outside -t fpga)";
+    if (fpga && precision && strcmp(precision, "int8") == 0)
+        later = "--precision int8 on -t fpga (use fixed<8,I>)";
+    if (strcmp(target, "cpu") && !fpga)
         rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
-                        "build yet (cpu is); 'dlcc run' runs the reference interpreter", target);
+                        "build yet (cpu and fpga are); 'dlcc run' runs the reference interpreter", target);
+    else if (!fpga && fpga_only)
+        rc = util_error(&d, util_loc_file(a.model), "%s belongs to -t fpga", fpga_only);
     else if (later)
         rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
-    else if (foreign)
+    else if (foreign && !fpga)
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
+    else if (fpga)
+        rc = tgt_fpga_compile(g, &o, &files, &d);
     else
         rc = tgt_cpu_compile(g, &o, &files, &d);
     if (!rc)
