@@ -264,8 +264,8 @@ static int model(Cli *c)
     c->passed += ok;
     free(r.data);
 
-    run(c, "%D/tiny.json", "-t", "fpga", NULL);
-    check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'fpga' is not "
+    run(c, "%D/tiny.json", "-t", "gpu", NULL);
+    check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'gpu' is not "
           "available", NULL);
 
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny.txt", NULL);
