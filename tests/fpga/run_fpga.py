@@ -10,7 +10,8 @@ model's committed input_K.npy and compares with output_K.npy.
 float32: rtol 1e-3, atol 1e-4 (DESIGN.md section 6, e2e).
 --fixed: compiled with tests/fpga/precision.json (fixed<16,6> activations,
 fixed<8,1> weights); every output within 0.1 * max|ref| + 2^-7 of the float
-reference, and with --classify the arg-max class of every row unchanged.
+reference, and with --classify the arg-max class of every row unchanged (unless
+the reference's best two classes are within that bound of each other: a tie).
 """
 
 import argparse
@@ -109,7 +110,10 @@ def main():
             ok &= compare(name, got, refs[k], 0.0, bound)
             if a.classify:
                 g, r = got.reshape(got.shape[0], -1), refs[k].reshape(refs[k].shape[0], -1)
-                same = bool((g.argmax(axis=1) == r.argmax(axis=1)).all())
+                # a row whose best two reference classes are closer than the bound is a tie
+                top2 = np.sort(r, axis=1)[:, -2:]
+                tie = (top2[:, 1] - top2[:, 0]) <= bound
+                same = bool(((g.argmax(axis=1) == r.argmax(axis=1)) | tie).all())
                 print("%s %s: arg-max class %s, expected %s" % ("ok  " if same else "FAIL", name,
                                                                 g.argmax(axis=1).tolist(), r.argmax(axis=1).tolist()))
                 ok &= same
