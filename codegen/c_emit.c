@@ -824,7 +824,7 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
             const_array(t, p, b, out, 1);
         } else if (p->bufs[b].storage == LOOP_ST_LOCAL) {
             indent(out, 1);
-            util_buf_printf(out, "%s %s[%lld];\n", cg_c_buf_type(t, p, b), name,
+            util_buf_printf(out, "%s %s[%lld] = { 0 };\n", cg_c_buf_type(t, p, b), name,
                             (long long)ir_shape_numel(&p->bufs[b].shape));
         } else {
             continue;

@@ -378,7 +378,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         goto done;
     }
     p->name = util_arena_strdup(&p->arena, o->name);
-    if (tgt_fpga_line_buffers(p, g, d) < 0)                  /* convolutions: line buffer + window */
+    if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, d) < 0)                  /* convolutions: line buffer + window */
         goto done;
     loop_simplify(p);
     if (tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET)) {      /* pipeline, unroll, partition */

@@ -17,9 +17,14 @@
  * accesses in one bank (BRAM is dual-ported).  -1 on OOM. */
 int tgt_fpga_schedule(LoopProgram *p, int budget);
 
-/* Line-buffer rewrite of 2-D convolutions (targets/fpga_conv.c): returns how
- * many kernels were rewritten. */
-int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, UtilDiag *d);
+/* Marks loop LOOP_HLS_PIPELINE with target II `ii` and every loop inside it
+ * LOOP_UNROLLED. */
+void tgt_fpga_pipeline(LoopStmt *loop, int ii);
+
+/* Line-buffer rewrite of 2-D convolutions (targets/fpga_conv.c), pipelined
+ * per pixel with about `budget` multipliers; returns how many kernels were
+ * rewritten, -1 on OOM. */
+int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, UtilDiag *d);
 
 /* Estimated cost of one kernel (the model in docs/targets/fpga.md). */
 typedef struct TgtHlsCost {

@@ -65,6 +65,13 @@ static void unroll_all(LoopStmt *s)
     }
 }
 
+void tgt_fpga_pipeline(LoopStmt *loop, int ii)
+{
+    loop->u.loop.kind = LOOP_HLS_PIPELINE;
+    loop->u.loop.factor = ii;
+    unroll_all(loop->u.loop.body);
+}
+
 static void mark(LoopStmt *s, int budget)
 {
     if (!s)
@@ -74,9 +81,7 @@ static void mark(LoopStmt *s, int budget)
         if (s->u.loop.kind == LOOP_HLS_PIPELINE)
             return;                      /* scheduled already (line buffers) */
         if (s->u.loop.extent->kind == LOOP_E_INT && stmt_cost(s->u.loop.body) <= budget) {   /* 0: no inner loop */
-            s->u.loop.kind = LOOP_HLS_PIPELINE;
-            s->u.loop.factor = 1;
-            unroll_all(s->u.loop.body);
+            tgt_fpga_pipeline(s, 1);
         } else {
             mark(s->u.loop.body, budget);
         }
@@ -294,7 +299,8 @@ static int pipeline_ii(Walk *W, const LoopStmt *loop)
     memset(E->set, 1, (size_t)W->p->n_vars);       /* outer variables: 0 */
     memset(E->env, 0, (size_t)W->p->n_vars * sizeof *E->env);
     enum_stmt(E, loop->u.loop.body);
-    int ii = 1;
+    int target = loop->u.loop.factor > 1 ? loop->u.loop.factor : 1;   /* II asked for */
+    int ii = target;
     for (int b = 0; b < W->p->n_bufs; b++) {
         LoopBuf *bf = &W->p->bufs[b];
         if (bf->alias_of >= 0)
@@ -309,12 +315,12 @@ static int pipeline_ii(Walk *W, const LoopStmt *loop)
             continue;
         }
         int64_t numel = ir_shape_numel(&bf->shape);
-        if (W->decide && n + unknown > 2 && unknown == 0) {
+        if (W->decide && n + unknown > 2 * target && unknown == 0) {
             int64_t best = bf->partition > 1 ? bf->partition : 1;
-            if (max_bank(W->offs, n, best, W->count) > 2) {
+            if (max_bank(W->offs, n, best, W->count) > 2 * target) {
                 int64_t f;
-                for (f = (n + 1) / 2; f < numel && f <= 4096; f++)
-                    if (max_bank(W->offs, n, f, W->count) <= 2)
+                for (f = (n + 2 * target - 1) / (2 * target); f < numel && f <= 4096; f++)
+                    if (max_bank(W->offs, n, f, W->count) <= 2 * target)
                         break;
                 best = f > 4096 ? numel : f;
                 bf->partition = best >= numel ? (int)(numel < 1 << 30 ? numel : 1 << 30) : (int)best;
@@ -577,6 +583,19 @@ static void ops_stmt(Cost *C, const LoopStmt *s, int64_t copies)
     case LOOP_S_FOR: {
         int64_t e = s->u.loop.extent->kind == LOOP_E_INT ? s->u.loop.extent->u.i : 1;
         C->c->lut += 30;
+        if (s->u.loop.kind == LOOP_HLS_PIPELINE && s->u.loop.factor > 1) {
+            /* II = R: the tool shares each operator among R operations */
+            TgtHlsCost *outer = C->c, mine;
+            memset(&mine, 0, sizeof mine);
+            C->c = &mine;
+            ops_stmt(C, s->u.loop.body, copies);
+            C->c = outer;
+            int64_t r = s->u.loop.factor;
+            outer->dsp += (mine.dsp + r - 1) / r;
+            outer->lut += (mine.lut + r - 1) / r;
+            outer->mults += (mine.mults + r - 1) / r;
+            break;
+        }
         ops_stmt(C, s->u.loop.body, s->u.loop.kind == LOOP_UNROLLED ? copies * (e > 0 ? e : 1) : copies);
         break;
     }
