@@ -8,12 +8,15 @@
 /* Loop bodies executing at most this many statement instances per
  * iteration are unrolled completely under a pipelined loop (docs/targets/fpga.md). */
 #define TGT_FPGA_UNROLL_BUDGET 64
+/* ... and bodies up to this many times larger, at II = cost / budget. */
+#define TGT_FPGA_MAX_REUSE 16
 
-/* HLS schedule (targets/fpga_sched.c): marks, in every kernel, the outermost
- * loop whose body costs at most `budget` statement instances as
- * LOOP_HLS_PIPELINE (II=1) and every loop inside it LOOP_UNROLLED; then gives
- * every on-chip buffer accessed more than twice per pipelined iteration a
- * cyclic partition (LoopBuf.partition) that puts at most two of those
+/* HLS schedule (targets/fpga_sched.c): stages the model inputs on chip;
+ * marks, in every kernel, the outermost loop whose body costs at most
+ * budget * TGT_FPGA_MAX_REUSE innermost iterations as LOOP_HLS_PIPELINE
+ * (II = ceil(cost / budget)) and every loop inside it LOOP_UNROLLED; then gives
+ * every on-chip buffer accessed more than 2*II times per pipelined iteration
+ * a cyclic partition (LoopBuf.partition) that puts at most 2*II of those
  * accesses in one bank (BRAM is dual-ported).  -1 on OOM. */
 int tgt_fpga_schedule(LoopProgram *p, int budget);
 

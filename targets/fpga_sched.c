@@ -3,13 +3,13 @@
  *
  * Rules (docs/targets/fpga.md):
  *  - pipeline: walking down from each kernel's top, the first loop whose
- *    body costs <= budget statement instances (the product of the loop
- *    extents around each statement, summed) becomes LOOP_HLS_PIPELINE with
- *    target II=1 and every loop inside it LOOP_UNROLLED (factor 0); so the
- *    unrolled reduction is the "reuse" granularity: a dense layer of K
- *    inputs with K <= budget gets K multipliers, each used once per output;
- *    a 3x3 convolution over C channels pipelines over the channels with
- *    9 multipliers, each reused C times per output;
+ *    body costs at most budget * TGT_FPGA_MAX_REUSE innermost-loop
+ *    iterations (the products of the extents of the loops inside it, summed)
+ *    becomes LOOP_HLS_PIPELINE and every loop inside it LOOP_UNROLLED
+ *    (factor 0), at target II = ceil(cost / budget): the reuse factor.  A
+ *    dense layer of K inputs gets min(K, budget) multipliers, each used
+ *    ceil(K / budget) times per output (the tool shares operators across
+ *    the II cycles);
  *  - partition: the accesses of one pipelined iteration to each on-chip
  *    buffer are enumerated (unrolled loop variables take all their values,
  *    outer ones 0 — a cyclic partition's bank pattern only rotates with the
@@ -80,8 +80,9 @@ static void mark(LoopStmt *s, int budget)
     case LOOP_S_FOR:
         if (s->u.loop.kind == LOOP_HLS_PIPELINE)
             return;                      /* scheduled already (line buffers) */
-        if (s->u.loop.extent->kind == LOOP_E_INT && stmt_cost(s->u.loop.body) <= budget) {   /* 0: no inner loop */
-            tgt_fpga_pipeline(s, 1);
+        int64_t c = stmt_cost(s->u.loop.body);          /* 0: no inner loop */
+        if (s->u.loop.extent->kind == LOOP_E_INT && c <= (int64_t)budget * TGT_FPGA_MAX_REUSE) {
+            tgt_fpga_pipeline(s, c <= budget ? 1 : (int)((c + budget - 1) / budget));
         } else {
             mark(s->u.loop.body, budget);
         }
