@@ -399,22 +399,29 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
                         .io_offset = off };
     if (cg_hls_emit(p, &ho, &text, &dataflow, d))
         goto done;
-    add_file(out, o->name, ".c", &text);
-    tgt_emit_header(g, p, o->name, &text);
-    add_file(out, o->name, ".h", &text);
+    if (o->emit & (TGT_EMIT_C | TGT_EMIT_HLS))
+        add_file(out, o->name, ".c", &text);
+    util_buf_free(&text);
+    if (o->emit & TGT_EMIT_HEADER) {
+        tgt_emit_header(g, p, o->name, &text);
+        add_file(out, o->name, ".h", &text);
+    }
     if (test_data(g, &td, d))
         goto done;
-    testbench(g, p, fmt, &td, inf, outf, o->name, &text);
-    add_file(out, o->name, "_tb.c", &text);
-    tcl(o, part, mhz, &text);
-    add_file(out, o->name, ".tcl", &text);
+    if (o->emit & TGT_EMIT_HLS) {
+        testbench(g, p, fmt, &td, inf, outf, o->name, &text);
+        add_file(out, o->name, "_tb.c", &text);
+        tcl(o, part, mhz, &text);
+        add_file(out, o->name, ".tcl", &text);
+    }
     if (o->emit & TGT_EMIT_GRAPH) {
         ir_print_dot(g, &text);
         add_file(out, o->name, ".dot", &text);
     }
-    if (report(g, p, o, fmt, frac, dataflow, part, mhz, &td, &text, d))
+    if ((o->emit & TGT_EMIT_REPORT) && report(g, p, o, fmt, frac, dataflow, part, mhz, &td, &text, d))
         goto done;
-    add_file(out, o->name, ".report.json", &text);
+    if (o->emit & TGT_EMIT_REPORT)
+        add_file(out, o->name, ".report.json", &text);
     rc = 0;
 done:
     if (rc)

@@ -15,7 +15,10 @@ enum {
     TGT_EMIT_HEADER = 1 << 3,
     TGT_EMIT_GRAPH = 1 << 4,
     TGT_EMIT_REPORT = 1 << 5,
+    TGT_EMIT_C = 1 << 6,      /* fpga: NAME.c */
+    TGT_EMIT_HLS = 1 << 7,    /* fpga: NAME.c, NAME_tb.c, NAME.tcl */
     TGT_EMIT_DEFAULT_CPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
+    TGT_EMIT_DEFAULT_FPGA = TGT_EMIT_HLS | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
 };
 
 typedef struct TgtOptions {

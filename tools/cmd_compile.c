@@ -23,7 +23,7 @@ static int parse_emit(const char *kinds, unsigned *bits, unsigned *foreign)
 {
     static const struct { const char *name; unsigned bit; } known[] = {
         { "obj", TGT_EMIT_OBJ }, { "asm", TGT_EMIT_ASM }, { "llvm", TGT_EMIT_LLVM }, { "header", TGT_EMIT_HEADER },
-        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", 0 }, { "c", 0 },
+        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", TGT_EMIT_HLS }, { "c", TGT_EMIT_C },
     };
     char buf[256];
     if (!kinds[0] || strlen(kinds) >= sizeof buf)
@@ -108,6 +108,7 @@ int dlcc_cmd_compile(int argc, char **argv)
     static const char *const later_flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *v;
     const char *fpga_only = NULL, *precision = NULL;
+    int emit_given = 0;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
     DlccArgs a;
@@ -129,6 +130,7 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--name wants a C identifier, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--emit"))) {
             a.status = parse_emit(v, &o.emit, &foreign);
+            emit_given = 1;
         } else if ((v = dlcc_arg_value(&a, "--triple"))) {
             o.triple = v;
         } else if ((v = dlcc_arg_value(&a, "--mcpu"))) {
@@ -189,6 +191,8 @@ int dlcc_cmd_compile(int argc, char **argv)
     o.name = name ? name : cname;
     TgtFiles files = { 0 };
     int rc, fpga = strcmp(target, "fpga") == 0;
+    if (fpga && !emit_given)
+        o.emit = TGT_EMIT_DEFAULT_FPGA;
     o.model_file = a.model;
     if (!fpga && precision && strcmp(precision, "float32"))
         later = "--precision other than float32 (outside -t fpga)";
@@ -201,8 +205,11 @@ int dlcc_cmd_compile(int argc, char **argv)
         rc = util_error(&d, util_loc_file(a.model), "%s belongs to -t fpga", fpga_only);
     else if (later)
         rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
-    else if (foreign && !fpga)
+    else if (!fpga && (foreign || (o.emit & (TGT_EMIT_HLS | TGT_EMIT_C))))
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
+    else if (fpga && (foreign || (o.emit & (TGT_EMIT_OBJ | TGT_EMIT_ASM | TGT_EMIT_LLVM))))
+        rc = util_error(&d, util_loc_file(a.model), "--emit obj, asm, llvm and ptx belong to the cpu and gpu "
+                        "targets (-t fpga writes hls, c, header, graph, report)");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
     else if (fpga)

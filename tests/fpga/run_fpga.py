@@ -52,6 +52,18 @@ def main():
         if p.returncode:
             print("FAIL: dlcc exited with status %d\n%s" % (p.returncode, p.stderr))
             return 1
+        again = tmp / "again"
+        p = subprocess.run(cmd[:5] + [str(again)] + cmd[6:], capture_output=True, text=True)
+        if p.returncode:
+            print("FAIL: the second dlcc run exited with status %d\n%s" % (p.returncode, p.stderr))
+            return 1
+        for f in sorted(again.iterdir()):
+            if f.read_bytes() != (tmp / f.name).read_bytes():
+                print("FAIL: %s differs between two identical runs" % f.name)
+                return 1
+            f.unlink()
+        again.rmdir()
+        print("ok   two runs wrote identical files")
         names = sorted(f.name for f in tmp.iterdir())
         want = ["m.c", "m.h", "m.report.json", "m.tcl", "m_tb.c"]
         if names != want:
