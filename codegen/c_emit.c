@@ -88,61 +88,78 @@ void cg_c_kernel_name(const CgCTarget *t, const LoopProgram *p, int k, char *out
 
 /* --------------------------------------------------------------- uses */
 
-static void uses_expr(const LoopProgram *p, const LoopExpr *e, unsigned char *used)
+static void walk_expr(LoopExpr *e, CgCWalk *w)
 {
     if (!e)
         return;
     switch (e->kind) {
     case LOOP_E_LOAD:
-        used[cg_c_root(p, e->u.load.buf)] |= 1;
-        uses_expr(p, e->u.load.index, used);
+        if (w->load)
+            w->load(w, e);
+        walk_expr(e->u.load.index, w);
         break;
-    case LOOP_E_BIN: uses_expr(p, e->u.bin.a, used); uses_expr(p, e->u.bin.b, used); break;
-    case LOOP_E_UN: uses_expr(p, e->u.un.a, used); break;
-    case LOOP_E_SELECT:
-        uses_expr(p, e->u.sel.cond, used);
-        uses_expr(p, e->u.sel.a, used);
-        uses_expr(p, e->u.sel.b, used);
-        break;
+    case LOOP_E_BIN: walk_expr(e->u.bin.a, w); walk_expr(e->u.bin.b, w); break;
+    case LOOP_E_UN: walk_expr(e->u.un.a, w); break;
+    case LOOP_E_SELECT: walk_expr(e->u.sel.cond, w); walk_expr(e->u.sel.a, w); walk_expr(e->u.sel.b, w); break;
     case LOOP_E_CALL:
         for (int i = 0; i < e->u.call.n && i < 3; i++)
-            uses_expr(p, e->u.call.args[i], used);
+            walk_expr(e->u.call.args[i], w);
         break;
-    case LOOP_E_CAST: uses_expr(p, e->u.cast.a, used); break;
+    case LOOP_E_CAST: walk_expr(e->u.cast.a, w); break;
     default: break;
     }
 }
 
-static void uses_stmt(const LoopProgram *p, const LoopStmt *s, unsigned char *used)
+void cg_c_walk(LoopStmt *s, CgCWalk *w)
 {
     if (!s)
         return;
     switch (s->kind) {
-    case LOOP_S_FOR: uses_expr(p, s->u.loop.extent, used); uses_stmt(p, s->u.loop.body, used); break;
-    case LOOP_S_LET: uses_expr(p, s->u.let.value, used); break;
-    case LOOP_S_ASSIGN: uses_expr(p, s->u.assign.value, used); break;
+    case LOOP_S_FOR: walk_expr(s->u.loop.extent, w); cg_c_walk(s->u.loop.body, w); break;
+    case LOOP_S_LET: walk_expr(s->u.let.value, w); break;
+    case LOOP_S_ASSIGN: walk_expr(s->u.assign.value, w); break;
     case LOOP_S_STORE:
-        used[cg_c_root(p, s->u.store.buf)] |= 2;
-        uses_expr(p, s->u.store.index, used);
-        uses_expr(p, s->u.store.value, used);
+        if (w->store)
+            w->store(w, s);
+        walk_expr(s->u.store.index, w);
+        walk_expr(s->u.store.value, w);
         break;
     case LOOP_S_IF:
-        uses_expr(p, s->u.cond.cond, used);
-        uses_stmt(p, s->u.cond.then_, used);
-        uses_stmt(p, s->u.cond.else_, used);
+        walk_expr(s->u.cond.cond, w);
+        cg_c_walk(s->u.cond.then_, w);
+        cg_c_walk(s->u.cond.else_, w);
         break;
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            uses_stmt(p, s->u.block.items[i], used);
+            cg_c_walk(s->u.block.items[i], w);
         break;
     case LOOP_S_BARRIER: break;
     }
 }
 
+typedef struct Uses {
+    CgCWalk w;
+    const LoopProgram *p;
+    unsigned char *used;
+} Uses;
+
+static void use_load(CgCWalk *w, LoopExpr *e)
+{
+    Uses *u = (Uses *)w;
+    u->used[cg_c_root(u->p, e->u.load.buf)] |= 1;
+}
+
+static void use_store(CgCWalk *w, LoopStmt *s)
+{
+    Uses *u = (Uses *)w;
+    u->used[cg_c_root(u->p, s->u.store.buf)] |= 2;
+}
+
 void cg_c_kernel_uses(const LoopProgram *p, int k, unsigned char *used)
 {
     memset(used, 0, (size_t)p->n_bufs);
-    uses_stmt(p, p->kernels[k].body, used);
+    Uses u = { { use_load, use_store }, p, used };
+    cg_c_walk(p->kernels[k].body, &u.w);    /* reads only */
 }
 
 void cg_c_const_readers(const LoopProgram *p, int *readers)

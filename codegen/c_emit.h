@@ -70,6 +70,15 @@ void cg_c_buf_name(const LoopProgram *p, int b, char *out, size_t n);
  * when fixed != 0. */
 void cg_c_helpers(UtilBuf *out, int fixed);
 
+/* Visits every LOAD expression and STORE statement of s (either callback
+ * may be NULL); embed CgCWalk first in a context struct to pass state. */
+typedef struct CgCWalk CgCWalk;
+struct CgCWalk {
+    void (*load)(CgCWalk *w, LoopExpr *load);
+    void (*store)(CgCWalk *w, LoopStmt *store);
+};
+void cg_c_walk(LoopStmt *s, CgCWalk *w);
+
 /* Which root buffers kernel k uses: used[b] = 1 (loaded) | 2 (stored). */
 void cg_c_kernel_uses(const LoopProgram *p, int k, unsigned char *used);
 /* Kernels that read each CONST buffer: readers[b] = kernel id, -1 none,

@@ -35,62 +35,32 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct Ctx {
-    LoopProgram *p;
-    int found_in, found_out;     /* buffer ids of the tensors sought */
-    int t_in, t_out;
-} Ctx;
+typedef struct Find {
+    CgCWalk w;
+    const LoopProgram *p;
+    int tensor, found;
+} Find;
 
-static void find_expr(Ctx *c, const LoopExpr *e)
+static void find_load(CgCWalk *w, LoopExpr *e)
 {
-    if (!e)
-        return;
-    switch (e->kind) {
-    case LOOP_E_LOAD:
-        if (c->p->bufs[e->u.load.buf].tensor == c->t_in)
-            c->found_in = e->u.load.buf;
-        find_expr(c, e->u.load.index);
-        break;
-    case LOOP_E_BIN: find_expr(c, e->u.bin.a); find_expr(c, e->u.bin.b); break;
-    case LOOP_E_UN: find_expr(c, e->u.un.a); break;
-    case LOOP_E_SELECT: find_expr(c, e->u.sel.cond); find_expr(c, e->u.sel.a); find_expr(c, e->u.sel.b); break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n && i < 3; i++)
-            find_expr(c, e->u.call.args[i]);
-        break;
-    case LOOP_E_CAST: find_expr(c, e->u.cast.a); break;
-    default: break;
-    }
+    Find *f = (Find *)w;
+    if (f->p->bufs[e->u.load.buf].tensor == f->tensor)
+        f->found = e->u.load.buf;
 }
 
-static void find_stmt(Ctx *c, const LoopStmt *s)
+static void find_store(CgCWalk *w, LoopStmt *s)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case LOOP_S_FOR: find_stmt(c, s->u.loop.body); break;
-    case LOOP_S_LET: find_expr(c, s->u.let.value); break;
-    case LOOP_S_ASSIGN: find_expr(c, s->u.assign.value); break;
-    case LOOP_S_STORE:
-        if (c->p->bufs[s->u.store.buf].tensor == c->t_out)
-            c->found_out = s->u.store.buf;
-        find_expr(c, s->u.store.value);
-        break;
-    case LOOP_S_IF: find_expr(c, s->u.cond.cond); find_stmt(c, s->u.cond.then_); find_stmt(c, s->u.cond.else_); break;
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            find_stmt(c, s->u.block.items[i]);
-        break;
-    default: break;
-    }
+    Find *f = (Find *)w;
+    if (f->p->bufs[s->u.store.buf].tensor == f->tensor)
+        f->found = s->u.store.buf;
 }
 
 /* The buffer of tensor t loaded (or stored) in body, or -1. */
-static int buf_in_kernel(LoopProgram *p, const LoopStmt *body, int t, int stored)
+static int buf_in_kernel(LoopProgram *p, LoopStmt *body, int t, int stored)
 {
-    Ctx c = { p, -1, -1, stored ? -2 : t, stored ? t : -2 };
-    find_stmt(&c, body);
-    return stored ? c.found_out : c.found_in;
+    Find f = { { stored ? NULL : find_load, stored ? find_store : NULL }, p, t, -1 };
+    cg_c_walk(body, &f.w);
+    return f.found;
 }
 
 #define V(x) loop_var(p, (x))

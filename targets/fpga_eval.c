@@ -144,13 +144,7 @@ static V bin(Ev *E, const LoopExpr *e)
                 r.i = y == 0 ? (x >= 0 ? INT32_MAX : INT32_MIN) : sat32(x * ((int64_t)1 << E->F) / y);
                 break;
             case LOOP_MOD: case LOOP_TMOD: r.i = fx_from_d(fmod(fx_to_d(x, E->F), fx_to_d(y, E->F)), E->F); break;
-            case LOOP_MIN: r.i = x < y ? x : y; break;
-            case LOOP_MAX: r.i = x > y ? x : y; break;
-            case LOOP_LT: r.i = x < y; break;
-            case LOOP_LE: r.i = x <= y; break;
-            case LOOP_EQ: r.i = x == y; break;
-            case LOOP_NE: r.i = x != y; break;
-            default: E->err = 1; break;
+            default: goto integer;         /* min, max, compares: exact on the integers */
             }
             return r;
         }
@@ -172,6 +166,7 @@ static V bin(Ev *E, const LoopExpr *e)
         r.f = fl_round(e->type, r.f);
         return r;
     }
+integer:;
     int64_t x = a.i, y = b.i;
     switch (op) {
     case LOOP_ADD: r.i = (int64_t)((uint64_t)x + (uint64_t)y); break;

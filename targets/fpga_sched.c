@@ -381,52 +381,16 @@ static void walk_free(Walk *W)
 
 /* ------------------------------------------------------ input staging */
 
-static void retarget_expr(LoopExpr *e, int from, int to)
-{
-    if (!e)
-        return;
-    switch (e->kind) {
-    case LOOP_E_LOAD:
-        if (e->u.load.buf == from)
-            e->u.load.buf = to;
-        retarget_expr(e->u.load.index, from, to);
-        break;
-    case LOOP_E_BIN: retarget_expr(e->u.bin.a, from, to); retarget_expr(e->u.bin.b, from, to); break;
-    case LOOP_E_UN: retarget_expr(e->u.un.a, from, to); break;
-    case LOOP_E_SELECT:
-        retarget_expr(e->u.sel.cond, from, to);
-        retarget_expr(e->u.sel.a, from, to);
-        retarget_expr(e->u.sel.b, from, to);
-        break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n && i < 3; i++)
-            retarget_expr(e->u.call.args[i], from, to);
-        break;
-    case LOOP_E_CAST: retarget_expr(e->u.cast.a, from, to); break;
-    default: break;
-    }
-}
+typedef struct Retarget {
+    CgCWalk w;
+    int from, to;
+} Retarget;
 
-static void retarget_stmt(LoopStmt *s, int from, int to)
+static void retarget_load(CgCWalk *w, LoopExpr *e)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case LOOP_S_FOR: retarget_stmt(s->u.loop.body, from, to); break;
-    case LOOP_S_LET: retarget_expr(s->u.let.value, from, to); break;
-    case LOOP_S_ASSIGN: retarget_expr(s->u.assign.value, from, to); break;
-    case LOOP_S_STORE: retarget_expr(s->u.store.index, from, to); retarget_expr(s->u.store.value, from, to); break;
-    case LOOP_S_IF:
-        retarget_expr(s->u.cond.cond, from, to);
-        retarget_stmt(s->u.cond.then_, from, to);
-        retarget_stmt(s->u.cond.else_, from, to);
-        break;
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            retarget_stmt(s->u.block.items[i], from, to);
-        break;
-    default: break;
-    }
+    Retarget *r = (Retarget *)w;
+    if (e->u.load.buf == r->from)
+        e->u.load.buf = r->to;
 }
 
 /* Each model input is copied into an on-chip buffer by a first kernel
@@ -445,8 +409,9 @@ static int stage_inputs(LoopProgram *p)
         if (nbuf < 0)
             return -1;
         p->bufs[nbuf].tensor = p->bufs[b].tensor;
+        Retarget r = { { retarget_load, NULL }, b, nbuf };
         for (int k = 0; k < p->n_kernels; k++)
-            retarget_stmt(p->kernels[k].body, b, nbuf);
+            cg_c_walk(p->kernels[k].body, &r.w);
         for (int a = 0; a < p->n_bufs; a++)
             if (p->bufs[a].alias_of == b)
                 p->bufs[a].alias_of = nbuf;

@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
-from run_compiled import DRIVER, fields  # noqa: E402
+from run_compiled import run_driver  # noqa: E402
 from run_e2e import compare  # noqa: E402
 from lint_hls import lint  # noqa: E402
 
@@ -91,37 +91,18 @@ def main():
             print("FAIL: the testbench exited with status %d" % p.returncode)
             return 1
         # the host wrapper through the header, on the committed PyTorch test vector
-        header = (tmp / "m.h").read_text()
-        ins, outs = fields(header, "inputs"), fields(header, "outputs")
-        load = "\n".join("    in.%s = read_npy(argv[%d], %s);" % (n, i + 1, b) for i, (n, b) in enumerate(ins))
-        store = "\n".join(
-            "    { FILE *f = fopen(argv[%d], \"wb\"); if (!f || fwrite(out.%s, 1, %s, f) != %s) return 6; fclose(f); }"
-            % (len(ins) + k + 1, n, b, b) for k, (n, b) in enumerate(outs))
-        alloc = "\n".join("    out.%s = malloc(%s ? %s : 1);" % (n, b, b) for n, b in outs)
-        (tmp / "driver.c").write_text(DRIVER.replace("@LOAD@", load + "\n" + alloc).replace("@STORE@", store))
-        build = [a.cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-O1",
-                 "-I", str(tmp), str(tmp / "driver.c"), str(tmp / "m.c"), "-lm", "-o", str(tmp / "driver")]
-        p = subprocess.run(build, capture_output=True, text=True)
-        if p.returncode:
-            print("FAIL: the driver did not build\n%s" % p.stderr)
-            return 1
-        refs = [np.load(a.model_dir / ("output_%d.npy" % k)) for k in range(len(outs))]
-        args = [str(a.model_dir / ("input_%d.npy" % i)) for i in range(len(ins))]
-        args += [str(tmp / ("out_%d.bin" % k)) for k in range(len(outs))]
-        p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=300)
-        if p.returncode:
-            print("FAIL: the driver exited with status %d\n%s" % (p.returncode, p.stderr))
+        results = run_driver(a.cc, tmp, a.model_dir, [str(tmp / "m.c")], ["-Wno-unknown-pragmas"])
+        if results is None:
             return 1
         ok = True
-        for k, (name, _) in enumerate(outs):
-            got = np.fromfile(tmp / ("out_%d.bin" % k), dtype=refs[k].dtype).reshape(refs[k].shape)
+        for name, got, ref in results:
             if not a.fixed:
-                ok &= compare(name, got, refs[k], 1e-3, 1e-4)
+                ok &= compare(name, got, ref, 1e-3, 1e-4)
                 continue
-            bound = 0.1 * float(np.abs(refs[k]).max()) + 2.0 ** -7
-            ok &= compare(name, got, refs[k], 0.0, bound)
+            bound = 0.1 * float(np.abs(ref).max()) + 2.0 ** -7
+            ok &= compare(name, got, ref, 0.0, bound)
             if a.classify:
-                g, r = got.reshape(got.shape[0], -1), refs[k].reshape(refs[k].shape[0], -1)
+                g, r = got.reshape(got.shape[0], -1), ref.reshape(ref.shape[0], -1)
                 # a row whose best two reference classes are closer than the bound is a tie
                 top2 = np.sort(r, axis=1)[:, -2:]
                 tie = (top2[:, 1] - top2[:, 0]) <= bound
