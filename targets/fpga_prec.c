@@ -82,8 +82,10 @@ static int load_file(const char *file, Prec *P, CgFixed *def, int *has_float, Ut
                 P->layer = calloc(n + 1, sizeof *P->layer);
                 P->lay = calloc(n + 1, sizeof *P->lay);
                 P->layer_used = calloc(n + 1, sizeof *P->layer_used);
-                if (!P->layer || !P->lay || !P->layer_used)
-                    return util_error(d, util_loc_file(file), "out of memory");
+                if (!P->layer || !P->lay || !P->layer_used) {
+                    rc = util_error(d, util_loc_file(file), "out of memory");
+                    break;
+                }
                 const char *lk;
                 json_t *lv;
                 json_object_foreach(v, lk, lv) {
@@ -92,11 +94,10 @@ static int load_file(const char *file, Prec *P, CgFixed *def, int *has_float, Ut
                         break;
                     }
                     P->layer[i] = strdup(lk);
-                    if ((rc = parse_fmts(lv, lk, file, &P->lay[i], has_float, d)))
+                    P->n_layers = (int)++i;
+                    if ((rc = parse_fmts(lv, lk, file, &P->lay[i - 1], has_float, d)))
                         break;
-                    i++;
                 }
-                P->n_layers = (int)i;
             } else {
                 rc = util_error(d, util_loc_file(file), "precision file: unknown key '%s' (default, weights, bias, "
                                 "activations, layers)", key);

@@ -232,7 +232,7 @@ static void conv_case(int64_t stride, int64_t group, int64_t pad)
 {
     TG t;
     tg_start(&t, "conv");
-    double w[4 * 2 * 3 * 3], bias[4] = { 0.5, -0.25, 0.125, 1 };
+    double w[4 * 4 * 3 * 3], bias[4] = { 0.5, -0.25, 0.125, 1 };
     int64_t cin_g = 4 / group;
     for (int i = 0; i < 4 * cin_g * 9; i++)
         w[i] = sin(0.7 * i);
