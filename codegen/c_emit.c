@@ -108,6 +108,8 @@ static void walk_expr(LoopExpr *e, CgCWalk *w)
     case LOOP_E_CAST: walk_expr(e->u.cast.a, w); break;
     default: break;
     }
+    if (w->expr)
+        w->expr(w, e);
 }
 
 void cg_c_walk(LoopStmt *s, CgCWalk *w)
@@ -158,7 +160,7 @@ static void use_store(CgCWalk *w, LoopStmt *s)
 void cg_c_kernel_uses(const LoopProgram *p, int k, unsigned char *used)
 {
     memset(used, 0, (size_t)p->n_bufs);
-    Uses u = { { use_load, use_store }, p, used };
+    Uses u = { { use_load, use_store, NULL }, p, used };
     cg_c_walk(p->kernels[k].body, &u.w);    /* reads only */
 }
 

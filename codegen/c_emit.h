@@ -70,12 +70,13 @@ void cg_c_buf_name(const LoopProgram *p, int b, char *out, size_t n);
  * when fixed != 0. */
 void cg_c_helpers(UtilBuf *out, int fixed);
 
-/* Visits every LOAD expression and STORE statement of s (either callback
+/* Visits every LOAD expression and STORE statement of s (any callback
  * may be NULL); embed CgCWalk first in a context struct to pass state. */
 typedef struct CgCWalk CgCWalk;
 struct CgCWalk {
     void (*load)(CgCWalk *w, LoopExpr *load);
     void (*store)(CgCWalk *w, LoopStmt *store);
+    void (*expr)(CgCWalk *w, LoopExpr *e);     /* every expression node, children first (may be NULL) */
 };
 void cg_c_walk(LoopStmt *s, CgCWalk *w);
 

@@ -58,7 +58,7 @@ static void find_store(CgCWalk *w, LoopStmt *s)
 /* The buffer of tensor t loaded (or stored) in body, or -1. */
 static int buf_in_kernel(LoopProgram *p, LoopStmt *body, int t, int stored)
 {
-    Find f = { { stored ? NULL : find_load, stored ? find_store : NULL }, p, t, -1 };
+    Find f = { { stored ? NULL : find_load, stored ? find_store : NULL, NULL }, p, t, -1 };
     cg_c_walk(body, &f.w);
     return f.found;
 }

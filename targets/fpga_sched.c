@@ -288,11 +288,69 @@ typedef struct Walk {
     int64_t *offs;
     int *count;
     int ii;                   /* cost mode: worst II found */
-    int decide;               /* 1: set partitions; 0: measure II */
+    int decide;               /* 1: collect partition needs; 0: measure II */
+    struct Need *needs;
+    int n_needs, cap_needs;
 } Walk;
 
 /* The II one pipelined iteration needs, given the current partitions
  * (and, when deciding, raises partitions to reach II=1). */
+/* One pipelined loop's demand on a buffer: these offsets in one iteration,
+ * at most 2 * target of them per bank. */
+typedef struct Need {
+    int buf, target, n;
+    int64_t *offs;
+} Need;
+
+static void add_need(Walk *W, int buf, const int64_t *offs, int n, int target)
+{
+    if (W->n_needs == W->cap_needs) {
+        int nc = W->cap_needs ? 2 * W->cap_needs : 16;
+        Need *q = realloc(W->needs, (size_t)nc * sizeof *q);
+        if (!q)
+            return;
+        W->needs = q;
+        W->cap_needs = nc;
+    }
+    int64_t *copy = malloc((size_t)n * sizeof *copy);
+    if (!copy)
+        return;
+    memcpy(copy, offs, (size_t)n * sizeof *copy);
+    W->needs[W->n_needs++] = (Need){ buf, target, n, copy };
+}
+
+/* Per buffer, the smallest cyclic factor meeting every loop's need
+ * (complete when only the whole array does; the best found beyond 4096). */
+static void settle_partitions(Walk *W)
+{
+    for (int b = 0; b < W->p->n_bufs; b++) {
+        LoopBuf *bf = &W->p->bufs[b];
+        int64_t numel = ir_shape_numel(&bf->shape), lo = 1;
+        int any = 0;
+        for (int i = 0; i < W->n_needs; i++)
+            if (W->needs[i].buf == b) {
+                int64_t m = (W->needs[i].n + 2 * W->needs[i].target - 1) / (2 * W->needs[i].target);
+                lo = m > lo ? m : lo;
+                any = 1;
+            }
+        if (!any)
+            continue;
+        int64_t f;
+        for (f = lo; f < numel && f <= 4096; f++) {
+            int ok = 1;
+            for (int i = 0; i < W->n_needs && ok; i++)
+                ok = W->needs[i].buf != b ||
+                     max_bank(W->needs[i].offs, W->needs[i].n, f, W->count) <= 2 * W->needs[i].target;
+            if (ok)
+                break;
+        }
+        if (f > 4096 || f >= numel)
+            f = numel;
+        if (f > 1 && f > bf->partition)
+            bf->partition = (int)(f < 1 << 30 ? f : 1 << 30);
+    }
+}
+
 static int pipeline_ii(Walk *W, const LoopStmt *loop)
 {
     Enum *E = &W->E;
@@ -316,17 +374,8 @@ static int pipeline_ii(Walk *W, const LoopStmt *loop)
             continue;
         }
         int64_t numel = ir_shape_numel(&bf->shape);
-        if (W->decide && n + unknown > 2 * target && unknown == 0) {
-            int64_t best = bf->partition > 1 ? bf->partition : 1;
-            if (max_bank(W->offs, n, best, W->count) > 2 * target) {
-                int64_t f;
-                for (f = (n + 2 * target - 1) / (2 * target); f < numel && f <= 4096; f++)
-                    if (max_bank(W->offs, n, f, W->count) <= 2 * target)
-                        break;
-                best = f > 4096 ? numel : f;
-                bf->partition = best >= numel ? (int)(numel < 1 << 30 ? numel : 1 << 30) : (int)best;
-            }
-        }
+        if (W->decide && n + unknown > 2 * target && unknown == 0)
+            add_need(W, b, W->offs, n, target);
         int worst = bf->partition >= numel ? 1 : max_bank(W->offs, n, bf->partition, W->count) + unknown;
         int need = (worst + 1) / 2;
         if (need > ii)
@@ -372,6 +421,9 @@ static int walk_init(Walk *W, LoopProgram *p)
 
 static void walk_free(Walk *W)
 {
+    for (int i = 0; i < W->n_needs; i++)
+        free(W->needs[i].offs);
+    free(W->needs);
     free(W->E.env);
     free(W->E.set);
     free(W->E.acc);
@@ -409,7 +461,7 @@ static int stage_inputs(LoopProgram *p)
         if (nbuf < 0)
             return -1;
         p->bufs[nbuf].tensor = p->bufs[b].tensor;
-        Retarget r = { { retarget_load, NULL }, b, nbuf };
+        Retarget r = { { retarget_load, NULL, NULL }, b, nbuf };
         for (int k = 0; k < p->n_kernels; k++)
             cg_c_walk(p->kernels[k].body, &r.w);
         for (int a = 0; a < p->n_bufs; a++)
@@ -434,10 +486,93 @@ static int stage_inputs(LoopProgram *p)
     return 0;
 }
 
+/* ------------------------------------------------ element-wise unrolling */
+
+typedef struct Subst {
+    CgCWalk w;
+    LoopProgram *p;
+    int var, outer, inner;
+    int64_t lanes;
+} Subst;
+
+/* var := outer * lanes + inner, rewriting each VAR node in place (trees:
+ * every occurrence is its own node). */
+static void subst_var(CgCWalk *w, LoopExpr *e)
+{
+    Subst *s = (Subst *)w;
+    if (e->kind != LOOP_E_VAR || e->u.var != s->var)
+        return;
+    LoopExpr *a = loop_bin(s->p, LOOP_MUL, loop_var(s->p, s->outer), loop_int(s->p, s->lanes));
+    LoopExpr *b = loop_var(s->p, s->inner);
+    if (!a || !b)
+        return;
+    e->kind = LOOP_E_BIN;
+    e->u.bin.op = LOOP_ADD;
+    e->u.bin.a = a;
+    e->u.bin.b = b;
+}
+
+typedef struct Ports {
+    CgCWalk w;
+    const LoopProgram *p;
+    int axi;
+} Ports;
+
+static void port_load(CgCWalk *w, LoopExpr *e)
+{
+    Ports *q = (Ports *)w;
+    q->axi |= q->p->bufs[cg_c_root(q->p, e->u.load.buf)].storage == LOOP_ST_INPUT;
+}
+
+static void port_store(CgCWalk *w, LoopStmt *s)
+{
+    Ports *q = (Ports *)w;
+    q->axi |= q->p->bufs[cg_c_root(q->p, s->u.store.buf)].storage == LOOP_ST_OUTPUT;
+}
+
+/* An innermost loop of E >= 64 iterations over on-chip arrays (element-wise
+ * layers, copies) becomes for io < E/U { for ii < U } with U = 8, 4 or 2
+ * dividing E, so the schedule pipelines io with U lanes unrolled: U elements
+ * per cycle instead of one.  Loops touching an AXI port stay (one element
+ * per cycle there anyway). */
+static LoopStmt *lanes(LoopProgram *p, LoopStmt *s)
+{
+    if (!s)
+        return s;
+    if (s->kind == LOOP_S_BLOCK) {
+        for (int i = 0; i < s->u.block.n; i++)
+            s->u.block.items[i] = lanes(p, s->u.block.items[i]);
+        return s;
+    }
+    if (s->kind != LOOP_S_FOR)
+        return s;
+    if (stmt_cost(s->u.loop.body) > 0) {
+        s->u.loop.body = lanes(p, s->u.loop.body);
+        return s;
+    }
+    int64_t e = s->u.loop.extent->kind == LOOP_E_INT ? s->u.loop.extent->u.i : 0, u = 8;
+    while (u > 1 && e % u)
+        u /= 2;
+    Ports q = { { port_load, port_store, NULL }, p, 0 };
+    cg_c_walk(s, &q.w);
+    if (e < 64 || u < 2 || q.axi || s->u.loop.kind != LOOP_SERIAL)
+        return s;
+    int outer = loop_add_var(p, "io", IR_DT_I64), inner = loop_add_var(p, "ii", IR_DT_I64);
+    if (outer < 0 || inner < 0)
+        return s;
+    Subst sub = { { NULL, NULL, subst_var }, p, s->u.loop.var, outer, inner, u };
+    cg_c_walk(s->u.loop.body, &sub.w);
+    LoopStmt *in = loop_for(p, inner, loop_int(p, u), LOOP_SERIAL, s->u.loop.body);
+    LoopStmt *out = in ? loop_for(p, outer, loop_int(p, e / u), LOOP_SERIAL, in) : NULL;
+    return out ? out : s;
+}
+
 int tgt_fpga_schedule(LoopProgram *p, int budget)
 {
     if (stage_inputs(p))
         return -1;
+    for (int k = 0; k < p->n_kernels; k++)
+        p->kernels[k].body = lanes(p, p->kernels[k].body);
     Walk W;
     if (walk_init(&W, p)) {
         walk_free(&W);
@@ -448,6 +583,7 @@ int tgt_fpga_schedule(LoopProgram *p, int budget)
         mark(p->kernels[k].body, budget);
         walk_pipelines(&W, p->kernels[k].body);
     }
+    settle_partitions(&W);
     walk_free(&W);
     return 0;
 }
