@@ -126,6 +126,33 @@ static void test_eval_fixed_matmul(void **state)
     ir_graph_free(t.g);
 }
 
+static void test_precision_layers(void **state)
+{
+    (void)state;
+    TG t;
+    matmul_graph(&t);
+    LoopProgram *p = lower(&t);
+    char *path = write_temp("{\"default\": \"fixed<16,6>\", \"weights\": \"fixed<8,1>\", "
+                            "\"layers\": {\"mm\": {\"weights\": \"fixed<12,2>\", \"activations\": \"fixed<20,8>\"}}}");
+    TgtOptions o = { .name = "mm", .precision_file = path, .model_file = "t.json" };
+    CgFixed *fmt;
+    int *frac;
+    assert_int_equal(tgt_fpga_precision(t.g, p, &o, &fmt, &frac, &t.d), 0);
+    int w = find_buf(p, "w"), x = find_buf(p, "x"), y = find_buf(p, "mm_out0");
+    assert_int_equal(fmt[w].w, 12);        /* the layer's weights win over the global ones */
+    assert_int_equal(fmt[w].i, 2);
+    assert_int_equal(fmt[y].w, 20);        /* its output: the layer's activations */
+    assert_int_equal(fmt[y].i, 8);
+    assert_int_equal(fmt[x].w, 16);        /* the model input: the default */
+    assert_int_equal(frac[0], 12);         /* max(10, 10, 12) */
+    free(fmt);
+    free(frac);
+    unlink(path);
+    free(path);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 static void test_precision_errors(void **state)
 {
     (void)state;
@@ -336,6 +363,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_numbers),
         cmocka_unit_test(test_eval_fixed_matmul),
+        cmocka_unit_test(test_precision_layers),
         cmocka_unit_test(test_precision_errors),
         cmocka_unit_test(test_schedule_matmul),
         cmocka_unit_test(test_dataflow_rule),
