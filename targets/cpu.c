@@ -17,15 +17,20 @@ void tgt_files_free(TgtFiles *fs)
 }
 
 /* Adds NAME.ext holding (a copy of) buf. */
-static void add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf)
+static int add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d)
 {
+    if (fs->n >= TGT_MAX_FILES)
+        return util_error(d, util_loc_file(NULL), "internal error: too many output files");
     TgtFile *f = &fs->f[fs->n++];
     size_t n = strlen(name) + strlen(ext) + 1;
     f->name = malloc(n);
+    util_buf_init(&f->data);
     if (f->name)
         snprintf(f->name, n, "%s%s", name, ext);
-    util_buf_init(&f->data);
     util_buf_put(&f->data, buf->data ? buf->data : "", buf->len);
+    if (!f->name || buf->oom || f->data.oom)
+        return util_error(d, util_loc_file(NULL), "out of memory writing %s%s", name, ext);
+    return 0;
 }
 
 /* The target-independent half of the CPU pipeline: graph → scheduled,
@@ -50,7 +55,9 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
                       .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
-                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0) };
+                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
+                      .weights_section = o->weights_section, .static_workspace = o->static_workspace,
+                      .workspace_section = o->workspace_section, .no_libm = o->no_libm };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;
@@ -63,30 +70,28 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
 
     UtilBuf text;
     util_buf_init(&text);
+    int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
-        add_file(out, o->name, ".o", &res.obj);
-    if (o->emit & TGT_EMIT_ASM)
-        add_file(out, o->name, ".s", &res.asm_text);
-    if (o->emit & TGT_EMIT_LLVM)
-        add_file(out, o->name, ".ll", &res.llvm_ir);
-    if (o->emit & TGT_EMIT_HEADER) {
-        tgt_emit_header(g, p, o->name, &text);
-        add_file(out, o->name, ".h", &text);
+        bad |= add_file(out, o->name, ".o", &res.obj, d);
+    if (!bad && (o->emit & TGT_EMIT_ASM))
+        bad |= add_file(out, o->name, ".s", &res.asm_text, d);
+    if (!bad && (o->emit & TGT_EMIT_LLVM))
+        bad |= add_file(out, o->name, ".ll", &res.llvm_ir, d);
+    if (!bad && (o->emit & TGT_EMIT_HEADER)) {
+        bad |= tgt_emit_header(g, p, o, res.stack_bytes, &text, d) || add_file(out, o->name, ".h", &text, d);
         util_buf_free(&text);
     }
-    if (o->emit & TGT_EMIT_GRAPH) {
+    if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
         ir_print_dot(g, &text);
-        add_file(out, o->name, ".dot", &text);
+        bad |= add_file(out, o->name, ".dot", &text, d);
         util_buf_free(&text);
     }
-    if (o->emit & TGT_EMIT_REPORT) {
-        if (tgt_emit_report(g, p, o, "cpu", &text, d)) {
-            util_buf_free(&text);
-            goto done;
-        }
-        add_file(out, o->name, ".report.json", &text);
+    if (!bad && (o->emit & TGT_EMIT_REPORT)) {
+        bad |= tgt_emit_report(g, p, o, res.stack_bytes, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
         util_buf_free(&text);
     }
+    if (bad)
+        goto done;
     rc = 0;
 done:
     if (rc)

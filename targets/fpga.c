@@ -403,7 +403,8 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         add_file(out, o->name, ".c", &text);
     util_buf_free(&text);
     if (o->emit & TGT_EMIT_HEADER) {
-        tgt_emit_header(g, p, o->name, &text);
+        if (tgt_emit_header(g, p, o, -1, &text, d))
+            goto done;
         add_file(out, o->name, ".h", &text);
     }
     if (test_data(g, &td, d))
