@@ -27,6 +27,9 @@
  * laid out [W_p][C][K_h-1] so one pixel's accesses are contiguous (a cyclic
  * partition separates them).
  *
+ * Convolutions with more than 64 * budget products per pixel keep lowering's
+ * loops (the whole pixel would be one unrolled pipeline stage).
+ *
  * H_p, W_p cover exactly the rows / columns some output reads.  Applies to
  * 2-D Conv with dilation 1 and a kernel larger than 1x1 (any stride, padding
  * and group count); other convolutions keep lowering's loops. */
@@ -95,6 +98,8 @@ static int rewrite(LoopProgram *p, int k, const IrGraph *g, const IrNode *n, con
     int64_t Kh = W->kernel[0], Kw = W->kernel[1], sh = W->stride[0], sw = W->stride[1];
     int64_t pt = W->pad_begin[0], pl = W->pad_begin[1], H = W->in[0], Wd = W->in[1];
     int64_t Hp = (W->out[0] - 1) * sh + Kh, Wp = (W->out[1] - 1) * sw + Kw;
+    if (M * cin_g * Kh * Kw > (int64_t)budget * 64)
+        return 0;     /* a pixel's products would not fit one unrolled pipeline stage: keep the loops */
     char name[200];
     snprintf(name, sizeof name, "%s_line", kn->name);
     IrShape lbs = { 3, { Wp, C, Kh > 1 ? Kh - 1 : 1 } }, wins = { 3, { C, Kh, Kw } };
