@@ -229,6 +229,46 @@ static void test_schedule_matmul(void **state)
     ir_graph_free(t.g);
 }
 
+static void test_elementwise_lanes(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "relu");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(2, 96));
+    int a = tg_node(&t, IR_OP_Relu, "a", 1, &x, 1);
+    tg_output(&t, tg_node(&t, IR_OP_Neg, "b", 1, &a, 1));
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    LoopProgram *p = lower(&t);
+    assert_int_equal(tgt_fpga_schedule(p, 64), 0);
+    assert_int_equal(loop_verify(p, &t.d), 0);
+    /* kernel 1 (after the input staging): relu over 192 on-chip elements -> 24 x 8 lanes */
+    const LoopStmt *io = first_loop(p->kernels[1].body);
+    assert_non_null(io);
+    assert_int_equal(io->u.loop.kind, LOOP_HLS_PIPELINE);
+    assert_int_equal(io->u.loop.extent->u.i, 24);
+    const LoopStmt *ii = first_loop(io->u.loop.body);
+    assert_non_null(ii);
+    assert_int_equal(ii->u.loop.kind, LOOP_UNROLLED);
+    assert_int_equal(ii->u.loop.extent->u.i, 8);
+    /* the last kernel writes the AXI output port: one element per cycle, no lanes */
+    io = first_loop(p->kernels[p->n_kernels - 1].body);
+    assert_int_equal(io->u.loop.extent->u.i, 192);
+    float xv[192];
+    for (int i = 0; i < 192; i++)
+        xv[i] = (float)(i % 7) - 3;
+    IrArray in = { .dtype = IR_DT_F32, .shape = { 2, { 2, 96 } }, .data = xv };
+    double **vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, NULL, NULL, &in, vals, &t.d), 0);
+    int y = find_buf(p, "b_out0");
+    for (int i = 0; i < 192; i++)
+        assert_true(vals[y][i] == -(xv[i] > 0 ? xv[i] : 0));
+    for (int b = 0; b < p->n_bufs; b++)
+        free(vals[b]);
+    free(vals);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 static void test_dataflow_rule(void **state)
 {
     (void)state;
@@ -366,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_precision_layers),
         cmocka_unit_test(test_precision_errors),
         cmocka_unit_test(test_schedule_matmul),
+        cmocka_unit_test(test_elementwise_lanes),
         cmocka_unit_test(test_dataflow_rule),
         cmocka_unit_test(test_line_buffer_conv),
         cmocka_unit_test(test_hls_text),
