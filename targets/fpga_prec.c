@@ -1,6 +1,7 @@
 /* targets/fpga_prec.c — which fixed-point format each buffer gets.
  *
- * Sources, most specific first: the precision file's "layers" entry of the
+ * Sources, most specific first: the precision file's "tensors" entry for
+ * the buffer's tensor name; its "layers" entry of the
  * node that produces (activations) or consumes (weights, bias) a buffer;
  * the file's global "weights" / "bias" / "activations"; its "default"; the
  * --precision flag.  "weights" are the weight operands of Conv,
@@ -23,6 +24,9 @@ typedef struct Prec {
     const char **layer;       /* node names */
     Fmts *lay;
     int *layer_used;
+    int n_tensors;            /* "tensors": one format per tensor name */
+    const char **tensor;
+    CgFixed *tfmt;
 } Prec;
 
 static int parse_fmt(json_t *v, const char *what, const char *file, CgFixed *f, int *is_float, UtilDiag *d)
@@ -98,9 +102,24 @@ static int load_file(const char *file, Prec *P, CgFixed *def, int *has_float, Ut
                     if ((rc = parse_fmts(lv, lk, file, &P->lay[i - 1], has_float, d)))
                         break;
                 }
+            } else if (strcmp(key, "tensors") == 0 && json_is_object(v)) {
+                size_t n = json_object_size(v);
+                P->tensor = calloc(n + 1, sizeof *P->tensor);
+                P->tfmt = calloc(n + 1, sizeof *P->tfmt);
+                if (!P->tensor || !P->tfmt) {
+                    rc = util_error(d, util_loc_file(file), "out of memory");
+                    break;
+                }
+                const char *tk;
+                json_t *tv;
+                json_object_foreach(v, tk, tv) {
+                    P->tensor[P->n_tensors] = strdup(tk);
+                    if ((rc = parse_fmt(tv, tk, file, &P->tfmt[P->n_tensors++], has_float, d)))
+                        break;
+                }
             } else {
                 rc = util_error(d, util_loc_file(file), "precision file: unknown key '%s' (default, weights, bias, "
-                                "activations, layers)", key);
+                                "activations, layers, tensors)", key);
             }
         }
     json_decref(root);
@@ -159,6 +178,10 @@ static CgFixed const_fmt(Prec *P, const IrGraph *g, int t, CgFixed def)
 
 static void prec_free(Prec *P)
 {
+    for (int i = 0; i < P->n_tensors; i++)
+        free((char *)P->tensor[i]);
+    free(P->tensor);
+    free(P->tfmt);
     for (int i = 0; i < P->n_layers; i++)
         free((char *)P->layer[i]);
     free(P->layer);
@@ -185,6 +208,8 @@ int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions 
         return -1;
     }
     int any = def.w || P.global.act.w || P.global.wt.w || P.global.bias.w;
+    for (int i = 0; i < P.n_tensors; i++)
+        any |= P.tfmt[i].w;
     for (int i = 0; i < P.n_layers; i++)
         any |= P.lay[i].act.w || P.lay[i].wt.w || P.lay[i].bias.w;
     if (!any) {
@@ -216,6 +241,26 @@ int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions 
             fmt[b] = L && L->act.w ? L->act : act;
             break;
         }
+        }
+    }
+    /* per tensor: the most specific; a view (Reshape, Flatten) names its root's storage */
+    for (int i = 0; i < P.n_tensors; i++) {
+        int hit = 0;
+        for (int b = 0; b < p->n_bufs; b++) {
+            int t = p->bufs[b].tensor;
+            if (t < 0 || !ir_dtype_is_float(p->bufs[b].dtype) || strcmp(g->tensors[t].name, P.tensor[i]))
+                continue;
+            fmt[cg_c_root(p, b)] = P.tfmt[i];
+            hit = 1;
+        }
+        if (!hit) {
+            free(fmt);
+            free(frac);
+            free(used);
+            util_error(d, util_loc_file(o->precision_file), "precision file: tensor '%s' is not a float tensor "
+                       "computed or read on the FPGA", P.tensor[i]);
+            prec_free(&P);
+            return -1;
         }
     }
     for (int b = 0; b < p->n_bufs; b++)

@@ -133,7 +133,8 @@ static void test_precision_layers(void **state)
     matmul_graph(&t);
     LoopProgram *p = lower(&t);
     char *path = write_temp("{\"default\": \"fixed<16,6>\", \"weights\": \"fixed<8,1>\", "
-                            "\"layers\": {\"mm\": {\"weights\": \"fixed<12,2>\", \"activations\": \"fixed<20,8>\"}}}");
+                            "\"layers\": {\"mm\": {\"weights\": \"fixed<12,2>\", \"activations\": \"fixed<20,8>\"}}, "
+                            "\"tensors\": {\"x\": \"fixed<10,3>\"}}");
     TgtOptions o = { .name = "mm", .precision_file = path, .model_file = "t.json" };
     CgFixed *fmt;
     int *frac;
@@ -143,8 +144,9 @@ static void test_precision_layers(void **state)
     assert_int_equal(fmt[w].i, 2);
     assert_int_equal(fmt[y].w, 20);        /* its output: the layer's activations */
     assert_int_equal(fmt[y].i, 8);
-    assert_int_equal(fmt[x].w, 16);        /* the model input: the default */
-    assert_int_equal(frac[0], 12);         /* max(10, 10, 12) */
+    assert_int_equal(fmt[x].w, 10);        /* the model input: its tensor entry */
+    assert_int_equal(fmt[x].i, 3);
+    assert_int_equal(frac[0], 12);         /* max(7, 10, 12) */
     free(fmt);
     free(frac);
     unlink(path);
@@ -163,6 +165,7 @@ static void test_precision_errors(void **state)
         { "{\"layers\": {\"mm\": {\"bias\": \"fixed<8,9>\"}}}", "bias wants \"fixed<W,I>\"" },
         { "{\"default\": \"fixed<16,6>\", \"weights\": \"float32\"}", "mixing float32 with fixed point" },
         { "{\"default\": ", "precision file" },
+        { "{\"tensors\": {\"nope\": \"fixed<8,1>\"}}", "tensor 'nope' is not a float tensor" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         TG t;
