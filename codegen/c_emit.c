@@ -665,6 +665,18 @@ static void store_stmt(CE *c, const LoopStmt *s, int ind)
     }
 }
 
+/* `[const] T var = value;` (decl 1: mutable, 2: const) or `var = value;` (decl 0) */
+static void var_line(CE *c, int ind, int decl, int var, const LoopExpr *value)
+{
+    indent(c->o, ind);
+    if (decl)
+        util_buf_printf(c->o, "%s%s ", decl == 2 ? "const " : "", reg_type(c, c->p->vars[var].type));
+    var_name(c, var);
+    util_buf_printf(c->o, " = ");
+    expr(c, value);
+    util_buf_printf(c->o, ";\n");
+}
+
 static void stmt(CE *c, const LoopStmt *s, int ind, int const_extents)
 {
     if (!s || c->err)
@@ -694,21 +706,8 @@ static void stmt(CE *c, const LoopStmt *s, int ind, int const_extents)
         util_buf_printf(c->o, "}\n");
         break;
     }
-    case LOOP_S_LET:
-        indent(c->o, ind);
-        util_buf_printf(c->o, "%s%s ", s->u.let.mutable_ ? "" : "const ", reg_type(c, c->p->vars[s->u.let.var].type));
-        var_name(c, s->u.let.var);
-        util_buf_printf(c->o, " = ");
-        expr(c, s->u.let.value);
-        util_buf_printf(c->o, ";\n");
-        break;
-    case LOOP_S_ASSIGN:
-        indent(c->o, ind);
-        var_name(c, s->u.assign.var);
-        util_buf_printf(c->o, " = ");
-        expr(c, s->u.assign.value);
-        util_buf_printf(c->o, ";\n");
-        break;
+    case LOOP_S_LET: var_line(c, ind, s->u.let.mutable_ ? 1 : 2, s->u.let.var, s->u.let.value); break;
+    case LOOP_S_ASSIGN: var_line(c, ind, 0, s->u.assign.var, s->u.assign.value); break;
     case LOOP_S_STORE: store_stmt(c, s, ind); break;
     case LOOP_S_IF:
         indent(c->o, ind);

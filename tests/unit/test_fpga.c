@@ -50,6 +50,11 @@ static int find_buf(const LoopProgram *p, const char *name)
     return -1;
 }
 
+static void free_vals(const LoopProgram *p, double **vals)
+{
+    free_vals(p, vals);
+}
+
 static char *write_temp(const char *text)
 {
     char *path = strdup("/tmp/dlcc-test-fpga-XXXXXX");
@@ -112,12 +117,8 @@ static void test_eval_fixed_matmul(void **state)
     assert_true(fabs(fl[y][0] - 1.825) < 1e-6);
     /* column 1: w = 1 saturates to 127/128 */
     assert_true(fabs(vals[y][1] - (0.5 - 1.25 + 2.0 + 0.75) * 127 / 128) < 2.0 / 1024);
-    for (int b = 0; b < p->n_bufs; b++) {
-        free(vals[b]);
-        free(fl[b]);
-    }
-    free(vals);
-    free(fl);
+    free_vals(p, vals);
+    free_vals(p, fl);
     free(fmt);
     free(frac);
     unlink(path);
@@ -265,9 +266,7 @@ static void test_elementwise_lanes(void **state)
     int y = find_buf(p, "b_out0");
     for (int i = 0; i < 192; i++)
         assert_true(vals[y][i] == -(xv[i] > 0 ? xv[i] : 0));
-    for (int b = 0; b < p->n_bufs; b++)
-        free(vals[b]);
-    free(vals);
+    free_vals(p, vals);
     loop_program_free(p);
     ir_graph_free(t.g);
 }
@@ -331,9 +330,7 @@ static void conv_case(int64_t stride, int64_t group, int64_t pad)
         if (fabs(vals[yb][i] - ((float *)ref.data)[i]) > 1e-5)
             fail_msg("stride %d group %d pad %d: y[%d] = %g, want %g", (int)stride, (int)group, (int)pad, (int)i,
                      vals[yb][i], ((float *)ref.data)[i]);
-    for (int b = 0; b < p->n_bufs; b++)
-        free(vals[b]);
-    free(vals);
+    free_vals(p, vals);
     interp_array_free(&ref);
     loop_program_free(p);
     ir_graph_free(t.g);
