@@ -52,7 +52,9 @@ static int find_buf(const LoopProgram *p, const char *name)
 
 static void free_vals(const LoopProgram *p, double **vals)
 {
-    free_vals(p, vals);
+    for (int b = 0; b < p->n_bufs; b++)
+        free(vals[b]);
+    free(vals);
 }
 
 static char *write_temp(const char *text)
