@@ -81,6 +81,8 @@ int cg_hls_dataflow_ok(const LoopProgram *p, const char **why)
         if (p->bufs[b].alias_of >= 0 || p->bufs[b].storage == LOOP_ST_CONST || p->bufs[b].storage == LOOP_ST_LOCAL)
             continue;
         LoopStorage st = p->bufs[b].storage;
+        if (st == LOOP_ST_WORKSPACE && writers[b] == 0 && readers[b] == 0)
+            continue;                        /* unused (e.g. fused away) */
         int bad = st == LOOP_ST_INPUT ? readers[b] > 1
                 : st == LOOP_ST_OUTPUT ? writers[b] > 1 || readers[b] > 0
                 : writers[b] != 1 || readers[b] > 1;
@@ -117,6 +119,12 @@ static void top_function(const CgCTarget *t, const LoopProgram *p, const int *po
                          const char *why, UtilBuf *out)
 {
     char name[160];
+    unsigned char *used = calloc((size_t)p->n_bufs + 1, 1), *one = malloc((size_t)p->n_bufs + 1);
+    for (int k = 0; used && one && k < p->n_kernels; k++) {
+        cg_c_kernel_uses(p, k, one);
+        for (int b = 0; b < p->n_bufs; b++)
+            used[b] |= one[b];
+    }
     util_buf_printf(out, "/* The top function: synthesize with set_top %s_top. */\nvoid %s_top(", t->name, t->name);
     for (int i = 0; i < np; i++) {
         cg_c_buf_name(p, ports[i], name, sizeof name);
@@ -137,7 +145,7 @@ static void top_function(const CgCTarget *t, const LoopProgram *p, const int *po
         util_buf_printf(out, "    /* no DATAFLOW: buffer '%s' does not have exactly one producer and one consumer "
                              "kernel */\n", why ? why : "?");
     for (int b = 0; b < p->n_bufs; b++) {
-        if (p->bufs[b].storage != LOOP_ST_WORKSPACE || p->bufs[b].alias_of >= 0)
+        if (p->bufs[b].storage != LOOP_ST_WORKSPACE || p->bufs[b].alias_of >= 0 || (used && !used[b]))
             continue;
         cg_c_buf_name(p, b, name, sizeof name);
         util_buf_printf(out, "    %s %s[%lld];\n", cg_c_buf_type(t, p, b), name,
@@ -147,6 +155,8 @@ static void top_function(const CgCTarget *t, const LoopProgram *p, const int *po
     for (int k = 0; k < p->n_kernels; k++)
         cg_c_emit_call(t, p, k, out, 1);
     util_buf_printf(out, "}\n\n");
+    free(used);
+    free(one);
 }
 
 static int is_fixed_port(const CgHlsOptions *o, const LoopProgram *p, int b)

@@ -380,6 +380,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
     p->name = util_arena_strdup(&p->arena, o->name);
     if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, d) < 0)                  /* convolutions: line buffer + window */
         goto done;
+    tgt_fpga_fuse_relu(p, g);                                /* ReLU into the layer before it */
     loop_simplify(p);
     if (tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET)) {      /* pipeline, unroll, partition */
         util_error(d, util_loc_file(g->file), "out of memory");

@@ -20,6 +20,10 @@
  * accesses in one bank (BRAM is dual-ported).  -1 on OOM. */
 int tgt_fpga_schedule(LoopProgram *p, int budget);
 
+/* Folds each ReLU kernel into the kernel that produces its input when
+ * that input has no other reader (targets/fpga_sched.c); returns the count. */
+int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g);
+
 /* Marks loop LOOP_HLS_PIPELINE with target II `ii` and every loop inside it
  * LOOP_UNROLLED. */
 void tgt_fpga_pipeline(LoopStmt *loop, int ii);

@@ -486,6 +486,95 @@ static int stage_inputs(LoopProgram *p)
     return 0;
 }
 
+/* -------------------------------------------------------- ReLU fusion */
+
+typedef struct Fuse {
+    CgCWalk w;
+    LoopProgram *p;
+    int from, to, err;
+} Fuse;
+
+/* STORE from[i] = v  →  { let t = v; STORE to[i] = t < 0 ? 0 : t } (in place) */
+static void fuse_store(CgCWalk *w, LoopStmt *s)
+{
+    Fuse *f = (Fuse *)w;
+    if (s->u.store.buf != f->from)
+        return;
+    LoopProgram *p = f->p;
+    LoopExpr *v = s->u.store.value;
+    int t = loop_add_var(p, "act", v->type);
+    LoopStmt *blk = loop_block(p);
+    LoopExpr *zero = ir_dtype_is_float(v->type) ? loop_float(p, v->type, 0) : loop_cast(p, v->type, loop_int(p, 0));
+    LoopExpr *zero2 = zero ? loop_expr_copy(p, zero) : NULL;
+    LoopExpr *val = zero2 ? loop_select(p, loop_bin(p, LOOP_LT, loop_var(p, t), zero), zero2, loop_var(p, t)) : NULL;
+    LoopStmt *st = val ? loop_store(p, f->to, s->u.store.index, val) : NULL;
+    if (t < 0 || !blk || !st || loop_block_add(p, blk, loop_let(p, t, v, 0)) || loop_block_add(p, blk, st)) {
+        f->err = 1;
+        return;
+    }
+    *s = *blk;
+}
+
+/* A ReLU kernel that only reads the output A of the kernel before it (A
+ * read by nothing else, written only there) is folded into that kernel's
+ * stores: the producer writes max(v, 0) into the ReLU's output B directly
+ * and the ReLU kernel and its pass over A disappear (hls4ml merges
+ * activations into the layer the same way).  Returns how many were fused. */
+int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g)
+{
+    int n = p->n_bufs ? p->n_bufs : 1, fused = 0;
+    unsigned char *ur = malloc((size_t)n), *uk = malloc((size_t)n), *uo = malloc((size_t)n);
+    for (int r = 1; ur && uk && uo && r < p->n_kernels; r++) {
+        const LoopKernel *kr = &p->kernels[r];
+        if (kr->n_nodes != 1 || kr->first_node < 0 || g->nodes[kr->first_node].op != IR_OP_Relu)
+            continue;
+        cg_c_kernel_uses(p, r, ur);
+        int a = -1, b = -1, other = 0;
+        for (int i = 0; i < p->n_bufs; i++) {
+            if (!ur[i])
+                continue;
+            if (ur[i] == 1 && a < 0)
+                a = i;
+            else if (ur[i] == 2 && b < 0)
+                b = i;
+            else
+                other = 1;
+        }
+        if (other || a < 0 || b < 0 || p->bufs[a].storage != LOOP_ST_WORKSPACE || p->bufs[a].dtype != p->bufs[b].dtype ||
+            ir_shape_numel(&p->bufs[a].shape) != ir_shape_numel(&p->bufs[b].shape))
+            continue;
+        int aliased = 0;
+        for (int i = 0; i < p->n_bufs; i++)
+            aliased |= p->bufs[i].alias_of == a;
+        cg_c_kernel_uses(p, r - 1, uk);
+        int ok = !aliased && uk[a] == 2 && !uk[b];
+        for (int k = 0; ok && k < p->n_kernels; k++) {
+            if (k == r || k == r - 1)
+                continue;
+            cg_c_kernel_uses(p, k, uo);
+            ok = !uo[a];
+        }
+        if (!ok)
+            continue;
+        Fuse f = { { NULL, fuse_store, NULL }, p, a, b, 0 };
+        cg_c_walk(p->kernels[r - 1].body, &f.w);
+        if (f.err)
+            break;
+        LoopKernel *kp = &p->kernels[r - 1];
+        if (kp->first_node >= 0 && kp->first_node + kp->n_nodes == kr->first_node)
+            kp->n_nodes++;
+        kp->flops += kr->flops;
+        memmove(&p->kernels[r], &p->kernels[r + 1], (size_t)(p->n_kernels - r - 1) * sizeof *p->kernels);
+        p->n_kernels--;
+        r--;
+        fused++;
+    }
+    free(ur);
+    free(uk);
+    free(uo);
+    return fused;
+}
+
 /* ------------------------------------------------ element-wise unrolling */
 
 typedef struct Subst {

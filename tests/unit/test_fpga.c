@@ -273,6 +273,41 @@ static void test_elementwise_lanes(void **state)
     ir_graph_free(t.g);
 }
 
+static void test_fuse_relu(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "mmrelu");
+    int in[2] = { tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 4)), tg_const(&t, "w", IR_DT_F32, TG_INTS(4, 2), W_VALS) };
+    int y = tg_node(&t, IR_OP_MatMul, "mm", 2, in, 1);
+    int r = tg_node(&t, IR_OP_Relu, "relu", 1, &y, 1);
+    tg_output(&t, tg_node(&t, IR_OP_Relu, "relu2", 1, &r, 1));    /* a chain: both fold into the MatMul */
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    LoopProgram *p = lower(&t);
+    assert_int_equal(p->n_kernels, 3);
+    assert_int_equal(tgt_fpga_fuse_relu(p, t.g), 2);
+    assert_int_equal(p->n_kernels, 1);                       /* mm + relu + relu in one kernel */
+    assert_int_equal(p->kernels[0].n_nodes, 3);
+    assert_int_equal(loop_verify(p, &t.d), 0);
+    const char *why;
+    assert_int_equal(cg_hls_dataflow_ok(p, &why), 1);        /* the fused-away buffers are unused, not errors */
+    float xv[4] = { 0.5f, -1.25f, 2.0f, 0.75f };
+    IrArray xin = { .dtype = IR_DT_F32, .shape = { 2, { 1, 4 } }, .data = xv };
+    double **vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, NULL, NULL, &xin, vals, &t.d), 0);
+    int out = find_buf(p, "relu2_out0");
+    assert_true(fabs(vals[out][0] - 1.825) < 1e-6);          /* positive: kept */
+    xv[2] = -2.0f;                                           /* column 0 = 0.15 + 0.75 - 0.25 + 0.675 */
+    free_vals(p, vals);
+    vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, NULL, NULL, &xin, vals, &t.d), 0);
+    assert_true(fabs(vals[out][0] - 1.325) < 1e-6);
+    assert_true(vals[out][1] == 0);                          /* 0.5 - 1.25 - 2 + 0.75 < 0: clamped */
+    free_vals(p, vals);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 static void test_dataflow_rule(void **state)
 {
     (void)state;
@@ -409,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_precision_errors),
         cmocka_unit_test(test_schedule_matmul),
         cmocka_unit_test(test_elementwise_lanes),
+        cmocka_unit_test(test_fuse_relu),
         cmocka_unit_test(test_dataflow_rule),
         cmocka_unit_test(test_line_buffer_conv),
         cmocka_unit_test(test_hls_text),
