@@ -141,12 +141,34 @@ def export(name, out):
                                                                  list(y.shape)))
 
 
+def export_gemm(n, out):
+    """A one-node MatMul C[n,n] = A[n,n] · B[n,n] of two graph inputs (no constant operand, as for
+    sgemm), for bench/gemm.c."""
+    h = onnx.helper
+    t = onnx.TensorProto.FLOAT
+    g = h.make_graph([h.make_node("MatMul", ["A", "B"], ["C"])], "gemm%d" % n,
+                     [h.make_tensor_value_info("A", t, [n, n]), h.make_tensor_value_info("B", t, [n, n])],
+                     [h.make_tensor_value_info("C", t, [n, n])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    d = out / ("gemm%d" % n)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "model.onnx").write_bytes(m.SerializeToString())
+    print("gemm%-14d MatMul %d×%d·%d×%d" % (n, n, n, n, n))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=HERE / "build" / "models")
     ap.add_argument("--list", action="store_true", help="print name and description of each model")
+    ap.add_argument("--gemm", type=int, nargs="+", metavar="N",
+                    help="instead, write DIR/gemmN/model.onnx, a one-node N×N MatMul, for each N")
     ap.add_argument("names", nargs="*", help="models to export (default: all)")
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
+    if a.gemm:
+        for n in a.gemm:
+            export_gemm(n, a.out)
+        return 0
     if a.list:
         for k, v in MODELS.items():
             print("%s\t%s" % (k, v[3]))
