@@ -15,7 +15,7 @@ peer's thread pool cannot disturb the other:
   checked to equal the saved reference), torch.set_num_threads(T), torch.inference_mode().
 
 Each model: WARMUP calls, then RUNS timed calls (time.perf_counter around the Python call, as
-a user would call it), median and min.  The output of the last call is compared with
+a user would call it), median and min.  The same for an empty model (the call overhead).  The output of the last call is compared with
 MODELS/<name>/output_0.npy at rtol 1e-3, atol 1e-4.
 
 Writes OUT.json: {"versions": {...}, "results": {peer: {threads: {name: {median_ms, min_ms, runs, check}}}}}.
@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The time of one call of an empty model (ONNX Identity, nn.Identity) on [1,64]: the floor of the
+# Python-level timing, which the smallest models are close to.
+OVERHEAD = "_call_overhead"
 VENV = HERE / ".venv"
 
 
@@ -73,8 +76,20 @@ def measure(peer, threads, names, models, runs, warmup):
     """One peer at one thread count, in this process."""
     import numpy as np
     res = {}
+    x1 = np.zeros((1, 64), np.float32)
     if peer == "ort":
+        import onnx
         import onnxruntime as ort
+        h, f = onnx.helper, onnx.TensorProto.FLOAT
+        ident = h.make_model(h.make_graph([h.make_node("Identity", ["x"], ["y"])], "ident",
+                                          [h.make_tensor_value_info("x", f, [1, 64])],
+                                          [h.make_tensor_value_info("y", f, [1, 64])]),
+                             opset_imports=[h.make_opsetid("", 13)])
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        sess = ort.InferenceSession(ident.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        med, mn, _ = timed(lambda: sess.run(None, {"x": x1})[0], runs, warmup)
+        res[OVERHEAD] = {"median_ms": med, "min_ms": mn, "runs": runs, "check": "ok"}
         for nm in names:
             so = ort.SessionOptions()
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -92,6 +107,10 @@ def measure(peer, threads, names, models, runs, warmup):
         sys.path.insert(0, str(HERE))
         import models as bm
         torch.set_num_threads(threads)
+        ident, xt = torch.nn.Identity(), torch.from_numpy(x1)
+        with torch.inference_mode():
+            med, mn, _ = timed(lambda: ident(xt), runs, warmup)
+        res[OVERHEAD] = {"median_ms": med, "min_ms": mn, "runs": runs, "check": "ok"}
         for nm in names:
             ctor, shape, seed, _ = bm.MODELS[nm]
             torch.manual_seed(seed)
