@@ -29,7 +29,7 @@ def sh(cmd):
         return ""
 
 
-def machine(a, peers):
+def machine(a, peers, run):
     lscpu = dict(re.findall(r"^([^:]+):\s*(.*)$", sh(["lscpu"]), re.M))
     flags = lscpu.get("Flags", "").split()
     simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
@@ -50,7 +50,8 @@ def machine(a, peers):
         ("OS", sh("uname -sr") + ", " + (sh(". /etc/os-release && echo $PRETTY_NAME") or "?")),
         ("C compiler", sh([a.cc, "--version"]).splitlines()[0] if sh([a.cc, "--version"]) else a.cc),
         ("LLVM (dlcc's back end)", llvm or "?"),
-        ("dlcc", "commit %s, release build (meson --buildtype=release)" % sh("git rev-parse --short HEAD")),
+        ("dlcc", "commit %s, release build (meson --buildtype=release)" % (
+            run.get("commit") or sh("git rev-parse --short HEAD"))),
         ("ONNX Runtime", "%s (PyPI wheel, CPUExecutionProvider)" % v.get("onnxruntime", "?")),
         ("PyTorch", "%s (Debian python3-torch), numpy %s, Python %s" % (v.get("torch", "?"), v.get("numpy", "?"),
                                                                         v.get("python", "?"))),
@@ -126,6 +127,15 @@ def models_section(dlcc, peers, run):
                "Geometric mean over the models: dlcc/ORT 1T = %s, dlcc/torch 1T = %s." % (
                    run.get("runs", 0), run.get("warmup", 0), fmt_ratio(geomean(ratios["ort"])),
                    fmt_ratio(geomean(ratios["torch"]))))
+    slow = ["%s %s (%s ms at 1T, %s ms at 2T)" % (peer, nm, fmt_ms(peer_ms(peers, peer, 1, nm)[0]),
+                                                fmt_ms(peer_ms(peers, peer, 2, nm)[0]))
+            for peer in ("ort", "torch") for nm in names
+            if peer_ms(peers, peer, 1, nm)[0] and (peer_ms(peers, peer, 2, nm)[0] or 0) > 2 * peer_ms(peers, peer, 1, nm)[0]]
+    if slow:
+        out.append("")
+        out.append("**2-thread times more than twice the 1-thread time** (two threads on two cores that other "
+                   "processes also use: a preempted thread stalls the other at every barrier; these 2T cells "
+                   "measure the shared machine, not the peer): " + "; ".join(slow) + ".")
     ov = [(peer, t, peer_ms(peers, peer, t, "_call_overhead")[0]) for peer in ("ort", "torch") for t in (1, 2)]
     out.append("")
     out.append("The peers are timed around their Python call, as a user calls them; one call of an empty model "
@@ -246,7 +256,7 @@ def main():
     print()
     print("## Machine")
     print()
-    print(machine(a, peers))
+    print(machine(a, peers, run))
     print()
     print("## Models (batch 1)")
     print()

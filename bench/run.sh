@@ -26,6 +26,7 @@ log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "{\"start\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"load_start\": \"$(load)\"," > "$B/run.json"
+echo "\"commit\": \"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' ':!docs' || echo +changes)\"," >> "$B/run.json"
 
 log "building dlcc (release) in $B/dlcc"
 [ -f "$B/dlcc/build.ninja" ] || meson setup "$B/dlcc" --buildtype=release >/dev/null
