@@ -4,19 +4,20 @@
     dlcc_bench.py DLCC CC MODELS_DIR OUT.json [--runs N] [--warmup W] [--opt -O2] [NAME ...]
 
 For each MODELS_DIR/<name>/model.onnx: `dlcc model.onnx -O2 --name m -o WORK/<name>`
-(wall time recorded), `dlcc info --json` for parameters and FLOPs, then the
+(wall and CPU time recorded), `dlcc info --json` for parameters and FLOPs, then the
 generator step: WORK/<name>/m_io.h lists the byte sizes of the inputs and
 outputs in order (from m.h), and harness.c is compiled against m.h/m.o and run
 (it times RUNS calls after WARMUP, and checks the outputs against
 output_K.npy at rtol 1e-3, atol 1e-4).  A model dlcc cannot compile, or whose
 output is wrong, is recorded with the error; nothing is skipped.
 
-Writes OUT.json: {name: {compile_s, params, flops, median_ms, min_ms, runs, check, error}}.
+Writes OUT.json: {name: {compile_s, compile_cpu_s, params, flops, median_ms, min_ms, runs, check, error}}.
 """
 
 import argparse
 import json
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -43,9 +44,13 @@ def bench_one(a, name):
     work.mkdir(parents=True, exist_ok=True)
     r = {"name": name}
     cmd = [a.dlcc, str(mdir / "model.onnx"), a.opt, "--name", "m", "-o", str(work)]
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True)
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     r["compile_s"] = time.monotonic() - t0
+    # CPU time (user + system) of the dlcc process: unlike the wall time, hardly affected by other
+    # processes sharing the CPUs.
+    r["compile_cpu_s"] = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
     if p.returncode:
         r["error"] = "dlcc failed (status %d): %s" % (p.returncode, p.stderr.strip() or p.stdout.strip())
         return r
