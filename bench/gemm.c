@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 #include <cblas.h>
 
 #include "g.h"
@@ -35,19 +37,6 @@
  * as documentation of what it calls). */
 char *openblas_get_corename(void);
 int openblas_get_num_threads(void);
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static uint64_t next(uint64_t *s)
 {
@@ -91,8 +80,7 @@ static int bench(const char *label, void (*fn)(const float *, const float *, flo
         total += t[done++];
     }
     runs = done;
-    qsort(t, (size_t)runs, sizeof *t, cmp_double);
-    double med = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+    double med = sort_median(t, runs);
     uint64_t s = 12345;
     double worst = 0;
     int bad = 0;

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 #include "m.h"
 #include "m_io.h"
 
@@ -50,19 +52,6 @@ static void *read_npy(const char *path, size_t bytes)
     }
     fclose(f);
     return p;
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static void run_once(const void *const *in, void *const *out, void *ws)
@@ -108,8 +97,7 @@ int main(int argc, char **argv)
         run_once(in, out, ws);
         t[i] = now_ms() - t0;
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp_double);
-    double med = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+    double med = sort_median(t, runs);
     printf("time_ms median=%.6f min=%.6f runs=%d\n", med, t[0], runs);
 
     int bad = 0;

@@ -114,13 +114,18 @@ MODELS = {
 }
 
 
-def export(name, out):
+def make(name):
+    """The model in eval mode, with its seeded weights, and its seeded input (numpy float32)."""
     ctor, shape, seed, _ = MODELS[name]
     torch.manual_seed(seed)
     model = ctor()
     randomize_norms(model, torch.Generator().manual_seed(seed + 1000))
-    model.eval()
-    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return model.eval(), np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def export(name, out):
+    model, x = make(name)
+    shape = list(x.shape)
     xt = torch.from_numpy(x)
     with torch.no_grad():
         y = model(xt).numpy().astype(np.float32)

@@ -112,11 +112,7 @@ def measure(peer, threads, names, models, runs, warmup):
             med, mn, _ = timed(lambda: ident(xt), runs, warmup)
         res[OVERHEAD] = {"median_ms": med, "min_ms": mn, "runs": runs, "check": "ok"}
         for nm in names:
-            ctor, shape, seed, _ = bm.MODELS[nm]
-            torch.manual_seed(seed)
-            model = ctor()
-            bm.randomize_norms(model, torch.Generator().manual_seed(seed + 1000))
-            model.eval()
+            model = bm.make(nm)[0]
             x = torch.from_numpy(np.load(models / nm / "input_0.npy"))
             with torch.inference_mode():
                 med, mn, out = timed(lambda: model(x), runs, warmup)

@@ -101,7 +101,7 @@ def models_section(dlcc, peers, run):
                  "%.2f / %.2f" % (r["compile_s"], r.get("compile_cpu_s", float("nan"))) if "compile_s" in r else "—",
                  fmt_ms(d) if d is not None else "**failed**"]
         if "error" in r:
-            problems.append("- **%s: dlcc** — %s" % (nm, r["error"]))
+            problems.append("- **%s: dlcc** — %s" % (nm, " / ".join(r["error"].splitlines())))
         pm = {}
         for peer in ("ort", "torch"):
             for t in (1, 2):
