@@ -220,7 +220,7 @@ int cg_ctx_optimize(CgCtx *c)
 
 /* Code generation may change the IR it runs on, so every output is made
  * from a fresh clone of the optimized module. */
-static int emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out)
+int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out)
 {
     LLVMModuleRef m = LLVMCloneModule(c->mod);
     LLVMMemoryBufferRef mb = NULL;
@@ -267,9 +267,9 @@ int cg_compile(const LoopProgram *p, const CgOptions *o, CgResult *r, UtilDiag *
         LLVMDisposeMessage(s);
     }
     if (rc == 0 && (emit & CG_EMIT_ASM))
-        rc = emit_file(&c, LLVMAssemblyFile, &r->asm_text);
+        rc = cg_emit_file(&c, LLVMAssemblyFile, &r->asm_text);
     if (rc == 0 && (emit & CG_EMIT_OBJ))
-        rc = emit_file(&c, LLVMObjectFile, &r->obj);
+        rc = cg_emit_file(&c, LLVMObjectFile, &r->obj);
     cg_ctx_dispose(&c);
     return rc;
 }

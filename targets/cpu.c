@@ -17,7 +17,7 @@ void tgt_files_free(TgtFiles *fs)
 }
 
 /* Adds NAME.ext holding (a copy of) buf. */
-static void add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf)
+void tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf)
 {
     TgtFile *f = &fs->f[fs->n++];
     size_t n = strlen(name) + strlen(ext) + 1;
@@ -52,19 +52,19 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     UtilBuf text;
     util_buf_init(&text);
     if (o->emit & TGT_EMIT_OBJ)
-        add_file(out, o->name, ".o", &res.obj);
+        tgt_add_file(out, o->name, ".o", &res.obj);
     if (o->emit & TGT_EMIT_ASM)
-        add_file(out, o->name, ".s", &res.asm_text);
+        tgt_add_file(out, o->name, ".s", &res.asm_text);
     if (o->emit & TGT_EMIT_LLVM)
-        add_file(out, o->name, ".ll", &res.llvm_ir);
+        tgt_add_file(out, o->name, ".ll", &res.llvm_ir);
     if (o->emit & TGT_EMIT_HEADER) {
         tgt_emit_header(g, p, o->name, &text);
-        add_file(out, o->name, ".h", &text);
+        tgt_add_file(out, o->name, ".h", &text);
         util_buf_free(&text);
     }
     if (o->emit & TGT_EMIT_GRAPH) {
         ir_print_dot(g, &text);
-        add_file(out, o->name, ".dot", &text);
+        tgt_add_file(out, o->name, ".dot", &text);
         util_buf_free(&text);
     }
     if (o->emit & TGT_EMIT_REPORT) {
@@ -72,7 +72,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
             util_buf_free(&text);
             goto done;
         }
-        add_file(out, o->name, ".report.json", &text);
+        tgt_add_file(out, o->name, ".report.json", &text);
         util_buf_free(&text);
     }
     rc = 0;

@@ -15,7 +15,9 @@ enum {
     TGT_EMIT_HEADER = 1 << 3,
     TGT_EMIT_GRAPH = 1 << 4,
     TGT_EMIT_REPORT = 1 << 5,
+    TGT_EMIT_PTX = 1 << 6,
     TGT_EMIT_DEFAULT_CPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
+    TGT_EMIT_DEFAULT_GPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT | TGT_EMIT_PTX,
 };
 
 typedef struct TgtOptions {
@@ -25,6 +27,8 @@ typedef struct TgtOptions {
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
+    const char *gpu_arch;     /* -t gpu: sm_XX (NULL = sm_80) */
+    int gpu_emulate;          /* -t gpu --gpu-emulate: the GPU kernels built for the host */
 } TgtOptions;
 
 /* One generated file: name (plain file name) and contents. */
@@ -39,11 +43,38 @@ typedef struct TgtFiles {
 } TgtFiles;
 
 void tgt_files_free(TgtFiles *fs);
+/* Adds NAME + ext holding a copy of buf. */
+void tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf);
 
 /* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+
+/* The GPU pipeline (targets/gpu.c, docs/targets/gpu.md): lower → GPU
+ * schedule (blocks, threads, shared-memory tiles) → simplify → plan memory →
+ * PTX through LLVM's NVPTX backend + a host object calling the dlcc runtime;
+ * fills `out` with NAME.o, NAME.ptx, NAME.h, NAME.report.json.  With
+ * o->gpu_emulate the same scheduled kernels are built for the host instead
+ * (block and thread loops serial, barriers kept by splitting the thread
+ * loops), with the same API: NAME.o, NAME.h, NAME.report.json. */
+int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+
+/* GPU scheduling choices. */
+typedef struct TgtGpuOptions {
+    int block_size;           /* threads per block of flat data-parallel mappings (256) */
+    int tile;                 /* shared-memory tile edge of matrix products (16); 0 = no tiles */
+} TgtGpuOptions;
+
+/* Binds every kernel's loops to GPU blocks and threads (gpu_schedule.c). */
+int tgt_gpu_schedule(LoopProgram *p, const TgtGpuOptions *o, UtilDiag *d);
+/* Shared-memory tiling of a matrix-product nest chain[0..n) (gpu_tile.c);
+ * NULL when the nest is not a product this handles. */
+LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt *const *chain, int n);
+/* For --gpu-emulate: rewrites thread loops containing barriers into
+ * consecutive thread loops, one per barrier-free segment, with values that
+ * live across a barrier kept per thread in LOCAL arrays (gpu_emulate.c). */
+int tgt_gpu_split_barriers(LoopProgram *p, UtilDiag *d);
 
 /* NAME.h: sizes, shapes, the input/output structs and the entry points. */
 void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);

@@ -23,7 +23,7 @@ static int parse_emit(const char *kinds, unsigned *bits, unsigned *foreign)
 {
     static const struct { const char *name; unsigned bit; } known[] = {
         { "obj", TGT_EMIT_OBJ }, { "asm", TGT_EMIT_ASM }, { "llvm", TGT_EMIT_LLVM }, { "header", TGT_EMIT_HEADER },
-        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", 0 }, { "c", 0 },
+        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", TGT_EMIT_PTX }, { "hls", 0 }, { "c", 0 },
     };
     char buf[256];
     if (!kinds[0] || strlen(kinds) >= sizeof buf)
@@ -105,9 +105,10 @@ int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
     static const char *const later_values[] = { "--fpga-part", "--print-after", NULL };
-    static const char *const later_flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", NULL };
+    static const char *const later_flags[] = { "--print-after-all", "--time-passes", NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *v;
-    TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
+    TgtOptions o = { .opt_level = 2, .emit = 0 };
+    int emit_given = 0;
     unsigned foreign = 0;
     DlccArgs a;
     dlcc_args_init(&a, argc, argv, NULL);
@@ -128,6 +129,7 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--name wants a C identifier, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--emit"))) {
             a.status = parse_emit(v, &o.emit, &foreign);
+            emit_given = 1;
         } else if ((v = dlcc_arg_value(&a, "--triple"))) {
             o.triple = v;
         } else if ((v = dlcc_arg_value(&a, "--mcpu"))) {
@@ -142,6 +144,9 @@ int dlcc_cmd_compile(int argc, char **argv)
         } else if ((v = dlcc_arg_value(&a, "--gpu-arch"))) {
             if (strncmp(v, "sm_", 3) || parse_long(v + 3, 10, 999, &n))
                 a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
+            o.gpu_arch = v;
+        } else if (strcmp(arg, "--gpu-emulate") == 0) {
+            o.gpu_emulate = 1;
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
             a.status = check_precision(v);
             if (!a.status && strcmp(v, "float32"))
@@ -178,15 +183,24 @@ int dlcc_cmd_compile(int argc, char **argv)
     o.name = name ? name : cname;
     TgtFiles files = { 0 };
     int rc;
-    if (strcmp(target, "cpu"))
+    int gpu = strcmp(target, "gpu") == 0;
+    if (!emit_given)
+        o.emit = gpu && !o.gpu_emulate ? TGT_EMIT_DEFAULT_GPU : TGT_EMIT_DEFAULT_CPU;
+    if (!gpu && (o.emit & TGT_EMIT_PTX))
+        foreign = 1;
+    if (strcmp(target, "cpu") && !gpu)
         rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
-                        "build yet (cpu is); 'dlcc run' runs the reference interpreter", target);
+                        "build yet (cpu and gpu are); 'dlcc run' runs the reference interpreter", target);
+    else if (o.gpu_emulate && !gpu)
+        rc = util_error(&d, util_loc_file(a.model), "--gpu-emulate belongs to the gpu target (-t gpu)");
     else if (later)
         rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
     else if (foreign)
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
+    else if (gpu)
+        rc = tgt_gpu_compile(g, &o, &files, &d);
     else
         rc = tgt_cpu_compile(g, &o, &files, &d);
     if (!rc)
