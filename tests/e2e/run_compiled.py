@@ -3,7 +3,13 @@
 driver that uses only the generated header, runs it and compares with
 PyTorch's outputs.
 
-    run_compiled.py DLCC CC MODEL_DIR [--rtol R] [--atol A] [-- DLCC_OPTIONS...]
+    run_compiled.py DLCC CC MODEL_DIR [--rtol R] [--atol A] [--link ARG]... [--no-device-rc N]
+                    [-- DLCC_OPTIONS...]
+
+--link adds a link argument (e.g. the dlcc runtime library for -t gpu).
+--no-device-rc N: on a machine without an NVIDIA device (/dev/nvidiactl
+absent), NAME_run must return exactly N (and nothing is compared); with a
+device the outputs are compared as usual.
 
 The driver is generated from the header's input/output structs: it reads
 input_K.npy into the K-th input field, calls NAME_run, and writes each output
@@ -79,6 +85,8 @@ def main():
     ap.add_argument("model_dir", type=Path)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--link", action="append", default=[])
+    ap.add_argument("--no-device-rc", type=int)
     ap.add_argument("options", nargs="*")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dlcc-compiled-") as tmp:
@@ -98,7 +106,7 @@ def main():
         alloc = "\n".join("    out.%s = malloc(%s ? %s : 1);" % (n, b, b) for n, b in outs)
         (tmp / "driver.c").write_text(DRIVER.replace("@LOAD@", load + "\n" + alloc).replace("@STORE@", store))
         build = [a.cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1", "-I", str(tmp),
-                 str(tmp / "driver.c"), str(tmp / "m.o"), "-lm", "-o", str(tmp / "driver")]
+                 str(tmp / "driver.c"), str(tmp / "m.o")] + a.link + ["-lm", "-o", str(tmp / "driver")]
         p = subprocess.run(build, capture_output=True, text=True)
         if p.returncode:
             print("FAIL: the driver did not build\n%s" % p.stderr)
@@ -107,6 +115,14 @@ def main():
         args = [str(a.model_dir / ("input_%d.npy" % i)) for i in range(len(ins))]
         args += [str(tmp / ("out_%d.bin" % k)) for k in range(len(outs))]
         p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=120)
+        if a.no_device_rc is not None and not Path("/dev/nvidiactl").exists():
+            want = "m_run returned %d" % a.no_device_rc
+            if p.returncode == 5 and want in p.stderr:
+                print("PASS: no NVIDIA device here and %s" % want)
+                return 0
+            print("FAIL: without a device, expected '%s'; the driver exited with status %d\n%s"
+                  % (want, p.returncode, p.stderr))
+            return 1
         if p.returncode:
             print("FAIL: the driver exited with status %d\n%s" % (p.returncode, p.stderr))
             return 1
