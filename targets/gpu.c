@@ -76,6 +76,13 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (o->gpu_emulate && tgt_gpu_split_barriers(p, d))      /* host: thread loops split at barriers */
         goto done;
     loop_simplify(p);                                        /* index algebra */
+    if (getenv("DLCC_DEBUG_LOOP")) {
+        UtilBuf dbg;
+        util_buf_init(&dbg);
+        loop_print(p, &dbg);
+        fwrite(dbg.data, 1, dbg.len, stderr);
+        util_buf_free(&dbg);
+    }
     if (pass_plan_memory(p, g, d) || loop_verify(p, d))      /* device workspace offsets */
         goto done;
     int64_t ws;
