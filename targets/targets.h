@@ -76,6 +76,15 @@ LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt 
  * live across a barrier kept per thread in LOCAL arrays (gpu_emulate.c). */
 int tgt_gpu_split_barriers(LoopProgram *p, UtilDiag *d);
 
+/* A model compiled for the host and loaded into this process (LLVM's ORC
+ * JIT): the same pipeline as tgt_cpu_compile, for `dlcc run --backend cpu`
+ * and differential tests.  tgt_host_run has interp_run's contract: inputs in
+ * graph-input order with matching dtype/shape, outputs malloc'd. */
+typedef struct TgtHostModel TgtHostModel;
+int  tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilDiag *d);
+int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
+void tgt_host_free(TgtHostModel *m);
+
 /* NAME.h: sizes, shapes, the input/output structs and the entry points. */
 void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);
 /* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
