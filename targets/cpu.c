@@ -136,8 +136,8 @@ int tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilD
         m->in_types[i] = (IrArray){ g->tensors[g->inputs[i]].v.dtype, g->tensors[g->inputs[i]].v.shape, NULL };
     for (int i = 0; i < g->n_outputs; i++)
         m->out_types[i] = (IrArray){ g->tensors[g->outputs[i]].v.dtype, g->tensors[g->outputs[i]].v.shape, NULL };
-    LoopProgram *p = cpu_program(g, o, d);
-    CgOptions cgo = { .opt_level = o->opt_level };
+    LoopProgram *p = o->gpu_emulate ? tgt_gpu_program(g, o, d) : cpu_program(g, o, d);
+    CgOptions cgo = { .opt_level = o->opt_level, .gpu_emulate = o->gpu_emulate };
     int rc = !p || cg_jit(p, &cgo, &m->jit, d) ? -1 : 0;
     if (p) {
         m->workspace_bytes = p->workspace_bytes;

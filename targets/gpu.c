@@ -50,10 +50,36 @@ static void gpu_header(const IrGraph *g, LoopProgram *p, const char *name, int64
     util_buf_free(&h);
 }
 
-int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 {
     PassSchedule sched = { .target = "gpu" };                /* plain loop nests: the GPU schedule binds them */
     TgtGpuOptions gs = { .block_size = 256, .tile = 16 };
+    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    if (!p)
+        return NULL;
+    p->name = util_arena_strdup(&p->arena, o->name);
+    if (tgt_gpu_schedule(p, &gs, d) ||                       /* blocks, threads, shared tiles */
+        (o->gpu_emulate && tgt_gpu_split_barriers(p, d))) {  /* host: thread loops split at barriers */
+        loop_program_free(p);
+        return NULL;
+    }
+    loop_simplify(p);                                        /* index algebra */
+    if (getenv("DLCC_DEBUG_LOOP")) {
+        UtilBuf dbg;
+        util_buf_init(&dbg);
+        loop_print(p, &dbg);
+        fwrite(dbg.data, 1, dbg.len, stderr);
+        util_buf_free(&dbg);
+    }
+    if (pass_plan_memory(p, g, d) || loop_verify(p, d)) {    /* device workspace offsets */
+        loop_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+{
     CgGpuOptions gpo = { .arch = o->gpu_arch, .libdevice = find_libdevice(), .host_triple = o->triple,
                          .opt_level = o->opt_level, .emit = o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0 };
     CgOptions emo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
@@ -67,23 +93,8 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     util_buf_init(&text);
     int rc = -1;
 
-    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    LoopProgram *p = tgt_gpu_program(g, o, d);
     if (!p)
-        goto done;
-    p->name = util_arena_strdup(&p->arena, o->name);
-    if (tgt_gpu_schedule(p, &gs, d))                         /* blocks, threads, shared tiles */
-        goto done;
-    if (o->gpu_emulate && tgt_gpu_split_barriers(p, d))      /* host: thread loops split at barriers */
-        goto done;
-    loop_simplify(p);                                        /* index algebra */
-    if (getenv("DLCC_DEBUG_LOOP")) {
-        UtilBuf dbg;
-        util_buf_init(&dbg);
-        loop_print(p, &dbg);
-        fwrite(dbg.data, 1, dbg.len, stderr);
-        util_buf_free(&dbg);
-    }
-    if (pass_plan_memory(p, g, d) || loop_verify(p, d))      /* device workspace offsets */
         goto done;
     int64_t ws;
     if (o->gpu_emulate) {

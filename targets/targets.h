@@ -59,6 +59,9 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
  * (block and thread loops serial, barriers kept by splitting the thread
  * loops), with the same API: NAME.o, NAME.h, NAME.report.json. */
 int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+/* The GPU-scheduled, verified loop program of that pipeline (barriers split
+ * when o->gpu_emulate); NULL with a diagnostic. */
+LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d);
 
 /* GPU scheduling choices. */
 typedef struct TgtGpuOptions {
@@ -77,7 +80,8 @@ LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt 
 int tgt_gpu_split_barriers(LoopProgram *p, UtilDiag *d);
 
 /* A model compiled for the host and loaded into this process (LLVM's ORC
- * JIT): the same pipeline as tgt_cpu_compile, for `dlcc run --backend cpu`
+ * JIT): the same pipeline as tgt_cpu_compile (or, with o->gpu_emulate, the
+ * GPU-scheduled kernels run serially), for `dlcc run --backend cpu|gpu-emulate`
  * and differential tests.  tgt_host_run has interp_run's contract: inputs in
  * graph-input order with matching dtype/shape, outputs malloc'd. */
 typedef struct TgtHostModel TgtHostModel;
