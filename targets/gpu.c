@@ -64,13 +64,6 @@ LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
         return NULL;
     }
     loop_simplify(p);                                        /* index algebra */
-    if (getenv("DLCC_DEBUG_LOOP")) {
-        UtilBuf dbg;
-        util_buf_init(&dbg);
-        loop_print(p, &dbg);
-        fwrite(dbg.data, 1, dbg.len, stderr);
-        util_buf_free(&dbg);
-    }
     if (pass_plan_memory(p, g, d) || loop_verify(p, d)) {    /* device workspace offsets */
         loop_program_free(p);
         return NULL;
