@@ -46,6 +46,35 @@ static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag 
     return p;
 }
 
+int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+                         const UtilBuf *header, TgtFiles *out, UtilDiag *d)
+{
+    UtilBuf text;
+    util_buf_init(&text);
+    if (o->emit & TGT_EMIT_HEADER) {
+        if (header)
+            tgt_add_file(out, o->name, ".h", header);
+        else {
+            tgt_emit_header(g, p, o->name, &text);
+            tgt_add_file(out, o->name, ".h", &text);
+            util_buf_free(&text);
+        }
+    }
+    if (o->emit & TGT_EMIT_GRAPH) {
+        ir_print_dot(g, &text);
+        tgt_add_file(out, o->name, ".dot", &text);
+        util_buf_free(&text);
+    }
+    if (o->emit & TGT_EMIT_REPORT) {
+        int rc = tgt_emit_report(g, p, o, target, &text, d);
+        if (!rc)
+            tgt_add_file(out, o->name, ".report.json", &text);
+        util_buf_free(&text);
+        return rc;
+    }
+    return 0;
+}
+
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
@@ -61,32 +90,14 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (cg_compile(p, &cgo, &res, d))                        /* loops → LLVM IR → object */
         goto done;
 
-    UtilBuf text;
-    util_buf_init(&text);
     if (o->emit & TGT_EMIT_OBJ)
         tgt_add_file(out, o->name, ".o", &res.obj);
     if (o->emit & TGT_EMIT_ASM)
         tgt_add_file(out, o->name, ".s", &res.asm_text);
     if (o->emit & TGT_EMIT_LLVM)
         tgt_add_file(out, o->name, ".ll", &res.llvm_ir);
-    if (o->emit & TGT_EMIT_HEADER) {
-        tgt_emit_header(g, p, o->name, &text);
-        tgt_add_file(out, o->name, ".h", &text);
-        util_buf_free(&text);
-    }
-    if (o->emit & TGT_EMIT_GRAPH) {
-        ir_print_dot(g, &text);
-        tgt_add_file(out, o->name, ".dot", &text);
-        util_buf_free(&text);
-    }
-    if (o->emit & TGT_EMIT_REPORT) {
-        if (tgt_emit_report(g, p, o, "cpu", &text, d)) {
-            util_buf_free(&text);
-            goto done;
-        }
-        tgt_add_file(out, o->name, ".report.json", &text);
-        util_buf_free(&text);
-    }
+    if (tgt_add_common_files(g, p, o, "cpu", NULL, out, d))
+        goto done;
     rc = 0;
 done:
     if (rc)

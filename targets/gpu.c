@@ -108,24 +108,11 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         tgt_add_file(out, o->name, ".s", &er.asm_text);
     if (o->emit & TGT_EMIT_LLVM)
         tgt_add_file(out, o->name, ".ll", o->gpu_emulate ? &er.llvm_ir : &gr.llvm_ir);
-    if (o->emit & TGT_EMIT_HEADER) {
-        if (o->gpu_emulate)
-            tgt_emit_header(g, p, o->name, &text);
-        else
-            gpu_header(g, p, o->name, ws, &text);
-        tgt_add_file(out, o->name, ".h", &text);
-        util_buf_free(&text);
-    }
-    if (o->emit & TGT_EMIT_GRAPH) {
-        ir_print_dot(g, &text);
-        tgt_add_file(out, o->name, ".dot", &text);
-        util_buf_free(&text);
-    }
-    if (o->emit & TGT_EMIT_REPORT) {
-        if (tgt_emit_report(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", &text, d))
-            goto done;
-        tgt_add_file(out, o->name, ".report.json", &text);
-    }
+    if (!o->gpu_emulate && (o->emit & TGT_EMIT_HEADER))
+        gpu_header(g, p, o->name, ws, &text);
+    if (tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", o->gpu_emulate ? NULL : &text, out,
+                             d))
+        goto done;
     rc = 0;
 done:
     if (rc)

@@ -69,33 +69,43 @@ static int64_t n_threads(Em *m)
     return n;
 }
 
-/* Promoted variables become loads (in place). */
-static void rw_expr(Em *m, LoopExpr *e)
+/* Calls f on every VAR node of e (f may rewrite the node in place). */
+static void each_var(Em *m, LoopExpr *e, void (*f)(Em *, LoopExpr *))
 {
     if (!e)
         return;
     switch (e->kind) {
-    case LOOP_E_VAR:
-        if (m->promo[e->u.var] >= 0) {
-            LoopExpr *l = loop_load(m->p, m->promo[e->u.var], tid(m));
-            if (!l)
-                m->oom = 1;
-            else
-                *e = *l;
-        }
+    case LOOP_E_VAR: f(m, e); break;
+    case LOOP_E_LOAD: each_var(m, e->u.load.index, f); break;
+    case LOOP_E_BIN: each_var(m, e->u.bin.a, f); each_var(m, e->u.bin.b, f); break;
+    case LOOP_E_UN: each_var(m, e->u.un.a, f); break;
+    case LOOP_E_SELECT:
+        each_var(m, e->u.sel.cond, f);
+        each_var(m, e->u.sel.a, f);
+        each_var(m, e->u.sel.b, f);
         break;
-    case LOOP_E_LOAD: rw_expr(m, e->u.load.index); break;
-    case LOOP_E_BIN: rw_expr(m, e->u.bin.a); rw_expr(m, e->u.bin.b); break;
-    case LOOP_E_UN: rw_expr(m, e->u.un.a); break;
-    case LOOP_E_SELECT: rw_expr(m, e->u.sel.cond); rw_expr(m, e->u.sel.a); rw_expr(m, e->u.sel.b); break;
     case LOOP_E_CALL:
         for (int i = 0; i < e->u.call.n && i < 3; i++)
-            rw_expr(m, e->u.call.args[i]);
+            each_var(m, e->u.call.args[i], f);
         break;
-    case LOOP_E_CAST: rw_expr(m, e->u.cast.a); break;
+    case LOOP_E_CAST: each_var(m, e->u.cast.a, f); break;
     default: break;
     }
 }
+
+/* A promoted variable becomes a load of its per-thread slot. */
+static void promoted_load(Em *m, LoopExpr *e)
+{
+    if (m->promo[e->u.var] < 0)
+        return;
+    LoopExpr *l = loop_load(m->p, m->promo[e->u.var], tid(m));
+    if (!l)
+        m->oom = 1;
+    else
+        *e = *l;
+}
+
+static void rw_expr(Em *m, LoopExpr *e) { each_var(m, e, promoted_load); }
 
 static void rw_stmt(Em *m, LoopStmt *s)
 {
@@ -155,27 +165,13 @@ static int promote(Em *m, LoopStmt *s)
 }
 
 /* Renames the thread variables in place (segments are moved, not copied). */
-static void ren_expr(Em *m, LoopExpr *e)
+static void renamed(Em *m, LoopExpr *e)
 {
-    if (!e)
-        return;
-    switch (e->kind) {
-    case LOOP_E_VAR:
-        if (m->ren[e->u.var] >= 0)
-            e->u.var = m->ren[e->u.var];
-        break;
-    case LOOP_E_LOAD: ren_expr(m, e->u.load.index); break;
-    case LOOP_E_BIN: ren_expr(m, e->u.bin.a); ren_expr(m, e->u.bin.b); break;
-    case LOOP_E_UN: ren_expr(m, e->u.un.a); break;
-    case LOOP_E_SELECT: ren_expr(m, e->u.sel.cond); ren_expr(m, e->u.sel.a); ren_expr(m, e->u.sel.b); break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n && i < 3; i++)
-            ren_expr(m, e->u.call.args[i]);
-        break;
-    case LOOP_E_CAST: ren_expr(m, e->u.cast.a); break;
-    default: break;
-    }
+    if (m->ren[e->u.var] >= 0)
+        e->u.var = m->ren[e->u.var];
 }
+
+static void ren_expr(Em *m, LoopExpr *e) { each_var(m, e, renamed); }
 
 static void ren_stmt(Em *m, LoopStmt *s)
 {

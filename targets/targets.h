@@ -45,6 +45,10 @@ typedef struct TgtFiles {
 void tgt_files_free(TgtFiles *fs);
 /* Adds NAME + ext holding a copy of buf. */
 void tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf);
+/* Adds the files every target writes, as o->emit asks: NAME.h (`header`, or
+ * tgt_emit_header's when NULL), NAME.dot, NAME.report.json for `target`. */
+int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+                         const UtilBuf *header, TgtFiles *out, UtilDiag *d);
 
 /* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
