@@ -212,7 +212,9 @@ static int device_kernel(CgCtx *c, const DevBufs *db, const LoopKernel *k, const
     LLVMValueRef fn = LLVMAddFunction(c->mod, name, LLVMFunctionType(c->t_void, pt, (unsigned)n_args, 0));
     free(pt);
     annotate(c, fn, "kernel", 1);
-    annotate(c, fn, "maxntidx", dims[3] * dims[4] * dims[5]);
+    annotate(c, fn, "maxntidx", dims[3]);   /* the exact block shape: ptxas sizes registers for it */
+    annotate(c, fn, "maxntidy", dims[4]);
+    annotate(c, fn, "maxntidz", dims[5]);
     cg_add_fn_attr(c, fn, "nounwind", 0);
     for (int i = 0; i < c->p->n_bufs; i++)
         c->param_of[i] = -1;
