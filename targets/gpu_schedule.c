@@ -212,6 +212,80 @@ static LoopStmt *map_flat(Gs *g, LoopStmt *const *chain, int n, LoopStmt *inner)
     return loop_for(p, bx, I(g, nb), LOOP_GPU_BLOCK_X, tl);
 }
 
+static void loads_of(const LoopExpr *e, unsigned char *set)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LOOP_E_LOAD: set[e->u.load.buf] = 1; loads_of(e->u.load.index, set); break;
+    case LOOP_E_BIN: loads_of(e->u.bin.a, set); loads_of(e->u.bin.b, set); break;
+    case LOOP_E_UN: loads_of(e->u.un.a, set); break;
+    case LOOP_E_SELECT: loads_of(e->u.sel.cond, set); loads_of(e->u.sel.a, set); loads_of(e->u.sel.b, set); break;
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n && i < 3; i++)
+            loads_of(e->u.call.args[i], set);
+        break;
+    case LOOP_E_CAST: loads_of(e->u.cast.a, set); break;
+    default: break;
+    }
+}
+
+static void stores_of(const LoopStmt *s, unsigned char *set)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_FOR: stores_of(s->u.loop.body, set); break;
+    case LOOP_S_STORE: set[s->u.store.buf] = 1; break;
+    case LOOP_S_IF: stores_of(s->u.cond.then_, set); stores_of(s->u.cond.else_, set); break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            stores_of(s->u.block.items[i], set);
+        break;
+    default: break;
+    }
+}
+
+/* A chain loop whose body is `let x = e ...; for j ...` (immutable lets, an
+ * independent loop, the lets reading no buffer the loop writes): the lets
+ * move into the inner loop's body — each thread recomputes them, e.g. the
+ * per-channel scale of BatchNormalization — and the inner loop joins the
+ * chain.  Returns the inner loop, or NULL. */
+static LoopStmt *sink_lets(Gs *g, LoopStmt *parent)
+{
+    LoopStmt *b = parent->u.loop.body;
+    if (b->kind != LOOP_S_BLOCK || b->u.block.n < 2)
+        return NULL;
+    int n = b->u.block.n;
+    LoopStmt *f = single(b->u.block.items[n - 1]);
+    for (int i = 0; i < n - 1; i++)
+        if (b->u.block.items[i]->kind != LOOP_S_LET || b->u.block.items[i]->u.let.mutable_)
+            return NULL;
+    if (!f || !is_parallel(g->p, f))
+        return NULL;
+    unsigned char *st = calloc((size_t)g->p->n_bufs * 2 + 2, 1);
+    if (!st)
+        return NULL;
+    unsigned char *ld = st + g->p->n_bufs + 1;
+    stores_of(f, st);
+    for (int i = 0; i < n - 1; i++)
+        loads_of(b->u.block.items[i]->u.let.value, ld);
+    int clash = 0;
+    for (int i = 0; i < g->p->n_bufs; i++)
+        clash |= st[i] && ld[i];
+    free(st);
+    LoopStmt *nb = clash ? NULL : loop_block(g->p);
+    if (!nb)
+        return NULL;
+    for (int i = 0; i < n - 1; i++)
+        loop_block_add(g->p, nb, b->u.block.items[i]);
+    if (loop_block_add(g->p, nb, f->u.loop.body) != 0)
+        return NULL;
+    f->u.loop.body = nb;
+    parent->u.loop.body = f;
+    return f;
+}
+
 /* Maps one kernel body; returns the new body (the old one when nothing
  * applies), NULL on out-of-memory. */
 static LoopStmt *map_kernel(Gs *g, LoopStmt *body)
@@ -221,7 +295,8 @@ static LoopStmt *map_kernel(Gs *g, LoopStmt *body)
     LoopStmt *s = single(body);
     while (s && n < IR_MAX_RANK * 2 && is_parallel(g->p, s)) {
         chain[n++] = s;
-        s = single(s->u.loop.body);
+        LoopStmt *inner = n < IR_MAX_RANK * 2 ? sink_lets(g, s) : NULL;
+        s = inner ? inner : single(s->u.loop.body);
     }
     if (n == 0)
         return body;
