@@ -192,6 +192,12 @@ static int kernel_params(CgCtx *c, const DevBufs *db, const LoopKernel *k, int *
     return 0;
 }
 
+static void param_attr(CgCtx *c, LLVMValueRef fn, int param, const char *name)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(fn, (LLVMAttributeIndex)(param + 1), LLVMCreateEnumAttribute(c->ctx, kind, 0));
+}
+
 static void annotate(CgCtx *c, LLVMValueRef fn, const char *key, int64_t v)
 {
     LLVMValueRef md[3] = { fn, LLVMMDStringInContext(c->ctx, key, (unsigned)strlen(key)),
@@ -223,6 +229,12 @@ static int device_kernel(CgCtx *c, const DevBufs *db, const LoopKernel *k, const
         const char *bn = c->p->bufs[db->buf[args[a]]].storage == LOOP_ST_WORKSPACE ? "workspace"
                                                                                    : c->p->bufs[db->buf[args[a]]].name;
         LLVMSetValueName2(prm, bn, strlen(bn));
+        /* every parameter is its own device allocation; inputs and weights are only read
+         * (ld.global.nc, the read-only data cache) */
+        param_attr(c, fn, a, "noalias");
+        LoopStorage st = c->p->bufs[db->buf[args[a]]].storage;
+        if (st == LOOP_ST_INPUT || st == LOOP_ST_CONST)
+            param_attr(c, fn, a, "readonly");
         for (int i = 0; i < c->p->n_bufs; i++)
             if (db->of[i] == args[a] && cg_storage_root(c->p, i) == i)
                 c->param_of[i] = a;

@@ -250,7 +250,7 @@ LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt 
     add(&t, step, loop_barrier(p));
     LoopExpr *a = loop_load(p, As, B2(&t, LOOP_ADD, B2(&t, LOOP_MUL, V(&t, ty), I(&t, T)), V(&t, kk)));
     LoopExpr *b = loop_load(p, Bs, B2(&t, LOOP_ADD, B2(&t, LOOP_MUL, V(&t, kk), I(&t, T)), V(&t, tx)));
-    add(&t, step, loop_for(p, kk, I(&t, T), LOOP_SERIAL,
+    add(&t, step, loop_for(p, kk, I(&t, T), LOOP_UNROLLED,
                            loop_assign(p, pr.acc, B2(&t, LOOP_ADD, V(&t, pr.acc), B2(&t, LOOP_MUL, a, b)))));
     add(&t, step, loop_barrier(p));
     add(&t, body, loop_for(p, kt, I(&t, (R + T - 1) / T), LOOP_SERIAL, step));
