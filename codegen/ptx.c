@@ -45,15 +45,10 @@ static int dev_bufs(CgCtx *c, DevBufs *db)
     if (!db->of || !db->buf)
         return cg_fail(c, "out of memory");
     int ws = -1;
-    for (int i = 0; i < p->n_bufs; i++) {
+    for (int i = 0; i < p->n_bufs; i++) {   /* roots first, in buffer order */
         db->of[i] = -1;
-        int r = cg_storage_root(p, i);
-        if (r < 0)
-            return cg_fail(c, "buffer '%s' aliases itself through alias_of", p->bufs[i].name);
-        if (r < i) {
-            db->of[i] = db->of[r];
+        if (p->bufs[i].alias_of >= 0)
             continue;
-        }
         switch (p->bufs[i].storage) {
         case LOOP_ST_INPUT: case LOOP_ST_OUTPUT: case LOOP_ST_CONST:
             db->buf[db->n] = i;
@@ -68,6 +63,12 @@ static int dev_bufs(CgCtx *c, DevBufs *db)
             break;
         case LOOP_ST_LOCAL: break;
         }
+    }
+    for (int i = 0; i < p->n_bufs; i++) {   /* views use their root's device buffer */
+        int r = cg_storage_root(p, i);
+        if (r < 0)
+            return cg_fail(c, "buffer '%s' aliases itself through alias_of", p->bufs[i].name);
+        db->of[i] = db->of[r];
     }
     return 0;
 }
