@@ -197,6 +197,100 @@ static void test_flat_mapping_tail(void **state)
     loop_program_free(p);
 }
 
+/* Two independent nests in one kernel, the second with lets before an inner
+ * loop (the BatchNormalization form), and a kernel reducing to a scalar. */
+static LoopProgram *mixed(void)
+{
+    LoopProgram *p = loop_program_new("mx");
+    int x = io_buf(p, "x", LOOP_ST_INPUT, 8, 100), w = io_buf(p, "w", LOOP_ST_INPUT, 1, 8);
+    int y = io_buf(p, "y", LOOP_ST_OUTPUT, 8, 100), z = io_buf(p, "z", LOOP_ST_OUTPUT, 1, 8);
+    int s = io_buf(p, "s", LOOP_ST_OUTPUT, 1, 1);
+    int c = loop_add_var(p, "c", IR_DT_I64), r = loop_add_var(p, "r", IR_DT_I64);
+    int c2 = loop_add_var(p, "c2", IR_DT_I64), sc = loop_add_var(p, "sc", IR_DT_F32);
+    int i = loop_add_var(p, "i", IR_DT_I64), acc = loop_add_var(p, "acc", IR_DT_F32);
+    LoopStmt *k = loop_block(p);
+    /* for c2 < 8: z[c2] = w[c2] + 1 */
+    loop_block_add(p, k, loop_for(p, c2, I(p, 8), LOOP_SERIAL,
+                                  loop_store(p, z, V(p, c2), B2(p, LOOP_ADD, loop_load(p, w, V(p, c2)),
+                                                                loop_float(p, IR_DT_F32, 1)))));
+    /* for c < 8 { sc = w[c] * 2; for r < 100: y[c*100 + r] = x[c*100 + r] * sc } */
+    LoopExpr *at = B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, c), I(p, 100)), V(p, r));
+    LoopStmt *cb = loop_block(p);
+    loop_block_add(p, cb, loop_let(p, sc, B2(p, LOOP_MUL, loop_load(p, w, V(p, c)), loop_float(p, IR_DT_F32, 2)), 0));
+    loop_block_add(p, cb, loop_for(p, r, I(p, 100), LOOP_SERIAL,
+                                   loop_store(p, y, at, B2(p, LOOP_MUL, loop_load(p, x, loop_expr_copy(p, at)),
+                                                           V(p, sc)))));
+    loop_block_add(p, k, loop_for(p, c, I(p, 8), LOOP_SERIAL, cb));
+    assert_true(loop_add_kernel(p, "k", k) >= 0);
+    /* acc = 0; for i < 800: acc = acc + x[i]; s[0] = acc */
+    LoopStmt *red = loop_block(p);
+    loop_block_add(p, red, loop_let(p, acc, loop_float(p, IR_DT_F32, 0), 1));
+    loop_block_add(p, red, loop_for(p, i, I(p, 800), LOOP_SERIAL,
+                                    loop_assign(p, acc, B2(p, LOOP_ADD, V(p, acc), loop_load(p, x, V(p, i))))));
+    loop_block_add(p, red, loop_store(p, s, I(p, 0), V(p, acc)));
+    assert_true(loop_add_kernel(p, "sum", red) >= 0);
+    return p;
+}
+
+static void test_split_sink_and_single_thread(void **state)
+{
+    (void)state;
+    LoopProgram *p = mixed();
+    schedule_ok(p);
+    assert_int_equal(p->n_kernels, 3);
+    assert_string_equal(p->kernels[0].name, "k_0");
+    assert_string_equal(p->kernels[1].name, "k_1");
+    assert_string_equal(p->kernels[2].name, "sum");
+    /* the lets sank into the inner loop: all 800 elements are threads */
+    const LoopStmt *b = p->kernels[1].body;
+    assert_int_equal(b->u.loop.kind, LOOP_GPU_BLOCK_X);
+    assert_int_equal(b->u.loop.extent->u.i, 4);   /* ceil(800 / 256) */
+    /* a reduction to a scalar stays serial: one thread */
+    int barriers = 0, threads = 0, blocks = 0;
+    count(p->kernels[2].body, &barriers, &threads, &blocks);
+    assert_int_equal(threads + blocks, 0);
+
+    CgJit *j;
+    CgRunFn run = emulate(p, &j);
+    static float x[800], w[8], y[800], z[8], s[1];
+    for (int i = 0; i < 800; i++)
+        x[i] = (float)(i % 17) - 8.0f;
+    for (int i = 0; i < 8; i++)
+        w[i] = 0.5f * (float)i;
+    const void *in[2] = { x, w };
+    void *out[3] = { y, z, s };
+    assert_int_equal(run(in, out, NULL), 0);
+    double sum = 0;
+    for (int i = 0; i < 800; i++) {
+        assert_float_equal(y[i], x[i] * (w[i / 100] * 2), 0);
+        sum += x[i];
+    }
+    for (int i = 0; i < 8; i++)
+        assert_float_equal(z[i], w[i] + 1, 0);
+    assert_float_equal(s[0], sum, 1e-3);
+    cg_jit_free(j);
+
+    /* PTX: three entries, the reduction launched as one thread */
+    LoopProgram *q = mixed();
+    schedule_ok(q);
+    UtilDiag d;
+    util_diag_init(&d);
+    CgGpuOptions o = { .arch = "sm_80", .opt_level = 2 };
+    CgGpuResult r;
+    cg_gpu_result_init(&r);
+    assert_int_equal(cg_compile_gpu(q, &o, &r, &d), 0);
+    util_buf_put(&r.ptx, "", 1);
+    const char *sum_entry = strstr(r.ptx.data, ".entry mx_sum(");
+    assert_non_null(sum_entry);
+    assert_non_null(strstr(sum_entry, ".maxntid 1, 1, 1"));
+    assert_non_null(strstr(r.ptx.data, ".entry mx_k_0("));
+    assert_non_null(strstr(r.ptx.data, ".entry mx_k_1("));
+    assert_non_null(strstr(r.ptx.data, "ld.global.nc.f32"));   /* inputs are read-only parameters */
+    cg_gpu_result_free(&r);
+    loop_program_free(q);
+    loop_program_free(p);
+}
+
 static const char *libdevice(void)
 {
     const char *path = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
@@ -277,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_flat_mapping_tail),
         cmocka_unit_test(test_ptx_text),
         cmocka_unit_test(test_ptx_math_and_errors),
+        cmocka_unit_test(test_split_sink_and_single_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
