@@ -490,7 +490,7 @@ int cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r, 
         LLVMDisposeMessage(s);
     }
     if (rc == 0)
-        rc = cg_emit_file(&c, LLVMAssemblyFile, &r->ptx);
+        rc = cg_emit_file(&c, LLVMAssemblyFile, &r->ptx, NULL);
     if (rc == 0)
         rc = cg_ctx_init(&h, p, &host_o, NULL, 0, d);
     if (rc == 0)
@@ -498,7 +498,7 @@ int cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r, 
     if (rc == 0)
         rc = cg_ctx_optimize(&h);
     if (rc == 0)
-        rc = cg_emit_file(&h, LLVMObjectFile, &r->obj);
+        rc = cg_emit_file(&h, LLVMObjectFile, &r->obj, NULL);
     r->n_device_bufs = db.n;
     free(c.param_of);
     c.param_of = NULL;

@@ -17,15 +17,20 @@ void tgt_files_free(TgtFiles *fs)
 }
 
 /* Adds NAME.ext holding (a copy of) buf. */
-void tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf)
+int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d)
 {
+    if (fs->n >= TGT_MAX_FILES)
+        return util_error(d, util_loc_file(NULL), "internal error: too many output files");
     TgtFile *f = &fs->f[fs->n++];
     size_t n = strlen(name) + strlen(ext) + 1;
     f->name = malloc(n);
+    util_buf_init(&f->data);
     if (f->name)
         snprintf(f->name, n, "%s%s", name, ext);
-    util_buf_init(&f->data);
     util_buf_put(&f->data, buf->data ? buf->data : "", buf->len);
+    if (!f->name || buf->oom || f->data.oom)
+        return util_error(d, util_loc_file(NULL), "out of memory writing %s%s", name, ext);
+    return 0;
 }
 
 /* The target-independent half of the CPU pipeline: graph → scheduled,
@@ -47,39 +52,38 @@ static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag 
 }
 
 int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
-                         const UtilBuf *header, TgtFiles *out, UtilDiag *d)
+                         int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d)
 {
     UtilBuf text;
     util_buf_init(&text);
+    int bad = 0;
     if (o->emit & TGT_EMIT_HEADER) {
         if (header)
-            tgt_add_file(out, o->name, ".h", header);
-        else {
-            tgt_emit_header(g, p, o->name, &text);
-            tgt_add_file(out, o->name, ".h", &text);
-            util_buf_free(&text);
-        }
+            bad |= tgt_add_file(out, o->name, ".h", header, d);
+        else
+            bad |= tgt_emit_header(g, p, o, stack_bytes, &text, d) || tgt_add_file(out, o->name, ".h", &text, d);
+        util_buf_free(&text);
     }
-    if (o->emit & TGT_EMIT_GRAPH) {
+    if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
         ir_print_dot(g, &text);
-        tgt_add_file(out, o->name, ".dot", &text);
+        bad |= tgt_add_file(out, o->name, ".dot", &text, d);
         util_buf_free(&text);
     }
-    if (o->emit & TGT_EMIT_REPORT) {
-        int rc = tgt_emit_report(g, p, o, target, &text, d);
-        if (!rc)
-            tgt_add_file(out, o->name, ".report.json", &text);
+    if (!bad && (o->emit & TGT_EMIT_REPORT)) {
+        bad |= tgt_emit_report(g, p, o, stack_bytes, target, &text, d) ||
+               tgt_add_file(out, o->name, ".report.json", &text, d);
         util_buf_free(&text);
-        return rc;
     }
-    return 0;
+    return bad ? -1 : 0;
 }
 
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
                       .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
-                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0) };
+                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
+                      .weights_section = o->weights_section, .static_workspace = o->static_workspace,
+                      .workspace_section = o->workspace_section, .no_libm = o->no_libm };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;
@@ -90,13 +94,14 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (cg_compile(p, &cgo, &res, d))                        /* loops → LLVM IR → object */
         goto done;
 
+    int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
-        tgt_add_file(out, o->name, ".o", &res.obj);
-    if (o->emit & TGT_EMIT_ASM)
-        tgt_add_file(out, o->name, ".s", &res.asm_text);
-    if (o->emit & TGT_EMIT_LLVM)
-        tgt_add_file(out, o->name, ".ll", &res.llvm_ir);
-    if (tgt_add_common_files(g, p, o, "cpu", NULL, out, d))
+        bad |= tgt_add_file(out, o->name, ".o", &res.obj, d);
+    if (!bad && (o->emit & TGT_EMIT_ASM))
+        bad |= tgt_add_file(out, o->name, ".s", &res.asm_text, d);
+    if (!bad && (o->emit & TGT_EMIT_LLVM))
+        bad |= tgt_add_file(out, o->name, ".ll", &res.llvm_ir, d);
+    if (bad || tgt_add_common_files(g, p, o, "cpu", res.stack_bytes, NULL, out, d))
         goto done;
     rc = 0;
 done:

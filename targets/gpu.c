@@ -25,16 +25,21 @@ static const char *find_libdevice(void)
 }
 
 /* NAME.h with the GPU workspace (device state) and the device error code. */
-static void gpu_header(const IrGraph *g, LoopProgram *p, const char *name, int64_t ws, UtilBuf *out)
+static int gpu_header(const IrGraph *g, LoopProgram *p, const TgtOptions *o, int64_t ws, UtilBuf *out, UtilDiag *d)
 {
+    const char *name = o->name;
     int64_t saved = p->workspace_bytes, saved_align = p->workspace_align;
     p->workspace_bytes = ws;
     p->workspace_align = 64;
     UtilBuf h;
     util_buf_init(&h);
-    tgt_emit_header(g, p, name, &h);
+    int rc = tgt_emit_header(g, p, o, -1, &h, d);
     p->workspace_bytes = saved;
     p->workspace_align = saved_align;
+    if (rc) {
+        util_buf_free(&h);
+        return -1;
+    }
     /* after the line defining NAME_ERR_NULL */
     char key[300];
     snprintf(key, sizeof key, "#define %s_ERR_NULL", name);
@@ -48,6 +53,7 @@ static void gpu_header(const IrGraph *g, LoopProgram *p, const char *name, int64
                     name);
     util_buf_put(out, h.data ? h.data + cut : "", h.len - cut);
     util_buf_free(&h);
+    return 0;
 }
 
 LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
@@ -100,18 +106,19 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         ws = DLCC_GPU_WORKSPACE_BYTES(gr.n_device_bufs);
     }
 
+    int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
-        tgt_add_file(out, o->name, ".o", o->gpu_emulate ? &er.obj : &gr.obj);
-    if ((o->emit & TGT_EMIT_PTX) && !o->gpu_emulate)
-        tgt_add_file(out, o->name, ".ptx", &gr.ptx);
-    if ((o->emit & TGT_EMIT_ASM) && o->gpu_emulate)
-        tgt_add_file(out, o->name, ".s", &er.asm_text);
-    if (o->emit & TGT_EMIT_LLVM)
-        tgt_add_file(out, o->name, ".ll", o->gpu_emulate ? &er.llvm_ir : &gr.llvm_ir);
-    if (!o->gpu_emulate && (o->emit & TGT_EMIT_HEADER))
-        gpu_header(g, p, o->name, ws, &text);
-    if (tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", o->gpu_emulate ? NULL : &text, out,
-                             d))
+        bad |= tgt_add_file(out, o->name, ".o", o->gpu_emulate ? &er.obj : &gr.obj, d);
+    if (!bad && (o->emit & TGT_EMIT_PTX) && !o->gpu_emulate)
+        bad |= tgt_add_file(out, o->name, ".ptx", &gr.ptx, d);
+    if (!bad && (o->emit & TGT_EMIT_ASM) && o->gpu_emulate)
+        bad |= tgt_add_file(out, o->name, ".s", &er.asm_text, d);
+    if (!bad && (o->emit & TGT_EMIT_LLVM))
+        bad |= tgt_add_file(out, o->name, ".ll", o->gpu_emulate ? &er.llvm_ir : &gr.llvm_ir, d);
+    if (!bad && !o->gpu_emulate && (o->emit & TGT_EMIT_HEADER))
+        bad |= gpu_header(g, p, o, ws, &text, d);
+    if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu",
+                                    o->gpu_emulate ? er.stack_bytes : -1, o->gpu_emulate ? NULL : &text, out, d))
         goto done;
     rc = 0;
 done:

@@ -23,12 +23,17 @@ enum {
 typedef struct TgtOptions {
     const char *name;         /* C identifier of the model (prefix of every symbol) */
     const char *triple;       /* NULL = host */
-    const char *cpu;          /* NULL = host CPU for the host triple, else generic */
+    const char *cpu;          /* NULL = generic (portable); "native" = this machine's CPU */
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
     const char *gpu_arch;     /* -t gpu: sm_XX (NULL = sm_80) */
     int gpu_emulate;          /* -t gpu --gpu-emulate: the GPU kernels built for the host */
+    /* Firmware (docs/firmware.md). */
+    const char *weights_section;    /* section of the weights; NULL = .rodata */
+    int static_workspace;           /* NAME_run accepts workspace == NULL (non-reentrant) */
+    const char *workspace_section;  /* section of that static workspace; NULL = .bss */
+    int no_libm;                    /* the object carries its own math functions */
 } TgtOptions;
 
 /* One generated file: name (plain file name) and contents. */
@@ -37,18 +42,19 @@ typedef struct TgtFile {
     UtilBuf data;
 } TgtFile;
 
+#define TGT_MAX_FILES 8
 typedef struct TgtFiles {
     int n;
-    TgtFile f[8];
+    TgtFile f[TGT_MAX_FILES];
 } TgtFiles;
 
 void tgt_files_free(TgtFiles *fs);
 /* Adds NAME + ext holding a copy of buf. */
-void tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf);
+int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d);
 /* Adds the files every target writes, as o->emit asks: NAME.h (`header`, or
  * tgt_emit_header's when NULL), NAME.dot, NAME.report.json for `target`. */
 int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
-                         const UtilBuf *header, TgtFiles *out, UtilDiag *d);
+                         int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d);
 
 /* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
@@ -82,6 +88,13 @@ LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt 
  * consecutive thread loops, one per barrier-free segment, with values that
  * live across a barrier kept per thread in LOCAL arrays (gpu_emulate.c). */
 int tgt_gpu_split_barriers(LoopProgram *p, UtilDiag *d);
+/* Worst-case stack bytes of NAME_run when the code generator cannot tell
+ * (CgResult.stack_bytes < 0, e.g. targets without an LLVM object): every LOCAL
+ * buffer (as if all kernels were inlined into one frame) rounded up to its
+ * 64-byte alignment, plus TGT_STACK_MARGIN for saved registers, spills and
+ * called functions. */
+#define TGT_STACK_MARGIN 1024
+int64_t tgt_stack_estimate(const LoopProgram *p);
 
 /* A model compiled for the host and loaded into this process (LLVM's ORC
  * JIT): the same pipeline as tgt_cpu_compile (or, with o->gpu_emulate, the
@@ -93,11 +106,14 @@ int  tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, Util
 int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
 void tgt_host_free(TgtHostModel *m);
 
-/* NAME.h: sizes, shapes, the input/output structs and the entry points. */
-void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);
-/* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
- * FLOPs, target. */
-int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+/* NAME.h: sizes, shapes, the input/output structs and the entry points.
+ * stack_bytes: the code generator's worst-case stack of NAME_run, or -1
+ * for tgt_stack_estimate's (the header says which). */
+int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
                      UtilBuf *out, UtilDiag *d);
+/* NAME.report.json: workspace (planned and lower bound), weights, stack
+ * (as the header), per-kernel FLOPs, target. */
+int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+                     const char *target, UtilBuf *out, UtilDiag *d);
 
 #endif

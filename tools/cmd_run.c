@@ -258,7 +258,7 @@ int dlcc_cmd_run(int argc, char **argv)
     int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
     int rc = dlcc_run_graph_on(g, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)
-        fwrite(summary.data, 1, summary.len, stdout);
+        rc = dlcc_write_stdout(&summary, &d);
     util_buf_free(&summary);
     ir_graph_free(g);
     free(files);

@@ -15,10 +15,21 @@ static const char usage[] =
     "                  [--triple T] [--mcpu CPU] [--mattr FEATURES] [--threads N] [--gpu-arch sm_XX]\n"
     "                  [--gpu-emulate] [--precision float32|fixed<W,I>|int8] [--fpga-part PART]\n"
     "                  [--fpga-clock MHZ] [--print-after PASS|--print-after-all] [--time-passes] [-v]\n"
+    "                  [--weights-section SECTION] [--static-workspace] [--workspace-section SECTION]\n"
+    "                  [--no-libm] [--depfile FILE]\n"
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"
     "Common options: --input-shape NAME=D0,D1,... binds unknown input dims (default 1).\n";
+
+int dlcc_write_stdout(const UtilBuf *buf, UtilDiag *d)
+{
+    if (buf->oom)
+        return util_error(d, util_loc_file(NULL), "out of memory");
+    if ((buf->len && fwrite(buf->data, 1, buf->len, stdout) != buf->len) || fflush(stdout) != 0 || ferror(stdout))
+        return util_error(d, util_loc_file(NULL), "cannot write to standard output: %s", strerror(errno));
+    return 0;
+}
 
 int dlcc_report(const UtilDiag *d)
 {
