@@ -293,10 +293,6 @@ static int model(Cli *c)
     run(c, "%D/tiny.json", "--emit", "ptx", "-o", "%D/emu", NULL);
     check(c, "compile: --emit ptx for cpu", 1, "--emit ptx, hls and c belong to the gpu and fpga targets", NULL);
 
-    run(c, "%D/tiny.json", "-t", "fpga", NULL);
-    check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'fpga' is not "
-          "available", NULL);
-
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny.txt", NULL);
     check(c, "convert: not a .json name", 1, "the output must be a .json file name", NULL);
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny2.json", NULL);
