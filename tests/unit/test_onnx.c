@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "frontend/frontend.h"
+#include "passes/passes.h"
 
 #define DATA DLCC_SOURCE_ROOT "/tests/unit/data/onnx/"
 
@@ -240,6 +241,20 @@ static void test_malformed_models(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_error(cases[i].file, cases[i].msg);
+}
+
+/* A graph whose nodes feed each other in a circle loads (ONNX allows any
+ * node order) and is refused by inference, naming a node on the cycle. */
+static void test_cycle(void **state)
+{
+    (void)state;
+    IrGraph *g = load_ok("bad_cycle.onnx");
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(pass_infer(g, &d), -1);
+    assert_non_null(strstr(d.msg, "the graph has a cycle through this node"));
+    assert_true(strstr(d.msg, "node 'p' (Add)") || strstr(d.msg, "node 'q' (Relu)"));
+    ir_graph_free(g);
 }
 
 static void test_int_attr_for_float(void **state)
@@ -569,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_external_symlink),
         cmocka_unit_test(test_malformed_models),
         cmocka_unit_test(test_int_attr_for_float),
+        cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_malformed_bytes),
         cmocka_unit_test(test_read_tensor),
         cmocka_unit_test(test_upgrade_add_axis),

@@ -119,6 +119,8 @@ def main():
     short = raw_tensor('short', F, [4], b'\0' * 8)
     save('bad_shortraw', [helper.make_node('Relu', ['short'], ['y'])], [], [vi('y', [4])], [short])
     save('bad_undefined', [helper.make_node('Relu', ['nope'], ['y'], name='r')], [vi('x', [1])], [vi('y', [1])])
+    save('bad_cycle', [helper.make_node('Add', ['x', 'b'], ['a'], name='p'),
+                       helper.make_node('Relu', ['a'], ['b'], name='q')], [vi('x', [2])], [vi('b', [2])])
     save('bad_op', [helper.make_node('FooBar', ['x'], ['y'], name='f')], [vi('x', [1])], [vi('y', [1])])
     save('bad_domain', [helper.make_node('Gelu', ['x'], ['y'], name='g', domain='com.example')],
          [vi('x', [1])], [vi('y', [1])], domains=['com.example'])
