@@ -1,6 +1,7 @@
 /* tools/cmd_compile.c — `dlcc MODEL [-t cpu|gpu|fpga] [-o OUTDIR] ...`:
  * compiles a model into the files of one target (DESIGN.md §4). */
 #include "tools/tools.h"
+#include "passes/passes.h"
 #include "targets/targets.h"
 
 #include <errno.h>
@@ -104,11 +105,12 @@ static int write_files(const TgtFiles *fs, const char *outdir, UtilDiag *d)
 int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
-    static const char *const later_values[] = { "--fpga-part", "--print-after", NULL };
-    static const char *const later_flags[] = { "--gpu-emulate", "--print-after-all", "--time-passes", NULL };
+    static const char *const later_values[] = { "--fpga-part", NULL };
+    static const char *const later_flags[] = { "--gpu-emulate", NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *v;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
+    PassOptions po = pass_options(2);
     DlccArgs a;
     dlcc_args_init(&a, argc, argv, NULL);
     for (; a.i < argc && !a.status; a.i++) {
@@ -153,6 +155,12 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
         } else if (dlcc_arg_opt_level(arg) >= 0) {
             o.opt_level = dlcc_arg_opt_level(arg);
+        } else if ((v = dlcc_arg_value(&a, "--print-after"))) {
+            po.print_after = v;               /* checked against the pass names once the model loads */
+        } else if (strcmp(arg, "--print-after-all") == 0) {
+            po.print_after_all = 1;
+        } else if (strcmp(arg, "--time-passes") == 0) {
+            po.time_passes = 1;
         } else if (strcmp(arg, "-v") == 0) {
             ;
         } else if (in_list(arg, later_flags)) {
@@ -187,8 +195,12 @@ int dlcc_cmd_compile(int argc, char **argv)
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
-    else
-        rc = tgt_cpu_compile(g, &o, &files, &d);
+    else {
+        po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
+        rc = pass_run_pipeline(g, &po, &d);
+        if (!rc)
+            rc = tgt_cpu_compile(g, &o, &files, &d);
+    }
     if (!rc)
         rc = write_files(&files, outdir, &d);
     tgt_files_free(&files);

@@ -1,7 +1,11 @@
 /* tools/cmd_run.c — dlcc run: graph inputs from .npy files, the reference
- * interpreter, graph outputs to OUTDIR/<sanitized name>.npy (all or nothing). */
+ * interpreter, graph outputs to OUTDIR/<sanitized name>.npy (all or nothing).
+ * The interpreter runs the graph as the model file gives it; -O (= -O2) or
+ * -O1..-O3 run that level's graph optimizations first (to check that they
+ * keep the outputs). */
 #include "tools/tools.h"
 #include "interp/interp.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +186,7 @@ int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, co
 int dlcc_cmd_run(int argc, char **argv)
 {
     const char *outdir = ".", *backend = "interp", *v;
+    int level = 0;
     DlccInputFile *files = calloc((size_t)argc, sizeof *files);
     int n_files = 0;
     DlccArgs a;
@@ -208,6 +213,10 @@ int dlcc_cmd_run(int argc, char **argv)
             n_files++;
         } else if ((v = dlcc_arg_value(&a, "-o"))) {
             outdir = v;
+        } else if (strcmp(argv[a.i], "-O") == 0) {
+            level = 2;
+        } else if (dlcc_arg_opt_level(argv[a.i]) >= 0) {
+            level = dlcc_arg_opt_level(argv[a.i]);
         } else if ((v = dlcc_arg_value(&a, "--backend"))) {
             backend = v;
             if (strcmp(v, "interp") && strcmp(v, "cpu"))
@@ -236,7 +245,10 @@ int dlcc_cmd_run(int argc, char **argv)
     }
     UtilBuf summary;
     util_buf_init(&summary);
-    int rc = dlcc_run_graph(g, n_files, files, outdir, &summary, &d);
+    PassOptions po = pass_options(level);
+    int rc = pass_run_pipeline(g, &po, &d);
+    if (!rc)
+        rc = dlcc_run_graph(g, n_files, files, outdir, &summary, &d);
     if (!rc)
         fwrite(summary.data, 1, summary.len, stdout);
     util_buf_free(&summary);
