@@ -232,7 +232,8 @@ static void fail(Result *r, const char *fmt, const char *a, const char *b)
 /* A node -O2 should have removed: Shape / Size (static shapes), an
  * inference Dropout, an Identity not copying a graph input, a
  * BatchNormalization with constant parameters, a ConstantOfShape that fits
- * the folding limit.  Returns the first such node or NULL. */
+ * the folding limit.  (An Identity or Dropout from a graph input to a graph
+ * output stays: the output needs a buffer of its own.)  Returns the first such node or NULL. */
 static const IrNode *left_over(const IrGraph *g)
 {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -241,7 +242,8 @@ static const IrNode *left_over(const IrGraph *g)
         int bad = 0;
         switch (n->op) {
         case IR_OP_Shape: case IR_OP_Size: bad = 1; break;
-        case IR_OP_Dropout: bad = n->n_in < 3 || n->in[2] < 0; break;
+        case IR_OP_Dropout:
+            bad = (n->n_in < 3 || n->in[2] < 0) && x->kind != IR_TK_INPUT; break;
         case IR_OP_Identity: bad = x && x->kind != IR_TK_INPUT; break;
         case IR_OP_ConstantOfShape: bad = y && (int64_t)ir_array_bytes(&y->v) <= PASS_FOLD_MAX_BYTES; break;
         case IR_OP_BatchNormalization:
