@@ -139,9 +139,17 @@ static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats
     util_buf_printf(out, "opt level: -O%d\n", opt_level);
     text_tensors(out, g, "inputs", g->inputs, g->n_inputs);
     text_tensors(out, g, "outputs", g->outputs, g->n_outputs);
-    util_buf_printf(out, "nodes: %d (%d before optimization)\nops:\n", s->nodes, before->nodes);
-    for (int k = 0; k < s->n_ops; k++)
-        util_buf_printf(out, "  %-24s %d\n", ir_op_name(s->order[k]), s->op_count[s->order[k]]);
+    util_buf_printf(out, "nodes: %d", s->nodes);
+    if (before->nodes != s->nodes)
+        util_buf_printf(out, " (%d before optimization)", before->nodes);
+    util_buf_printf(out, "\nops:\n");
+    for (int k = 0; k < s->n_ops; k++) {
+        int op = s->order[k];
+        util_buf_printf(out, "  %-24s %d", ir_op_name(op), s->op_count[op]);
+        if (before->op_count[op] != s->op_count[op])
+            util_buf_printf(out, " (%d before optimization)", before->op_count[op]);
+        util_buf_printf(out, "\n");
+    }
     for (int op = 1; op < IR_OP_COUNT; op++)
         if (before->op_count[op] && !s->op_count[op])
             util_buf_printf(out, "  %-24s 0 (%d before optimization)\n", ir_op_name(op), before->op_count[op]);

@@ -251,7 +251,17 @@ static void test_info_json(void **state)
         "  ],\n"
         "  \"name\": \"mm\",\n"
         "  \"nodes\": 2,\n"
+        "  \"nodes_after\": 2,\n"
+        "  \"nodes_before\": 2,\n"
         "  \"ops\": {\n"
+        "    \"MatMul\": 1,\n"
+        "    \"Relu\": 1\n"
+        "  },\n"
+        "  \"ops_after\": {\n"
+        "    \"MatMul\": 1,\n"
+        "    \"Relu\": 1\n"
+        "  },\n"
+        "  \"ops_before\": {\n"
         "    \"MatMul\": 1,\n"
         "    \"Relu\": 1\n"
         "  },\n"
@@ -268,7 +278,8 @@ static void test_info_json(void **state)
         "    }\n"
         "  ],\n"
         "  \"params\": 12,\n"
-        "  \"weights_bytes\": 48\n"
+        "  \"weights_bytes\": 48,\n"
+        "  \"workspace_bytes\": 64\n"       /* the 2x4 float MatMul result, 64-byte aligned */
         "}\n";
     assert_string_equal(out.data, want);
     util_buf_free(&out);
@@ -291,10 +302,10 @@ static void test_info_text(void **state)
     ir_set_type(g, b, IR_DT_F32, &s);
     UtilBuf out;
     util_buf_init(&out);
-    assert_int_equal(dlcc_info_render(g, 2, 0, &out, &d), 0);
+    assert_int_equal(dlcc_info_render(g, 0, 0, &out, &d), 0);
     const char *want =
         "model: mm (opset 13)\n"
-        "opt level: -O2 (no graph optimizations are implemented yet)\n"
+        "opt level: -O0\n"
         "inputs:\n"
         "  x: float32 [2,3]\n"
         "outputs:\n"
@@ -305,8 +316,28 @@ static void test_info_text(void **state)
         "  Identity                 1\n"
         "  MatMul                   1\n"
         "params: 12 in 1 initializers (48 bytes)\n"
-        "flops: 62 (62)\n";
+        "flops: 62 (62)\n"
+        "workspace: 64 bytes\n";                /* the planner reuses 64-byte slots */
     assert_string_equal(out.data, want);
+    util_buf_free(&out);
+    /* at -O2 the unused Relu and Identity go (dce): counts before and after */
+    util_buf_init(&out);
+    assert_int_equal(dlcc_info_render(g, 2, 0, &out, &d), 0);
+    assert_string_equal(out.data,
+        "model: mm (opset 13)\n"
+        "opt level: -O2\n"
+        "inputs:\n"
+        "  x: float32 [2,3]\n"
+        "outputs:\n"
+        "  z: float32 [2,4]\n"
+        "nodes: 2 (4 before optimization)\n"
+        "ops:\n"
+        "  MatMul                   1\n"
+        "  Relu                     1 (2 before optimization)\n"
+        "  Identity                 0 (1 before optimization)\n"
+        "params: 12 in 1 initializers (48 bytes)\n"
+        "flops: 56 (56)\n"
+        "workspace: 64 bytes\n");
     util_buf_free(&out);
     ir_graph_free(g);
 }
