@@ -446,18 +446,10 @@ static void test_remove_identity(void **state)
                "}\n", 0);
 }
 
-/* Conv → BatchNormalization → one Conv with hand-computed weights:
- * s = scale / sqrt(var + eps) = [2 / sqrt(4), 3 / sqrt(9)] = [1, 1] would
- * hide mistakes, so scale = [2, 6], var = [3, 8] (+ eps 1): s = [1, 2];
- * t = B - mean * s = [1 - 1*1, 0 - 2*2] = [0, -4].
- * W = [[1,2],[3,4]] (2 out channels, 1 in, 1x2), b = [0.5, -1]:
- * W' = [[1,2],[6,8]], b' = b*s + t = [0.5, -6]. */
-static void test_fold_batchnorm_conv(void **state)
+/* src at -O2 is one Conv (then a Relu) with 2x2 weights want_w and bias
+ * want_b, and the same outputs (rtol 1e-5). */
+static void check_conv_fold(const char *src, const float *want_w, const float *want_b)
 {
-    (void)state;
-    const char *src = "x = input f32 [1,1,1,3]; w = const f32 [2,1,1,2] 1,2,3,4; b = const f32 [2] 0.5,-1;"
-                      "c = Conv x w b; sc = const f32 [2] 2,6; bb = const f32 [2] 1,0; mu = const f32 [2] 1,2;"
-                      "v = const f32 [2] 3,8; n = BatchNormalization c sc bb mu v {epsilon=1}; y = Relu n; out y";
     IrGraph *g = build(src), *ref = build(src);
     PassOptions o = pass_options(2);
     o.verify = 1;
@@ -468,17 +460,30 @@ static void test_fold_batchnorm_conv(void **state)
     const IrNode *c = &g->nodes[0];
     assert_int_equal(c->op, IR_OP_Conv);
     const float *w = g->tensors[c->in[1]].v.data, *b = g->tensors[c->in[2]].v.data;
-    const float want_w[4] = { 1, 2, 6, 8 }, want_b[2] = { 0.5f, -6 };
     for (int i = 0; i < 4; i++)
         assert_float_equal(w[i], want_w[i], 1e-6);
     for (int i = 0; i < 2; i++)
         assert_float_equal(b[i], want_b[i], 1e-6);
-    IrArray *a = run(ref, 7), *e = run(g, 7);
-    assert_true(max_rel_err(a, e, 1, 1e-6) < 1e-5);
-    free_outputs(a, 1);
-    free_outputs(e, 1);
+    IrArray *x = run(ref, 7), *y = run(g, 7);
+    assert_true(max_rel_err(x, y, 1, 1e-6) < 1e-5);
+    free_outputs(x, 1);
+    free_outputs(y, 1);
     ir_graph_free(g);
     ir_graph_free(ref);
+}
+
+/* Conv → BatchNormalization → one Conv with hand-computed weights:
+ * scale = [2, 6], var = [3, 8] (+ eps 1): s = scale / sqrt(var + eps) = [1, 2];
+ * t = B - mean * s = [1 - 1*1, 0 - 2*2] = [0, -4].
+ * W = [[1,2],[3,4]] (2 out channels, 1 in, 1x2), b = [0.5, -1]:
+ * W' = [[1,2],[6,8]], b' = b*s + t = [0.5, -6]. */
+static void test_fold_batchnorm_conv(void **state)
+{
+    (void)state;
+    check_conv_fold("x = input f32 [1,1,1,3]; w = const f32 [2,1,1,2] 1,2,3,4; b = const f32 [2] 0.5,-1;"
+                    "c = Conv x w b; sc = const f32 [2] 2,6; bb = const f32 [2] 1,0; mu = const f32 [2] 1,2;"
+                    "v = const f32 [2] 3,8; n = BatchNormalization c sc bb mu v {epsilon=1}; y = Relu n; out y",
+                    (const float[]){ 1, 2, 6, 8 }, (const float[]){ 0.5f, -6 });
 }
 
 /* A BatchNormalization on its own becomes x * s + t (same numbers). */
@@ -535,33 +540,14 @@ static void test_fold_weights_matmul(void **state)
                "}\n", 1e-5);
 }
 
-/* Sub and Div by constants after a Conv: one affine, then into the Conv. */
+/* Sub and Div by constants after a Conv: one affine, then into the Conv:
+ * W' = W / d per out channel, b' = -m / d: [0.5, 1, 0.75, 1], [-0.5, -0.5]. */
 static void test_affine_into_conv(void **state)
 {
     (void)state;
-    const char *src = "x = input f32 [1,2,3,3]; w = const f32 [2,2,1,1] 1,2,3,4; c = Conv x w;"
-                      "m = const f32 [2,1,1] 1,2; s = Sub c m; d = const f32 [2,1,1] 2,4; q = Div s d; y = Relu q; out y";
-    IrGraph *g = build(src), *ref = build(src);
-    PassOptions o = pass_options(2);
-    o.verify = 1;
-    UtilDiag d;
-    util_diag_init(&d);
-    assert_int_equal(pass_run_pipeline(g, &o, &d), 0);
-    assert_int_equal(g->n_nodes, 2);
-    assert_int_equal(g->nodes[0].op, IR_OP_Conv);
-    /* W' = W / d per out channel, b' = -m / d: [0.5, 1, 0.75, 1], [-0.5, -0.5] */
-    const float *w = g->tensors[g->nodes[0].in[1]].v.data, *b = g->tensors[g->nodes[0].in[2]].v.data;
-    const float want_w[4] = { 0.5f, 1, 0.75f, 1 }, want_b[2] = { -0.5f, -0.5f };
-    for (int i = 0; i < 4; i++)
-        assert_float_equal(w[i], want_w[i], 1e-6);
-    for (int i = 0; i < 2; i++)
-        assert_float_equal(b[i], want_b[i], 1e-6);
-    IrArray *a = run(ref, 3), *e = run(g, 3);
-    assert_true(max_rel_err(a, e, 1, 1e-6) < 1e-5);
-    free_outputs(a, 1);
-    free_outputs(e, 1);
-    ir_graph_free(g);
-    ir_graph_free(ref);
+    check_conv_fold("x = input f32 [1,2,3,3]; w = const f32 [2,2,1,1] 1,2,3,4; c = Conv x w;"
+                    "m = const f32 [2,1,1] 1,2; s = Sub c m; d = const f32 [2,1,1] 2,4; q = Div s d; y = Relu q; out y",
+                    (const float[]){ 0.5f, 1, 0.75f, 1 }, (const float[]){ -0.5f, -0.5f });
 }
 
 /* ------------------------------------------------------------ the pass manager */
