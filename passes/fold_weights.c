@@ -166,6 +166,7 @@ static int refold(Fold *f, int n_in, const int *in, IrAttrKey key, int64_t val, 
                               f->prod, g->nodes[f->prod].loc);
     if (node < 0)
         return oom(g, f->d);
+    g->nodes[node].name = g->nodes[f->prod].name;      /* the Conv / Gemm keeps its name */
     if (key) {
         IrAttr a = { .key = key, .kind = IR_AK_INT, .v.i = val };
         if (ir_set_attr(g, node, &a))
