@@ -56,8 +56,9 @@ enum {
 
 typedef struct CgOptions {
     const char *triple;      /* LLVM target triple; NULL = the host's */
-    const char *cpu;         /* NULL = the host CPU (and its features) when the
-                                triple is the host's, else "generic" */
+    const char *cpu;         /* NULL = "generic" for cg_compile (portable objects) and
+                                the host CPU with its features for cg_jit; "native" =
+                                the host CPU and features (host triple only) */
     const char *features;    /* "+avx2,-sse4a"; NULL = none (or the host's, see cpu) */
     int opt_level;           /* 0..3: LLVM's default<On> pipeline and codegen level */
     unsigned emit;           /* CG_EMIT_* */

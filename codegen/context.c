@@ -121,7 +121,13 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
         free(m);
         return -1;
     }
-    int host_cpu = is_host && !c->o.cpu;
+    /* Objects are portable by default: the host CPU's name and features are
+     * used only by the JIT (code that runs here) or when asked for with
+     * --mcpu native; otherwise "generic" for the triple. */
+    int native = c->o.cpu && strcmp(c->o.cpu, "native") == 0;
+    if (native && !is_host)
+        return cg_fail(c, "--mcpu native needs the host's triple (%s is not)", c->triple);
+    int host_cpu = (jit && !c->o.cpu) || native;
     c->cpu = host_cpu ? take_message(LLVMGetHostCPUName()) : strdup(c->o.cpu ? c->o.cpu : "generic");
     c->features = c->o.features ? strdup(c->o.features)
                   : host_cpu   ? take_message(LLVMGetHostCPUFeatures())

@@ -55,10 +55,9 @@ int cg_jit(const LoopProgram *p, const CgOptions *o, CgJit **out, UtilDiag *d)
         if (rc == 0) {
             LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(c.mod, tsc);
             c.mod = NULL;   /* owned by the thread-safe module now */
-            if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, lib, tsm)) != NULL) {
-                LLVMOrcDisposeThreadSafeModule(tsm);
+            /* the JIT owns tsm from here on, even when adding it fails */
+            if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, lib, tsm)) != NULL)
                 rc = orc_error(&c, "cannot add the module", e);
-            }
         }
     }
     if (rc == 0) {

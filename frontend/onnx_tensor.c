@@ -188,12 +188,14 @@ static int ext_open(const Onnx__TensorProto *tp, const char *model_path, const c
     char *full = util_resolve_beside(model_path, location, loc, &sub);
     if (!full)
         return util_error(d, loc, "%s: %s", what, sub.msg);
-    int fd = open(full, O_RDONLY);
+    int fd = util_open_regular(full);
     free(full);
+    if (fd < 0 && errno == EINVAL)
+        return util_error(d, loc, "%s: external data '%s' is not a regular file", what, location);
     if (fd < 0)
         return util_error(d, loc, "%s: cannot open external data '%s': %s", what, location, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
         return util_error(d, loc, "%s: external data '%s' is not a regular file", what, location);
     }

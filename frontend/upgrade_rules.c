@@ -327,7 +327,35 @@ static int up_tile(Up *u, int n)
     return c < 0 || ir_set_inputs(u->g, n, 2, in) ? -1 : 0;
 }
 
+/* DFT < 20:  old: attribute axis (default 1)   new: input 3 axis (int64
+ * scalar, default -2), so the opset-17 default survives the upgrade. */
+static int up_dft(Up *u, int n)
+{
+    const IrNode *x = NODE(u, n);
+    int64_t axis = ir_has_attr(x, IR_A_axis) ? ir_attr_int(x, IR_A_axis) : 1;
+    int t = up_const_i64(u, n, "axis", 1, &axis, 0);
+    if (t < 0 || up_set_input(u, n, 2, t))
+        return -1;
+    ir_remove_attr(u->g, n, IR_A_axis);
+    return 0;
+}
+
+/* TopK < 10:  old: attribute k   new: input 2 K (int64 1-D of one element). */
+static int up_topk(Up *u, int n)
+{
+    const IrNode *x = NODE(u, n);
+    if (!ir_has_attr(x, IR_A_k))
+        return ir_node_error(u->g, x, u->d, "TopK-1 needs the attribute k");
+    int64_t k = ir_attr_int(x, IR_A_k);
+    int t = up_const_i64(u, n, "k", 1, &k, 1);
+    if (t < 0 || up_set_input(u, n, 1, t))
+        return -1;
+    ir_remove_attr(u->g, n, IR_A_k);
+    return 0;
+}
+
 const UpRule fe_up_rules[] = {
+    { IR_OP_TopK, 10, up_topk },
     { IR_OP_ReduceSum, 13, up_axes },
     { IR_OP_ReduceMean, 18, up_axes },
     { IR_OP_ReduceMax, 18, up_axes },
@@ -366,5 +394,6 @@ const UpRule fe_up_rules[] = {
     { IR_OP_Resize, 13, up_resize },
     { IR_OP_Concat, 4, up_concat },
     { IR_OP_Tile, 6, up_tile },
+    { IR_OP_DFT, 20, up_dft },
 };
 const int fe_up_n_rules = (int)(sizeof fe_up_rules / sizeof fe_up_rules[0]);

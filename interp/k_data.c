@@ -166,7 +166,7 @@ int interp_k_slice(const IrGraph *g, const IrNode *n, const IrArray *const *in, 
     return 0;
 }
 
-static int load_index(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
+int interp_load_index(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
                       UtilDiag *d)
 {
     *v = ir_load_i64(ind->dtype, ind->data, i);
@@ -194,13 +194,41 @@ int interp_k_gather(const IrGraph *g, const IrNode *n, const IrArray *const *in,
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < ni; j++) {
             int64_t v;
-            if (load_index(g, n, ind, j, dim, &v, d))
+            if (interp_load_index(g, n, ind, j, dim, &v, d))
                 return -1;
             if (len)
                 memcpy((char *)out[0]->data + (size_t)(o * ni + j) * len,
                        (const char *)x->data + (size_t)(o * dim + v) * len, len);
         }
     return 0;
+}
+
+int interp_elements_walk(const IrGraph *g, const IrNode *n, const IrShape *data, const IrArray *ind, int axis,
+                         InterpElementFn fn, void *ctx, UtilDiag *d)
+{
+    int64_t st[IR_MAX_RANK], idx[IR_MAX_RANK] = { 0 }, cnt = ir_array_numel(ind);
+    interp_strides(data, st);
+    for (int64_t i = 0; i < cnt; i++, interp_next_index(&ind->shape, idx)) {
+        int64_t v, s = 0;
+        if (interp_load_index(g, n, ind, i, data->dims[axis], &v, d))
+            return -1;
+        for (int k = 0; k < data->rank; k++)
+            s += (k == axis ? v : idx[k]) * st[k];
+        fn(ctx, i, s);
+    }
+    return 0;
+}
+
+typedef struct GatherCtx {
+    const IrArray *x;
+    IrArray *y;
+} GatherCtx;
+
+static void gather_element(void *ctx, int64_t i, int64_t off)
+{
+    GatherCtx *c = ctx;
+    size_t es = ir_dtype_size(c->x->dtype);
+    memcpy((char *)c->y->data + (size_t)i * es, (const char *)c->x->data + (size_t)off * es, es);
 }
 
 int interp_k_gatherelements(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
@@ -210,18 +238,8 @@ int interp_k_gatherelements(const IrGraph *g, const IrNode *n, const IrArray *co
     int axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), x->shape.rank, d);
     if (axis < 0)
         return -1;
-    size_t es = ir_dtype_size(x->dtype);
-    int64_t st[IR_MAX_RANK], idx[IR_MAX_RANK] = { 0 }, cnt = ir_array_numel(ind);
-    interp_strides(&x->shape, st);
-    for (int64_t i = 0; i < cnt; i++, interp_next_index(&ind->shape, idx)) {
-        int64_t v, s = 0;
-        if (load_index(g, n, ind, i, x->shape.dims[axis], &v, d))
-            return -1;
-        for (int k = 0; k < x->shape.rank; k++)
-            s += (k == axis ? v : idx[k]) * st[k];
-        memcpy((char *)out[0]->data + (size_t)i * es, (const char *)x->data + (size_t)s * es, es);
-    }
-    return 0;
+    GatherCtx c = { x, out[0] };
+    return interp_elements_walk(g, n, &x->shape, ind, axis, gather_element, &c, d);
 }
 
 int interp_k_gathernd(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
@@ -244,7 +262,7 @@ int interp_k_gathernd(const IrGraph *g, const IrNode *n, const IrArray *const *i
             int64_t s = bi * per_batch, row = (bi * tuples + t) * m;
             for (int64_t k = 0; k < m; k++) {
                 int64_t v;
-                if (load_index(g, n, ind, row + k, x->shape.dims[b + k], &v, d))
+                if (interp_load_index(g, n, ind, row + k, x->shape.dims[b + k], &v, d))
                     return -1;
                 s += v * st[b + k];
             }

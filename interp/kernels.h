@@ -26,5 +26,17 @@ void interp_strides(const IrShape *s, int64_t *strides);
 int64_t interp_bcast_index(const IrShape *src, const int64_t *idx, int out_rank);
 /* Advances a multi-index over shape s; returns 0 after the last element. */
 int interp_next_index(const IrShape *s, int64_t *idx);
+/* Runtime index operand: element i of ind resolved against an axis of size
+ * dim (negative counts from the end) into *v; out of range is an error
+ * naming the node (interp/k_data.c). */
+int interp_load_index(const IrGraph *g, const IrNode *n, const IrArray *ind, int64_t i, int64_t dim, int64_t *v,
+                      UtilDiag *d);
+/* GatherElements / ScatterElements addressing: for each element i of ind
+ * (rank of data), calls fn(ctx, i, off) with off the flat index into data of
+ * element i's position with its axis coordinate replaced by ind[i] (checked
+ * with interp_load_index). */
+typedef void (*InterpElementFn)(void *ctx, int64_t i, int64_t off);
+int interp_elements_walk(const IrGraph *g, const IrNode *n, const IrShape *data, const IrArray *ind, int axis,
+                         InterpElementFn fn, void *ctx, UtilDiag *d);
 
 #endif

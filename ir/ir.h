@@ -313,6 +313,27 @@ typedef struct IrWindow {
 int ir_window(const IrGraph *g, const IrNode *n, const IrShape *x, const IrShape *w, IrWindow *win,
               UtilDiag *d);
 
+/* Einsum equation (ir/infer_opsA.c), shared by its shape rule and kernel.
+ * Labels are numbered 0..n_labels-1: letters in order of first appearance,
+ * then one label per ellipsis dim (broadcast numpy-style across inputs).
+ * label[i][k] is the label of dim k of input i; a label repeated within an
+ * input takes its diagonal.  size[l] is the extent of label l; an input dim of
+ * extent 1 under an ellipsis label of larger extent broadcasts. */
+#define IR_EINSUM_MAX_IN 16
+#define IR_EINSUM_MAX_LABELS (52 + IR_MAX_RANK)
+typedef struct IrEinsum {
+    int n_in, n_labels;
+    int rank[IR_EINSUM_MAX_IN];
+    int label[IR_EINSUM_MAX_IN][IR_MAX_RANK];
+    int out_rank;
+    int out_label[IR_MAX_RANK];
+    int64_t size[IR_EINSUM_MAX_LABELS];
+} IrEinsum;
+/* Parses the node's equation against the input shapes; -1 with a diagnostic
+ * naming the node. */
+int ir_einsum(const IrGraph *g, const IrNode *n, const IrShape *const *in, int n_in, IrEinsum *e,
+              UtilDiag *d);
+
 /* Recurrent, quantized and detection operators (ir/infer_opsC.c), shared by
  * their shape rules and kernels. */
 

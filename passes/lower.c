@@ -463,3 +463,8 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
     }
     return p;
 }
+
+int pass_lower_supports(IrOp op)
+{
+    return (unsigned)op < IR_OP_COUNT && low_table[op] != NULL;
+}

@@ -41,6 +41,8 @@ PassSchedule pass_schedule_cpu(int vector_bits);
  * in the diagnostic.  The program is verified; workspace offsets are not
  * planned yet (pass_plan_memory).  NULL with a diagnostic on failure. */
 LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d);
+/* 1 if operator op has a lowering (compiles for the CPU target). */
+int pass_lower_supports(IrOp op);
 
 /* Applies schedule s to every kernel of p (loop kinds and factors only). */
 void pass_apply_schedule(LoopProgram *p, const PassSchedule *s);

@@ -17,20 +17,42 @@ void tgt_files_free(TgtFiles *fs)
 }
 
 /* Adds NAME.ext holding (a copy of) buf. */
-static void add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf)
+static int add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d)
 {
+    if (fs->n >= TGT_MAX_FILES)
+        return util_error(d, util_loc_file(NULL), "internal error: too many output files");
     TgtFile *f = &fs->f[fs->n++];
     size_t n = strlen(name) + strlen(ext) + 1;
     f->name = malloc(n);
+    util_buf_init(&f->data);
     if (f->name)
         snprintf(f->name, n, "%s%s", name, ext);
-    util_buf_init(&f->data);
     util_buf_put(&f->data, buf->data ? buf->data : "", buf->len);
+    if (!f->name || buf->oom || f->data.oom)
+        return util_error(d, util_loc_file(NULL), "out of memory writing %s%s", name, ext);
+    return 0;
+}
+
+/* The target-independent half of the CPU pipeline: graph → scheduled,
+ * simplified, memory-planned, verified loop program. */
+static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
+{
+    PassSchedule sched = pass_schedule_cpu(256);
+    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    if (!p)
+        return NULL;
+    p->name = util_arena_strdup(&p->arena, o->name);         /* symbols: NAME_run, NAME_run_ptrs */
+    pass_apply_schedule(p, &sched);                          /* vectorize, unroll, parallel loops */
+    loop_simplify(p);                                        /* index algebra */
+    if (pass_plan_memory(p, g, d) || loop_verify(p, d)) {    /* workspace offsets */
+        loop_program_free(p);
+        return NULL;
+    }
+    return p;
 }
 
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
-    PassSchedule sched = pass_schedule_cpu(256);
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
                       .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
                               (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0) };
@@ -38,43 +60,36 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     cg_result_init(&res);
     int rc = -1;
 
-    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    LoopProgram *p = cpu_program(g, o, d);
     if (!p)
-        goto done;
-    p->name = util_arena_strdup(&p->arena, o->name);         /* symbols: NAME_run, NAME_run_ptrs */
-    pass_apply_schedule(p, &sched);                          /* vectorize, unroll, parallel loops */
-    loop_simplify(p);                                        /* index algebra */
-    if (pass_plan_memory(p, g, d) || loop_verify(p, d))      /* workspace offsets */
         goto done;
     if (cg_compile(p, &cgo, &res, d))                        /* loops → LLVM IR → object */
         goto done;
 
     UtilBuf text;
     util_buf_init(&text);
+    int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
-        add_file(out, o->name, ".o", &res.obj);
-    if (o->emit & TGT_EMIT_ASM)
-        add_file(out, o->name, ".s", &res.asm_text);
-    if (o->emit & TGT_EMIT_LLVM)
-        add_file(out, o->name, ".ll", &res.llvm_ir);
-    if (o->emit & TGT_EMIT_HEADER) {
-        tgt_emit_header(g, p, o->name, &text);
-        add_file(out, o->name, ".h", &text);
+        bad |= add_file(out, o->name, ".o", &res.obj, d);
+    if (!bad && (o->emit & TGT_EMIT_ASM))
+        bad |= add_file(out, o->name, ".s", &res.asm_text, d);
+    if (!bad && (o->emit & TGT_EMIT_LLVM))
+        bad |= add_file(out, o->name, ".ll", &res.llvm_ir, d);
+    if (!bad && (o->emit & TGT_EMIT_HEADER)) {
+        bad |= tgt_emit_header(g, p, o->name, &text, d) || add_file(out, o->name, ".h", &text, d);
         util_buf_free(&text);
     }
-    if (o->emit & TGT_EMIT_GRAPH) {
+    if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
         ir_print_dot(g, &text);
-        add_file(out, o->name, ".dot", &text);
+        bad |= add_file(out, o->name, ".dot", &text, d);
         util_buf_free(&text);
     }
-    if (o->emit & TGT_EMIT_REPORT) {
-        if (tgt_emit_report(g, p, o, "cpu", &text, d)) {
-            util_buf_free(&text);
-            goto done;
-        }
-        add_file(out, o->name, ".report.json", &text);
+    if (!bad && (o->emit & TGT_EMIT_REPORT)) {
+        bad |= tgt_emit_report(g, p, o, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
         util_buf_free(&text);
     }
+    if (bad)
+        goto done;
     rc = 0;
 done:
     if (rc)
@@ -82,5 +97,100 @@ done:
     cg_result_free(&res);
     if (p)
         loop_program_free(p);
+    return rc;
+}
+
+struct TgtHostModel {
+    CgJit *jit;
+    CgRunFn run;
+    int64_t workspace_bytes;
+    int n_inputs, n_outputs;
+    IrArray *in_types, *out_types;            /* dtype and shape of each (no data) */
+    const char *file;
+};
+
+void tgt_host_free(TgtHostModel *m)
+{
+    if (!m)
+        return;
+    if (m->jit)
+        cg_jit_free(m->jit);
+    free(m->in_types);
+    free(m->out_types);
+    free(m);
+}
+
+int tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilDiag *d)
+{
+    *out = NULL;
+    TgtHostModel *m = calloc(1, sizeof *m);
+    if (!m)
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    m->n_inputs = g->n_inputs;
+    m->n_outputs = g->n_outputs;
+    m->file = g->file;
+    m->in_types = calloc((size_t)g->n_inputs + 1, sizeof(IrArray));
+    m->out_types = calloc((size_t)g->n_outputs + 1, sizeof(IrArray));
+    if (!m->in_types || !m->out_types) {
+        tgt_host_free(m);
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        m->in_types[i] = (IrArray){ g->tensors[g->inputs[i]].v.dtype, g->tensors[g->inputs[i]].v.shape, NULL };
+    for (int i = 0; i < g->n_outputs; i++)
+        m->out_types[i] = (IrArray){ g->tensors[g->outputs[i]].v.dtype, g->tensors[g->outputs[i]].v.shape, NULL };
+    LoopProgram *p = cpu_program(g, o, d);
+    CgOptions cgo = { .opt_level = o->opt_level };
+    int rc = !p || cg_jit(p, &cgo, &m->jit, d) ? -1 : 0;
+    if (p) {
+        m->workspace_bytes = p->workspace_bytes;
+        loop_program_free(p);
+    }
+    if (rc) {
+        tgt_host_free(m);
+        return -1;
+    }
+    m->run = cg_jit_entry(m->jit);
+    *out = m;
+    return 0;
+}
+
+int tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d)
+{
+    const void **in = calloc((size_t)m->n_inputs + 1, sizeof *in);
+    void **outp = calloc((size_t)m->n_outputs + 1, sizeof *outp);
+    void *ws = NULL;
+    int rc = 0;
+    for (int o = 0; o < m->n_outputs; o++)
+        outputs[o] = m->out_types[o];          /* data NULL until allocated */
+    if (!in || !outp || (m->workspace_bytes > 0 &&
+                         posix_memalign(&ws, 64, (size_t)m->workspace_bytes))) {
+        rc = util_error(d, util_loc_file(m->file), "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < m->n_inputs && !rc; i++) {
+        if (inputs[i].dtype != m->in_types[i].dtype || !ir_shape_equal(&inputs[i].shape, &m->in_types[i].shape))
+            rc = util_error(d, util_loc_file(m->file), "input %d does not match the compiled model's type", i + 1);
+        in[i] = inputs[i].data;
+    }
+    for (int o = 0; o < m->n_outputs && !rc; o++) {
+        size_t bytes = ir_array_bytes(&m->out_types[o]);
+        outputs[o] = m->out_types[o];
+        outputs[o].data = calloc(bytes ? bytes : 1, 1);
+        outp[o] = outputs[o].data;
+        if (!outputs[o].data)
+            rc = util_error(d, util_loc_file(m->file), "out of memory");
+    }
+    if (!rc && m->run(in, outp, ws) != 0)
+        rc = util_error(d, util_loc_file(m->file), "the compiled model returned an error");
+    if (rc)
+        for (int o = 0; o < m->n_outputs; o++) {
+            free(outputs[o].data);
+            outputs[o].data = NULL;
+        }
+done:
+    free(in);
+    free(outp);
+    free(ws);
     return rc;
 }

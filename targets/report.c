@@ -32,6 +32,8 @@ int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     json_object_set_new(root, "model", json_string(g->name));
     json_object_set_new(root, "target", json_string(target));
     json_object_set_new(root, "triple", o->triple ? json_string(o->triple) : json_string("host"));
+    json_object_set_new(root, "cpu", json_string(o->cpu ? o->cpu : "generic"));
+    json_object_set_new(root, "features", json_string(o->features ? o->features : ""));
     json_object_set_new(root, "opt_level", json_integer(o->opt_level));
     json_object_set_new(root, "workspace_bytes", json_integer(p->workspace_bytes));
     json_object_set_new(root, "workspace_lower_bound", json_integer(pass_workspace_lower_bound(p)));

@@ -21,7 +21,7 @@ enum {
 typedef struct TgtOptions {
     const char *name;         /* C identifier of the model (prefix of every symbol) */
     const char *triple;       /* NULL = host */
-    const char *cpu;          /* NULL = host CPU for the host triple, else generic */
+    const char *cpu;          /* NULL = generic (portable); "native" = this machine's CPU */
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
@@ -33,9 +33,10 @@ typedef struct TgtFile {
     UtilBuf data;
 } TgtFile;
 
+#define TGT_MAX_FILES 8
 typedef struct TgtFiles {
     int n;
-    TgtFile f[8];
+    TgtFile f[TGT_MAX_FILES];
 } TgtFiles;
 
 void tgt_files_free(TgtFiles *fs);
@@ -45,8 +46,17 @@ void tgt_files_free(TgtFiles *fs);
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* A model compiled for the host and loaded into this process (LLVM's ORC
+ * JIT): the same pipeline as tgt_cpu_compile, for `dlcc run --backend cpu`
+ * and differential tests.  tgt_host_run has interp_run's contract: inputs in
+ * graph-input order with matching dtype/shape, outputs malloc'd. */
+typedef struct TgtHostModel TgtHostModel;
+int  tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilDiag *d);
+int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
+void tgt_host_free(TgtHostModel *m);
+
 /* NAME.h: sizes, shapes, the input/output structs and the entry points. */
-void tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out);
+int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out, UtilDiag *d);
 /* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
  * FLOPs, target. */
 int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,

@@ -4,6 +4,7 @@
  * -O1..-O3 run that level's graph optimizations first (to check that they
  * keep the outputs). */
 #include "tools/tools.h"
+#include "targets/targets.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
 
@@ -155,8 +156,31 @@ static int write_outputs(const IrGraph *g, const IrArray *outv, char **fname, co
     return 0;
 }
 
+/* Runs g on `in` with the chosen backend: the reference interpreter, or the
+ * CPU pipeline compiled into this process. */
+static int run_backend(const IrGraph *g, int cpu, const IrArray *in, IrArray *outv, UtilDiag *d)
+{
+    if (!cpu)
+        return interp_run(g, in, outv, d);
+    char *name = util_c_identifier(g->name);
+    TgtOptions o = { .name = name ? name : "model", .opt_level = 2 };
+    TgtHostModel *m;
+    int rc = tgt_cpu_jit(g, &o, &m, d);
+    if (!rc)
+        rc = tgt_host_run(m, in, outv, d);
+    tgt_host_free(m);
+    free(name);
+    return rc;
+}
+
 int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, const char *outdir,
                    UtilBuf *summary, UtilDiag *d)
+{
+    return dlcc_run_graph_on(g, 0, n_files, files, outdir, summary, d);
+}
+
+int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFile *files, const char *outdir,
+                      UtilBuf *summary, UtilDiag *d)
 {
     int ni = g->n_inputs, no = g->n_outputs, rc = -1;
     int *which = calloc((size_t)ni + 1, sizeof *which);
@@ -166,7 +190,7 @@ int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, co
     if (!which || !in || !outv || !fname)
         util_error(d, util_loc_file(g->file), "out of memory");
     else if (!bind_inputs(g, n_files, files, which, d) && !output_names(g, fname, d) &&
-             !read_inputs(g, files, which, in, d) && !interp_run(g, in, outv, d)) {
+             !read_inputs(g, files, which, in, d) && !run_backend(g, cpu, in, outv, d)) {
         ran = 1;
         rc = write_outputs(g, outv, fname, outdir, summary, d);
     }
@@ -232,12 +256,6 @@ int dlcc_cmd_run(int argc, char **argv)
     }
     UtilDiag d;
     util_diag_init(&d);
-    if (strcmp(backend, "cpu") == 0) {
-        free(files);
-        util_error(&d, util_loc_file(NULL), "the cpu backend is not available in this build yet; use "
-                   "--backend interp (the reference interpreter, the default)");
-        return dlcc_report(&d);
-    }
     IrGraph *g;
     if ((status = dlcc_args_load(&a, &g))) {
         free(files);
@@ -248,7 +266,7 @@ int dlcc_cmd_run(int argc, char **argv)
     PassOptions po = pass_options(level);
     int rc = pass_run_pipeline(g, &po, &d);
     if (!rc)
-        rc = dlcc_run_graph(g, n_files, files, outdir, &summary, &d);
+        rc = dlcc_run_graph_on(g, strcmp(backend, "cpu") == 0, n_files, files, outdir, &summary, &d);
     if (!rc)
         fwrite(summary.data, 1, summary.len, stdout);
     util_buf_free(&summary);

@@ -11,17 +11,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int util_open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);    /* a FIFO must not block the open */
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 int util_read_file(const char *path, size_t max_bytes, char **data, size_t *len, UtilDiag *d)
 {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY);
+    int fd = util_open_regular(path);
+    if (fd < 0 && errno == EINVAL)
+        return util_error(d, util_loc_file(path), "not a regular file");
     if (fd < 0)
         return util_error(d, util_loc_file(path), "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return util_error(d, util_loc_file(path), "not a regular file");
+        return util_error(d, util_loc_file(path), "cannot read: %s", strerror(errno));
     }
     if ((uint64_t)st.st_size > max_bytes) {
         close(fd);
@@ -107,12 +126,15 @@ char *util_resolve_beside(const char *model_path, const char *rel, UtilLoc loc, 
     }
     size_t dn = strlen(dir);
     int inside = strncmp(real, dir, dn) == 0 && (real[dn] == '/' || (dn == 1 && dir[0] == '/'));
+    free(full);
     if (!inside) {
         util_error(d, loc, "file location '%s' resolves outside the model's folder (through a symbolic link)", rel);
-        free(full);
         return NULL;
     }
-    return full;
+    char *resolved = strdup(real);        /* the path that was checked, not one a swapped link could redirect */
+    if (!resolved)
+        util_error(d, loc, "out of memory");
+    return resolved;
 }
 
 void util_outset_init(UtilOutSet *s) { memset(s, 0, sizeof *s); }
@@ -185,9 +207,21 @@ static void outset_release(UtilOutSet *s)
 
 int util_outset_commit(UtilOutSet *s, UtilDiag *d)
 {
+    /* Everything that could make a rename fail is checked first, so that
+     * either every file is replaced or none is. */
+    for (int i = 0; i < s->n; i++) {
+        struct stat st;
+        if (lstat(s->final[i], &st) == 0 && !S_ISREG(st.st_mode)) {
+            util_error(d, util_loc_file(s->final[i]), "exists and is not a regular file; nothing was written");
+            util_outset_abort(s);
+            return -1;
+        }
+    }
     for (int i = 0; i < s->n; i++) {
         if (rename(s->tmp[i], s->final[i]) != 0) {
             util_error(d, util_loc_file(s->final[i]), "cannot rename into place: %s", strerror(errno));
+            for (int j = 0; j < i; j++)        /* take back the ones already renamed */
+                unlink(s->final[j]);
             for (int j = i; j < s->n; j++)
                 unlink(s->tmp[j]);
             outset_release(s);

@@ -68,6 +68,11 @@ UtilLoc util_loc_byte(const char *file, int64_t offset);
 
 /* ---------------------------------------------------------------- files */
 
+/* Opens a regular file for reading without blocking on FIFOs or devices:
+ * returns the descriptor, or -1 with errno set (EINVAL when the path is not
+ * a regular file). */
+int util_open_regular(const char *path);
+
 /* Reads a whole regular file (at most max_bytes).  Returns 0, or -1 with a
  * diagnostic.  The buffer is malloc'd, NUL-terminated (not counted in *len). */
 int util_read_file(const char *path, size_t max_bytes, char **data, size_t *len,

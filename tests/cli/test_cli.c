@@ -154,7 +154,7 @@ static void basic(Cli *c)
     run(c, "run", "m.json", "n.json", NULL);
     check(c, "run: two models", 2, "more than one model given", NULL);
     run(c, "run", "%D/empty.json", "--backend", "cpu", "-i", "x=a.npy", NULL);
-    check(c, "run --backend cpu", 1, "dlcc: error: the cpu backend is not available in this build yet", NULL);
+    check(c, "run --backend cpu: empty model", 1, "dlcc: %D/empty.json: error: the model file is empty", NULL);
     run(c, "run", "%D/missing.json", "-i", "x=a.npy", "-o", "%D/out", NULL);
     check(c, "run: missing model", 1, "dlcc: %D/missing.json: error: cannot open", NULL);
     run(c, "run", "%D/empty.json", "-i", "x=a.npy", NULL);
@@ -263,6 +263,11 @@ static int model(Cli *c)
     c->failed += !ok;
     c->passed += ok;
     free(r.data);
+
+    /* the same model compiled for the host CPU gives the same output */
+    run(c, "run", "%D/tiny.json", "-i", "x=%D/x.npy", "-o", "%D/outcpu", "--backend", "cpu", NULL);
+    snprintf(want, sizeof want, "out/y: float32 [2,3] = [0, 0, 0.5, 3, 0, 7] -> %s/outcpu/out_y.npy\n", c->dir);
+    check(c, "run --backend cpu", 0, NULL, want);
 
     run(c, "%D/tiny.json", "-t", "fpga", NULL);
     check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'fpga' is not "

@@ -2,12 +2,18 @@
  * the ONNX frontend, shape inference and the reference interpreter.
  *
  *   conformance ROOT... [--node-dir DIR]... [--expected FILE] [--update-expected]
- *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS] [--opt N] [-v]
+ *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]
+ *               [--backend interp|cpu] [--roundtrip] [--opt N] [-v]
  *
+ * --roundtrip loads each model through the JSON format (fe_write_json, as
+ * `dlcc convert` writes it) to check that conversion is lossless.
+ * --backend cpu compiles each case for the host CPU (the whole CPU pipeline,
+ * loaded with LLVM's JIT) instead of running the reference interpreter.
  * --opt N runs the graph passes of -O N (with the checks between passes)
- * after inference, before the interpreter: the outputs must stay within the
- * same tolerance, and at N >= 2 no foldable BatchNormalization, Identity,
- * Dropout, Shape, Size or ConstantOfShape node may remain.
+ * after inference, before the interpreter or the CPU pipeline: the outputs
+ * must stay within the same tolerance, and at N >= 2 no foldable
+ * BatchNormalization, Identity, Dropout, Shape, Size or ConstantOfShape node
+ * may remain.
  *
  * A case is a folder holding model.onnx and test_data_set_N/{input,output}_K.pb,
  * or (the light/ models) light_X.onnx beside light_X_output_0.pb, whose input
@@ -36,6 +42,7 @@
 #include "frontend/onnx.pb-c.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
+#include "targets/targets.h"
 
 enum { ST_PASS, ST_FAIL, ST_UNSUP };
 static const char *const st_names[] = { "pass", "fail", "unsupported" };
@@ -71,6 +78,8 @@ typedef struct Case {
     char **ops;          /* distinct operators of the model */
     int n_ops;
     int plain;           /* every graph input/output is float32, int64, int32 or bool */
+    int backend_cpu;     /* run compiled for the host CPU instead of interpreted */
+    int roundtrip;       /* load through `dlcc convert`'s JSON + safetensors */
     int opt;             /* -O level of the graph passes run before the interpreter */
 } Case;
 
@@ -81,6 +90,8 @@ typedef struct Run {
     const char *filter;
     unsigned timeout;
     int verbose;
+    int backend_cpu;
+    int roundtrip;
 } Run;
 
 static void *xrealloc(void *p, size_t n)
@@ -283,6 +294,51 @@ static int optimize(const Case *c, IrGraph *g, Result *r)
     return 0;
 }
 
+/* Loads the case's model; with --roundtrip, writes it as JSON + safetensors
+ * (fe_write_json, what `dlcc convert` does) into a scratch folder and loads
+ * that instead, so every case also checks that conversion is lossless. */
+static IrGraph *load_model(const Case *c, UtilDiag *d)
+{
+    IrGraph *g = fe_load(c->model, NULL, d);
+    if (!g || !c->roundtrip)
+        return g;
+    char dir[] = "/tmp/dlcc-conformance-XXXXXX";
+    if (!mkdtemp(dir)) {
+        ir_graph_free(g);
+        util_error(d, util_loc_file(c->model), "cannot make a scratch folder");
+        return NULL;
+    }
+    UtilOutSet outs;
+    util_outset_init(&outs);
+    int rc = fe_write_json(g, &outs, dir, "model.json", "model.safetensors", d);
+    rc = rc ? (util_outset_abort(&outs), -1) : util_outset_commit(&outs, d);
+    ir_graph_free(g);
+    g = NULL;
+    char json[sizeof dir + 32], st[sizeof dir + 32];
+    snprintf(json, sizeof json, "%s/model.json", dir);
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    if (!rc)
+        g = fe_load(json, NULL, d);
+    unlink(json);
+    unlink(st);
+    rmdir(dir);
+    return g;
+}
+
+/* The reference interpreter, or the CPU pipeline compiled in-process. */
+static int run_backend(int cpu, const IrGraph *g, const IrArray *ins, IrArray *outs, UtilDiag *d)
+{
+    if (!cpu)
+        return interp_run(g, ins, outs, d);
+    TgtOptions o = { .name = "conformance_model", .opt_level = 2 };
+    TgtHostModel *m;
+    int rc = tgt_cpu_jit(g, &o, &m, d);
+    if (!rc)
+        rc = tgt_host_run(m, ins, outs, d);
+    tgt_host_free(m);
+    return rc;
+}
+
 /* Runs graph g on inputs and compares with expected outputs; fills r. */
 static int run_and_compare(const Case *c, IrGraph *g, IrArray *ins, IrArray *want, int n_want, Result *r)
 {
@@ -298,7 +354,7 @@ static int run_and_compare(const Case *c, IrGraph *g, IrArray *ins, IrArray *wan
         return -1;
     }
     IrArray *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    if (!outs || interp_run(g, ins, outs, &d)) {
+    if (!outs || run_backend(c->backend_cpu, g, ins, outs, &d)) {
         free(outs);
         classify_error(r, &d);
         return -1;
@@ -407,7 +463,7 @@ static void run_set(const Case *c, IrArray *ins, int ni, IrArray *want, int no, 
     for (int attempt = 0; attempt <= ni && ni <= IR_VARIADIC; attempt++) {
         UtilDiag d;
         util_diag_init(&d);
-        IrGraph *g = fe_load(c->model, NULL, &d);
+        IrGraph *g = load_model(c, &d);
         if (!g) {
             classify_error(r, &d);
             return;
@@ -483,7 +539,7 @@ static void run_case(const Case *c, Result *r)
     util_diag_init(&d);
     r->status = ST_PASS;
     if (!c->dir) {                             /* light model: arange input */
-        IrGraph *g = fe_load(c->model, NULL, &d);
+        IrGraph *g = load_model(c, &d);
         if (!g || pass_infer(g, &d)) {
             classify_error(r, &d);
             ir_graph_free(g);
@@ -516,7 +572,7 @@ static void run_case(const Case *c, Result *r)
         ir_graph_free(g);
         return;
     }
-    IrGraph *g0 = fe_load(c->model, NULL, &d);    /* a model dlcc cannot read needs no test data */
+    IrGraph *g0 = load_model(c, &d);    /* a model dlcc cannot read needs no test data */
     if (!g0) {
         classify_error(r, &d);
         return;
@@ -543,7 +599,7 @@ static void run_case(const Case *c, Result *r)
     }
     if (r->status == ST_PASS && !ran) {
         /* no test data: at least load and infer */
-        IrGraph *g = fe_load(c->model, NULL, &d);
+        IrGraph *g = load_model(c, &d);
         if (!g || pass_infer(g, &d))
             classify_error(r, &d);
         else
@@ -662,6 +718,8 @@ static void add_case(Run *run, const char *name, char *model, char *dir, char *l
     c->model = model;
     c->dir = dir;
     c->light_out = light_out;
+    c->backend_cpu = run->backend_cpu;
+    c->roundtrip = run->roundtrip;
     c->opt = run->opt;
 }
 
@@ -840,7 +898,8 @@ static int write_expected(const Run *run, const char *path, char **old, int n_ol
 static void usage(void)
 {
     fprintf(stderr, "usage: conformance ROOT... [--node-dir DIR] [--expected FILE] [--update-expected]\n"
-                    "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS] [--opt N] [-v]\n");
+                    "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]\n"
+                    "                   [--backend interp|cpu] [--roundtrip] [--opt N] [-v]\n");
     exit(2);
 }
 
@@ -868,6 +927,14 @@ int main(int argc, char **argv)
             update = 1;
         else if (strcmp(a, "-v") == 0)
             run.verbose = 1;
+        else if (strcmp(a, "--roundtrip") == 0)
+            run.roundtrip = 1;
+        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            const char *b = argv[++i];
+            if (strcmp(b, "cpu") && strcmp(b, "interp"))
+                usage();
+            run.backend_cpu = strcmp(b, "cpu") == 0;
+        }
         else if (a[0] == '-')
             usage();
         else

@@ -415,6 +415,20 @@ static void test_upgrade_reduce(void **state)
     ir_graph_free(g);
 }
 
+static void test_upgrade_topk1(void **state)
+{
+    (void)state;
+    IrGraph *g = load_ok("topk1.onnx");
+    const IrNode *t = producer(g, tensor(g, "v"));             /* k attribute → input K */
+    assert_int_equal(t->n_in, 2);
+    assert_false(ir_has_attr(t, IR_A_k));
+    assert_int_equal(ir_attr_int(t, IR_A_axis), 1);
+    const IrArray *k = const_value(g, t->in[1]);
+    assert_int_equal(ir_array_numel(k), 1);
+    assert_int_equal(((int64_t *)k->data)[0], 2);
+    ir_graph_free(g);
+}
+
 static void test_upgrade_legacy6(void **state)
 {
     (void)state;
@@ -561,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_upgrade_add_dynamic),
         cmocka_unit_test(test_upgrade_softmax),
         cmocka_unit_test(test_upgrade_reduce),
+        cmocka_unit_test(test_upgrade_topk1),
         cmocka_unit_test(test_upgrade_legacy6),
         cmocka_unit_test(test_upgrade_batchnorm_spatial0),
         cmocka_unit_test(test_upgrade_upsample),

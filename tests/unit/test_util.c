@@ -4,8 +4,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
@@ -69,6 +73,45 @@ static void test_resolve(void **state)
     free(p);
 }
 
+static void test_fifo_and_commit(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dlcc-test-util-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[128], sub[128];
+    snprintf(fifo, sizeof fifo, "%s/pipe.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    UtilDiag d;
+    util_diag_init(&d);
+    char *data;
+    size_t len;
+    assert_int_equal(util_read_file(fifo, 1 << 20, &data, &len, &d), -1);   /* must not block */
+    assert_non_null(strstr(d.msg, "not a regular file"));
+    unlink(fifo);
+
+    /* a folder where an output file should go: nothing is written at all */
+    snprintf(sub, sizeof sub, "%s/b.h", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    UtilOutSet s;
+    util_outset_init(&s);
+    util_diag_init(&d);
+    assert_int_equal(util_outset_write(&s, dir, "a.o", "x", 1, &d), 0);
+    assert_int_equal(util_outset_write(&s, dir, "b.h", "y", 1, &d), 0);
+    assert_int_equal(util_outset_commit(&s, &d), -1);
+    assert_non_null(strstr(d.msg, "not a regular file"));
+    char a[128];
+    snprintf(a, sizeof a, "%s/a.o", dir);
+    assert_int_equal(access(a, F_OK), -1);
+    DIR *dd = opendir(dir);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(dd));)
+        entries += e->d_name[0] != '.';
+    closedir(dd);
+    assert_int_equal(entries, 1);                          /* only the folder b.h: no temporaries left */
+    rmdir(sub);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -76,6 +119,7 @@ int main(void)
         cmocka_unit_test(test_diag_format),
         cmocka_unit_test(test_sanitize),
         cmocka_unit_test(test_resolve),
+        cmocka_unit_test(test_fifo_and_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

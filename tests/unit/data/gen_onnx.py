@@ -99,6 +99,8 @@ def main():
          [vi('x', [1, 1, 2, 2])], [vi('y', [1, 1, 4, 4])], [scales], opset=10, ir=5)
     tiles = numpy_helper.from_array(np.array(2, np.int64), 'tiles')
     axis = numpy_helper.from_array(np.array(1, np.int64), 'axis')
+    save('topk1', [helper.make_node('TopK', ['x'], ['v', 'i'], k=2, axis=1)], [vi('x', [2, 4])],
+         [vi('v', [2, 2]), vi('i', [2, 2], TensorProto.INT64)], opset=1, ir=3)
     save('tile1', [helper.make_node('Tile', ['x', 'tiles', 'axis'], ['y'])], [vi('x', [2, 3])], [vi('y', [2, 6])],
          [tiles, axis], opset=1, ir=3)
     save('cast1', [helper.make_node('Cast', ['x'], ['y'], to='INT64')], [vi('x', [2])],
