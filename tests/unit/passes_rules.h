@@ -453,3 +453,13 @@
   "  %y: float32[2,4] = Relu(%t__0)\n"
   "  return %y\n"
   "}\n" },
+{ "mul_reciprocal",
+  "x = input f32 [2,3]; w = input f32 [2,3]; r = Sqrt w; q = Reciprocal r; t = Mul q x; y = Relu t; out y",
+  "graph t (opset 21) {\n"
+  "  input %x: float32[2,3]\n"
+  "  input %w: float32[2,3]\n"
+  "  %r: float32[2,3] = Sqrt(%w)\n"
+  "  %t__0: float32[2,3] = Div(%x, %r)  # t\n"
+  "  %y: float32[2,3] = Relu(%t__0)\n"
+  "  return %y\n"
+  "}\n" },
