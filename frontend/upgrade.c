@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int up_oom(Up *u, int node) { return ir_node_error(u->g, &u->g->nodes[node], u->d, "out of memory"); }
+int fe_up_oom(FeUp *u, int node) { return ir_node_error(u->g, &u->g->nodes[node], u->d, "out of memory"); }
 
-static int rank_grow(Up *u)
+static int rank_grow(FeUp *u)
 {
     if (u->g->n_tensors <= u->cap)
         return 0;
@@ -25,26 +25,26 @@ static int rank_grow(Up *u)
     return 0;
 }
 
-void up_set_rank(Up *u, int t, int rank)
+void fe_up_set_rank(FeUp *u, int t, int rank)
 {
     if (t >= 0 && !rank_grow(u))
         u->rank[t] = rank;
 }
 
-int up_rank(Up *u, int t)
+int fe_up_rank(FeUp *u, int t)
 {
     if (t < 0)
         return -1;
     const IrTensor *x = &u->g->tensors[t];
     if (x->shape_known)
         return x->v.shape.rank;
-    const IrArray *c = up_const(u, t);
+    const IrArray *c = fe_up_const(u, t);
     if (c)
         return c->shape.rank;
     return t < u->cap ? u->rank[t] : -1;
 }
 
-const IrArray *up_const(const Up *u, int t)
+const IrArray *fe_up_const(const FeUp *u, int t)
 {
     if (t < 0)
         return NULL;
@@ -59,7 +59,7 @@ const IrArray *up_const(const Up *u, int t)
     return NULL;
 }
 
-static int new_const(Up *u, int at, const char *hint, IrDType dt, const IrShape *s, const void *data)
+static int new_const(FeUp *u, int at, const char *hint, IrDType dt, const IrShape *s, const void *data)
 {
     IrGraph *g = u->g;
     const IrNode *n = &g->nodes[at];
@@ -80,23 +80,23 @@ static int new_const(Up *u, int at, const char *hint, IrDType dt, const IrShape 
     return t;
 }
 
-int up_const_i64(Up *u, int at, const char *hint, int n, const int64_t *v, int rank)
+int fe_up_const_i64(FeUp *u, int at, const char *hint, int n, const int64_t *v, int rank)
 {
     IrShape s = { .rank = rank, .dims = { n } };
     int t = new_const(u, at, hint, IR_DT_I64, &s, v);
-    return t < 0 ? up_oom(u, at) : t;
+    return t < 0 ? fe_up_oom(u, at) : t;
 }
 
-static IrDType known_dtype(const Up *u, int t)
+static IrDType known_dtype(const FeUp *u, int t)
 {
     const IrTensor *x = &u->g->tensors[t];
     if (x->shape_known)
         return x->v.dtype;
-    const IrArray *c = up_const(u, t);
+    const IrArray *c = fe_up_const(u, t);
     return c ? c->dtype : IR_DT_UNDEF;
 }
 
-int up_scalar_like(Up *u, int at, const char *hint, double v, int like)
+int fe_up_scalar_like(FeUp *u, int at, const char *hint, double v, int like)
 {
     IrDType dt = like >= 0 ? known_dtype(u, like) : IR_DT_F32;
     IrShape s = { .rank = 0 };
@@ -108,21 +108,21 @@ int up_scalar_like(Up *u, int at, const char *hint, double v, int like)
         ir_store_i64(cdt, buf, 0, (int64_t)v);
     int t = new_const(u, at, hint, cdt, &s, buf);
     if (t < 0)
-        return up_oom(u, at);
+        return fe_up_oom(u, at);
     if (dt != IR_DT_UNDEF)
         return t;
     int in[2] = { t, like };
-    return up_add(u, at, IR_OP_CastLike, 2, in, -1, NULL);
+    return fe_up_add(u, at, IR_OP_CastLike, 2, in, -1, NULL);
 }
 
 /* The rank each output of node n has, as far as it follows from the ranks of
  * its inputs without shapes; -1 where unknown.  Only a hint for the rules
  * (they fall back to run-time shape arithmetic when it is unknown). */
-static void note_ranks(Up *u, int node)
+static void note_ranks(FeUp *u, int node)
 {
     const IrNode *n = &u->g->nodes[node];
-    int r0 = n->n_in > 0 ? up_rank(u, n->in[0]) : -1, r = -1;
-    const IrArray *c1 = n->n_in > 1 ? up_const(u, n->in[1]) : NULL;
+    int r0 = n->n_in > 0 ? fe_up_rank(u, n->in[0]) : -1, r = -1;
+    const IrArray *c1 = n->n_in > 1 ? fe_up_const(u, n->in[1]) : NULL;
     switch (n->op) {
     case IR_OP_Constant:
         return;                                   /* up_const answers */
@@ -139,12 +139,12 @@ static void note_ranks(Up *u, int node)
         r = c1 && c1->shape.rank == 1 ? (int)c1->shape.dims[0] : -1;
         break;
     case IR_OP_Gather: {
-        int ri = up_rank(u, n->n_in > 1 ? n->in[1] : -1);
+        int ri = fe_up_rank(u, n->n_in > 1 ? n->in[1] : -1);
         r = r0 >= 0 && ri >= 0 ? r0 + ri - 1 : -1;
         break;
     }
     case IR_OP_MatMul: {
-        int r1 = up_rank(u, n->n_in > 1 ? n->in[1] : -1);
+        int r1 = fe_up_rank(u, n->n_in > 1 ? n->in[1] : -1);
         r = r0 >= 2 && r1 >= 2 ? (r0 > r1 ? r0 : r1) : -1;
         break;
     }
@@ -169,7 +169,7 @@ static void note_ranks(Up *u, int node)
         if (ir_op_info(n->op) && (ir_op_info(n->op)->flags & IR_OPF_EW)) {
             r = r0;
             for (int k = 1; k < n->n_in && r >= 0; k++) {
-                int rk = n->in[k] >= 0 ? up_rank(u, n->in[k]) : r;
+                int rk = n->in[k] >= 0 ? fe_up_rank(u, n->in[k]) : r;
                 r = rk < 0 ? -1 : rk > r ? rk : r;
             }
         }
@@ -178,10 +178,10 @@ static void note_ranks(Up *u, int node)
     int all = n->op == IR_OP_Split;
     for (int k = 0; k < n->n_out; k++)
         if (k == 0 || all)
-            up_set_rank(u, n->out[k], r);
+            fe_up_set_rank(u, n->out[k], r);
 }
 
-int up_add(Up *u, int at, IrOp op, int n_in, const int *in, int out, int *node)
+int fe_up_add(FeUp *u, int at, IrOp op, int n_in, const int *in, int out, int *node)
 {
     IrGraph *g = u->g;
     if (out < 0) {
@@ -190,21 +190,21 @@ int up_add(Up *u, int at, IrOp op, int n_in, const int *in, int out, int *node)
         const char *base = n->n_out > 0 && n->out[0] >= 0 ? g->tensors[n->out[0]].name : n->name;
         snprintf(hint, sizeof hint, "%.200s_%s", base, ir_op_name(op));
         if ((out = ir_add_temp(g, hint)) < 0)
-            return up_oom(u, at);
+            return fe_up_oom(u, at);
     }
     UtilLoc loc = g->nodes[at].loc;
     char name[320];
     snprintf(name, sizeof name, "%.200s%s%s", g->nodes[at].name, g->nodes[at].name[0] ? "_" : "", ir_op_name(op));
     int k = ir_add_node(g, op, name, n_in, in, 1, &out, loc);
     if (k < 0)
-        return up_oom(u, at);
+        return fe_up_oom(u, at);
     note_ranks(u, k);
     if (node)
         *node = k;
     return out;
 }
 
-int up_set_input(Up *u, int node, int slot, int t)
+int fe_up_set_input(FeUp *u, int node, int slot, int t)
 {
     IrNode *n = &u->g->nodes[node];
     int cnt = n->n_in > slot + 1 ? n->n_in : slot + 1;
@@ -216,10 +216,10 @@ int up_set_input(Up *u, int node, int slot, int t)
     in[slot] = t;
     while (cnt > 0 && in[cnt - 1] < 0)
         cnt--;
-    return ir_set_inputs(u->g, node, cnt, in) ? up_oom(u, node) : 0;
+    return ir_set_inputs(u->g, node, cnt, in) ? fe_up_oom(u, node) : 0;
 }
 
-int up_ints_to_input(Up *u, int node, IrAttrKey key, int slot)
+int fe_up_ints_to_input(FeUp *u, int node, IrAttrKey key, int slot)
 {
     const int64_t *v;
     const IrNode *n = &u->g->nodes[node];
@@ -229,28 +229,28 @@ int up_ints_to_input(Up *u, int node, IrAttrKey key, int slot)
         return ir_node_error(u->g, n, u->d, "'%s' is given both as an attribute and as input %d",
                              ir_attr_name(key), slot + 1);
     int cnt = ir_attr_ints(n, key, &v);
-    int t = up_const_i64(u, node, ir_attr_name(key), cnt, v, 1);
+    int t = fe_up_const_i64(u, node, ir_attr_name(key), cnt, v, 1);
     if (t < 0)
         return -1;
     ir_remove_attr(u->g, node, key);
-    return up_set_input(u, node, slot, t);
+    return fe_up_set_input(u, node, slot, t);
 }
 
-int up_set_int(Up *u, int node, IrAttrKey key, int64_t v)
+int fe_up_set_int(FeUp *u, int node, IrAttrKey key, int64_t v)
 {
     IrAttr a = { .key = key, .kind = IR_AK_INT, .v.i = v };
-    return ir_set_attr(u->g, node, &a) ? up_oom(u, node) : 0;
+    return ir_set_attr(u->g, node, &a) ? fe_up_oom(u, node) : 0;
 }
 
-int up_set_str(Up *u, int node, IrAttrKey key, const char *s)
+int fe_up_set_str(FeUp *u, int node, IrAttrKey key, const char *s)
 {
     IrAttr a = { .key = key, .kind = IR_AK_STRING, .v.s = s };
-    return ir_set_attr(u->g, node, &a) ? up_oom(u, node) : 0;
+    return ir_set_attr(u->g, node, &a) ? fe_up_oom(u, node) : 0;
 }
 
 int fe_upgrade(IrGraph *g, UtilDiag *d)
 {
-    Up u = { g, d, NULL, 0 };
+    FeUp u = { g, d, NULL, 0 };
     int n0 = g->n_nodes, rc = 0;
     if (rank_grow(&u))
         return util_error(d, util_loc_file(g->file), "out of memory");

@@ -3,7 +3,6 @@
  * of spatial axes for nearest and linear), AffineGrid (2-D and 3-D),
  * Col2Im (N-D), MaxUnpool and CenterCropPad.  Arithmetic in double. */
 #include "interp/kernels.h"
-#include "ir/ops_b.h"
 
 #include <math.h>
 #include <string.h>

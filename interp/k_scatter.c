@@ -3,7 +3,6 @@
  * NonZero, ReverseSequence.  Runtime indices are bounds-checked; elements are
  * combined in double (float types) or int64 (integers, wrapping). */
 #include "interp/kernels.h"
-#include "ir/ops_b.h"
 
 #include <string.h>
 

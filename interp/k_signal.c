@@ -3,7 +3,6 @@
  * MelWeightMatrix.  Transforms are the direct O(n^2) sums in double: the
  * reference is meant to be obviously right, not fast. */
 #include "interp/kernels.h"
-#include "ir/ops_b.h"
 
 #include <math.h>
 

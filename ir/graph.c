@@ -319,11 +319,10 @@ int ir_toposort(IrGraph *g, UtilDiag *d)
     int nn = g->n_nodes, nt = g->n_tensors;
     int *pending = calloc((size_t)nn + 1, sizeof(int));
     int *order = malloc(((size_t)nn + 1) * sizeof(int));
-    char *ready_t = calloc((size_t)nt + 1, 1);
     int *heap = malloc(((size_t)nn + 1) * sizeof(int));   /* min-heap of ready node indices */
-    ir_build_uses(g);
-    if (!pending || !order || !ready_t || !heap) {
-        free(pending); free(order); free(ready_t); free(heap);
+    (void)nt;
+    if (!pending || !order || !heap || ir_build_uses(g)) {
+        free(pending); free(order); free(heap);
         return util_error(d, util_loc_file(g->file), "out of memory");
     }
     for (int i = 0; i < nn; i++) {
@@ -363,9 +362,26 @@ int ir_toposort(IrGraph *g, UtilDiag *d)
 #undef HEAP_PUSH
     int rc = 0;
     if (no != nn) {
+        /* Walk back from a node still waiting, through a producer that is
+         * also waiting, until a node repeats: that node lies on a cycle. */
         int bad = 0;
         while (bad < nn && !pending[bad])
             bad++;
+        char *seen = calloc((size_t)nn + 1, 1);
+        for (int steps = 0; seen && bad < nn && !seen[bad] && steps <= nn; steps++) {
+            seen[bad] = 1;
+            const IrNode *n = &g->nodes[bad];
+            int next = -1;
+            for (int k = 0; k < n->n_in && next < 0; k++) {
+                int t = n->in[k], pnode = t >= 0 ? g->tensors[t].producer : -1;
+                if (pnode >= 0 && pending[pnode])
+                    next = pnode;
+            }
+            if (next < 0)
+                break;
+            bad = next;
+        }
+        free(seen);
         rc = ir_node_error(g, &g->nodes[bad < nn ? bad : 0], d,
                            "the graph has a cycle through this node");
     } else {
@@ -385,25 +401,30 @@ int ir_toposort(IrGraph *g, UtilDiag *d)
             g->uses_valid = 0;
         }
     }
-    free(pending); free(order); free(ready_t); free(heap);
+    free(pending); free(order); free(heap);
     return rc;
 }
 
-void ir_build_uses(IrGraph *g)
+int ir_build_uses(IrGraph *g)
 {
     if (g->uses_valid)
-        return;
+        return 0;
     int nt = g->n_tensors;
     free(g->use_start); free(g->use_node); free(g->use_slot);
-    g->use_start = calloc((size_t)nt + 2, sizeof(int));
     size_t total = 0;
     for (int i = 0; i < g->n_nodes; i++)
         if (!g->nodes[i].dead)
             total += (size_t)g->nodes[i].n_in;
+    g->use_start = calloc((size_t)nt + 2, sizeof(int));
     g->use_node = malloc((total + 1) * sizeof(int));
     g->use_slot = malloc((total + 1) * sizeof(int));
-    if (!g->use_start || !g->use_node || !g->use_slot)
-        abort();                                      /* out of memory building a small index */
+    int *fill = calloc((size_t)nt + 1, sizeof(int));
+    if (!g->use_start || !g->use_node || !g->use_slot || !fill) {
+        free(fill);
+        free(g->use_start); free(g->use_node); free(g->use_slot);
+        g->use_start = g->use_node = g->use_slot = NULL;
+        return -1;
+    }
     for (int i = 0; i < g->n_nodes; i++)
         if (!g->nodes[i].dead)
             for (int k = 0; k < g->nodes[i].n_in; k++)
@@ -411,9 +432,6 @@ void ir_build_uses(IrGraph *g)
                     g->use_start[g->nodes[i].in[k] + 1]++;
     for (int t = 0; t < nt; t++)
         g->use_start[t + 1] += g->use_start[t];
-    int *fill = calloc((size_t)nt + 1, sizeof(int));
-    if (!fill)
-        abort();
     for (int i = 0; i < g->n_nodes; i++)
         if (!g->nodes[i].dead)
             for (int k = 0; k < g->nodes[i].n_in; k++) {
@@ -426,6 +444,7 @@ void ir_build_uses(IrGraph *g)
             }
     free(fill);
     g->uses_valid = 1;
+    return 0;
 }
 
 int ir_use_count(const IrGraph *g, int t)

@@ -5,7 +5,6 @@
  * and NonZero have value-dependent output shapes: they are supported when the
  * operand that decides the shape is known at compile time. */
 #include "ir/infer_impl.h"
-#include "ir/ops_b.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -258,7 +258,7 @@ int ir_node_error(const IrGraph *g, const IrNode *n, UtilDiag *d, const char *fm
 int  ir_toposort(IrGraph *g, UtilDiag *d);
 /* Drops dead nodes and tensors no longer referenced (inputs/outputs kept). */
 void ir_compact(IrGraph *g);
-void ir_build_uses(IrGraph *g);
+int  ir_build_uses(IrGraph *g);          /* -1 on out of memory */
 /* Number of uses of tensor t by live nodes, plus 1 if it is a graph output. */
 int  ir_use_count(const IrGraph *g, int t);
 
@@ -363,6 +363,55 @@ int ir_rnn_directions(const IrGraph *g, const IrNode *n, UtilDiag *d);
  * when out of memory. */
 int64_t ir_nms(const IrArray *boxes, const IrArray *scores, int64_t max_per_class, double iou_threshold,
                const double *score_threshold, int center_point_box, int64_t *sel);
+
+/* Operand arithmetic of the scatter, indexing, sampling and signal
+ * operators, shared by their shape rules (ir/infer_opsB.c) and kernels
+ * (interp/k_scatter.c, k_sample.c, k_signal.c).  Each returns -1 with a
+ * diagnostic naming the node on invalid operands. */
+
+/* ScatterElements / ScatterND reduction: 0 none, 1 add, 2 mul, 3 max, 4 min;
+ * -1 if unknown (Scatter: always 0). */
+int ir_scatter_reduction(const IrNode *n);
+
+/* Compress: number of true values of cond (bool, 1-D) selecting an element of
+ * an axis of length dim; a true value beyond dim is an error. */
+int64_t ir_compress_count(const IrGraph *g, const IrNode *n, const IrArray *cond, int64_t dim, UtilDiag *d);
+
+/* CenterCropPad: normalized axes (attribute, or 0..rank-1) into ax; count. */
+int ir_centercrop_axes(const IrGraph *g, const IrNode *n, int rank, int *ax, UtilDiag *d);
+
+/* MaxUnpool: the unpooled shape implied by kernel_shape/strides/pads (the
+ * shape the flat indices address). */
+int ir_maxunpool_shape(const IrGraph *g, const IrNode *n, const IrShape *x, IrShape *inferred, UtilDiag *d);
+
+/* Col2Im geometry: image position of block element k at block position b on
+ * axis i is  b * stride[i] - pad[i] + k * dil[i]. */
+typedef struct IrColGeom {
+    int rank;                          /* spatial axes */
+    int64_t channels, kprod, blocks;   /* C, prod(block_shape), L */
+    int64_t img[IR_MAX_RANK], blk[IR_MAX_RANK], dil[IR_MAX_RANK], stride[IR_MAX_RANK], pad[IR_MAX_RANK];
+    int64_t cnt[IR_MAX_RANK];          /* blocks along each axis */
+} IrColGeom;
+int ir_col2im_geometry(const IrGraph *g, const IrNode *n, const IrShape *x, const int64_t *img,
+                       const int64_t *blk, int sp, IrColGeom *c, UtilDiag *d);
+
+/* GridSample: mode 0 nearest, 1 linear, 2 cubic; pad 0 zeros, 1 border,
+ * 2 reflection (opset-16 names bilinear/bicubic accepted). */
+int ir_gridsample_modes(const IrGraph *g, const IrNode *n, int *mode, int *pad, UtilDiag *d);
+
+/* Longest DFT / STFT frame: k * t products of the direct sum stay in int64. */
+#define IR_MAX_DFT_LENGTH ((int64_t)1 << 31)
+
+/* DFT: the transformed axis and the DFT length (len / axis_in may be NULL or
+ * empty: axis -2; DFT-17's axis attribute is read when fe_upgrade has not
+ * moved it to input 3). */
+int ir_dft_params(const IrGraph *g, const IrNode *n, const IrArray *x, const IrArray *len, const IrArray *axis_in,
+                  int *axis, int64_t *length, UtilDiag *d);
+
+/* STFT: output shape [batch, frames, bins, 2] from the signal shape, hop,
+ * window shape (or NULL) and frame length (or NULL). */
+int ir_stft_params(const IrGraph *g, const IrNode *n, const IrShape *x, int64_t step, const IrShape *win,
+                   const int64_t *frame_len, IrShape *out, UtilDiag *d);
 
 /* ------------------------------------------------------------ printers */
 

@@ -9,7 +9,8 @@
 int pass_dce(IrGraph *g, UtilDiag *d)
 {
     int changes = 0;
-    ir_build_uses(g);
+    if (ir_build_uses(g))
+        return util_error(d, util_loc_file(g->file), "out of memory");
     int *uses = malloc(((size_t)g->n_tensors + 1) * sizeof *uses);
     if (!uses)
         return util_error(d, util_loc_file(g->file), "out of memory");

@@ -24,7 +24,8 @@ int pass_remove_identity(IrGraph *g, UtilDiag *d)
         int x = n->in[0], y = n->out[0], mask = n->n_out > 1 ? n->out[1] : -1;
         int mask_used = 0;
         if (mask >= 0) {
-            ir_build_uses(g);
+            if (ir_build_uses(g))
+                return util_error(d, util_loc_file(g->file), "out of memory");
             mask_used = ir_use_count(g, mask) > 0;
             if (mask_used && (int64_t)ir_array_bytes(&g->tensors[mask].v) > PASS_FOLD_MAX_BYTES)
                 continue;

@@ -218,7 +218,8 @@ int pass_replace(IrGraph *g, int from, int to)
 
 int pass_single_use(IrGraph *g, int t)
 {
-    ir_build_uses(g);
+    if (ir_build_uses(g))
+        return 0;                         /* out of memory: assume shared, rewrite nothing */
     return ir_use_count(g, t) == 1 && !is_graph_output(g, t);
 }
 

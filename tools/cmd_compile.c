@@ -81,8 +81,8 @@ static int is_c_identifier(const char *s)
     return 1;
 }
 
-/* Writes every file atomically into outdir: all or nothing. */
-static int write_files(const TgtFiles *fs, const char *outdir, UtilDiag *d)
+/* Writes every file atomically into outdir: all or nothing.  -v lists them. */
+static int write_files(const TgtFiles *fs, const char *outdir, int verbose, UtilDiag *d)
 {
     int created;
     if (dlcc_prepare_dir(outdir, &created, d))
@@ -99,6 +99,8 @@ static int write_files(const TgtFiles *fs, const char *outdir, UtilDiag *d)
         util_outset_abort(&outs);
     if (rc && created)
         rmdir(outdir);
+    for (int i = 0; !rc && verbose && i < fs->n; i++)
+        fprintf(stderr, "dlcc: wrote %s/%s (%zu bytes)\n", outdir, fs->f[i].name, fs->f[i].data.len);
     return rc;
 }
 
@@ -111,6 +113,7 @@ int dlcc_cmd_compile(int argc, char **argv)
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
     PassOptions po = pass_options(2);
+    int verbose = 0;
     DlccArgs a;
     dlcc_args_init(&a, argc, argv, NULL);
     for (; a.i < argc && !a.status; a.i++) {
@@ -162,7 +165,7 @@ int dlcc_cmd_compile(int argc, char **argv)
         } else if (strcmp(arg, "--time-passes") == 0) {
             po.time_passes = 1;
         } else if (strcmp(arg, "-v") == 0) {
-            ;
+            verbose = 1;
         } else if (in_list(arg, later_flags)) {
             later = arg;
         } else {
@@ -202,7 +205,7 @@ int dlcc_cmd_compile(int argc, char **argv)
             rc = tgt_cpu_compile(g, &o, &files, &d);
     }
     if (!rc)
-        rc = write_files(&files, outdir, &d);
+        rc = write_files(&files, outdir, verbose, &d);
     tgt_files_free(&files);
     free(cname);
     ir_graph_free(g);

@@ -224,7 +224,7 @@ int dlcc_cmd_info(int argc, char **argv)
     util_buf_init(&out);
     int rc = dlcc_info_render(g, level, json, &out, &d);
     if (!rc)
-        fwrite(out.data, 1, out.len, stdout);
+        rc = dlcc_write_stdout(&out, &d);
     util_buf_free(&out);
     ir_graph_free(g);
     return rc ? dlcc_report(&d) : 0;

@@ -268,7 +268,7 @@ int dlcc_cmd_run(int argc, char **argv)
     if (!rc)
         rc = dlcc_run_graph_on(g, strcmp(backend, "cpu") == 0, n_files, files, outdir, &summary, &d);
     if (!rc)
-        fwrite(summary.data, 1, summary.len, stdout);
+        rc = dlcc_write_stdout(&summary, &d);
     util_buf_free(&summary);
     ir_graph_free(g);
     free(files);

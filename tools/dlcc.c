@@ -20,6 +20,15 @@ static const char usage[] =
     "       dlcc convert MODEL -o OUT.json\n"
     "Common options: --input-shape NAME=D0,D1,... binds unknown input dims (default 1).\n";
 
+int dlcc_write_stdout(const UtilBuf *buf, UtilDiag *d)
+{
+    if (buf->oom)
+        return util_error(d, util_loc_file(NULL), "out of memory");
+    if ((buf->len && fwrite(buf->data, 1, buf->len, stdout) != buf->len) || fflush(stdout) != 0 || ferror(stdout))
+        return util_error(d, util_loc_file(NULL), "cannot write to standard output: %s", strerror(errno));
+    return 0;
+}
+
 int dlcc_report(const UtilDiag *d)
 {
     char buf[UTIL_DIAG_MSG + 1024];

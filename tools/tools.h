@@ -14,6 +14,9 @@ int dlcc_cmd_convert(int argc, char **argv);
 int dlcc_cmd_compile(int argc, char **argv);
 int dlcc_main(int argc, char **argv);
 
+/* Writes buf to standard output; a failed write (a full disk, a closed pipe)
+ * is an error. */
+int dlcc_write_stdout(const UtilBuf *buf, UtilDiag *d);
 /* Prints the diagnostic as "dlcc: FILE[:LINE:COL]: error: MSG" and returns 1. */
 int dlcc_report(const UtilDiag *d);
 /* Prints "dlcc: error: MSG" plus a hint to --help, returns 2. */
