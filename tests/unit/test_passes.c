@@ -550,6 +550,41 @@ static void test_affine_into_conv(void **state)
                     (const float[]){ 0.5f, 1, 0.75f, 1 }, (const float[]){ -0.5f, -0.5f });
 }
 
+/* ConvTranspose + per-channel constant: into its bias. */
+static void test_fold_weights_convtranspose(void **state)
+{
+    (void)state;
+    check_pass("fold-weights",
+               "x = input f32 [1,1,2,2]; w = const f32 [1,2,1,1] 1,-1; c = ConvTranspose x w;"
+               "t = const f32 [1,2,1,1] 0.5,3; a = Add t c; y = Relu a; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: float32[1,1,2,2]\n"
+               "  const %w: float32[1,2,1,1] = {1, -1}\n"
+               "  const %bias__0: float32[2] = {0.5, 3}\n"
+               "  %a__0: float32[1,2,2,2] = ConvTranspose(%x, %w, %bias__0)\n"
+               "  %y: float32[1,2,2,2] = Relu(%a__0)\n"
+               "  return %y\n"
+               "}\n", 1e-6);
+}
+
+/* A rewritten graph output keeps its name (the producer of the replacement
+ * writes it), and a graph output that folds becomes a constant output. */
+static void test_output_names(void **state)
+{
+    (void)state;
+    check_pass("simplify", "x = input f32 [2,3]; a = Relu x; y = Relu a; out y",
+               HEAD
+               "  %y: float32[2,3] = Relu(%x)\n"
+               "  return %y\n"
+               "}\n", 0);
+    check_pass("fold-constants", "x = input f32 [2,3]; c = const f32 [2] 1,-2; y = Neg c; z = Relu x; out y; out z",
+               HEAD
+               "  const %y: float32[2] = {-1, 2}\n"
+               "  %z: float32[2,3] = Relu(%x)\n"
+               "  return %y, %z\n"
+               "}\n", 0);
+}
+
 /* ------------------------------------------------------------ the pass manager */
 
 static void test_pipelines(void **state)
@@ -791,6 +826,8 @@ int main(void)
         cmocka_unit_test(test_fold_weights_gemm),
         cmocka_unit_test(test_fold_weights_matmul),
         cmocka_unit_test(test_affine_into_conv),
+        cmocka_unit_test(test_fold_weights_convtranspose),
+        cmocka_unit_test(test_output_names),
         cmocka_unit_test(test_pipelines),
         cmocka_unit_test(test_print_and_time),
         cmocka_unit_test(test_check),
