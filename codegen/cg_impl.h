@@ -38,6 +38,7 @@ typedef struct CgCtx {
     LLVMValueRef *var;               /* per variable: SSA value, or the alloca if mutable */
     unsigned char *var_mut;
     LLVMValueRef *globals;           /* per CONST buffer: its global, or NULL */
+    unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
 } CgCtx;
 
 /* context.c: targets, target machine, passes and output. */
@@ -58,5 +59,10 @@ LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v);     /* register -> 
 LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> register form */
 int cg_fail(CgCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
+
+/* mathlib.c (CgOptions.no_libm): a call of the module's own internal math
+ * function `name` (an intrinsic's name from loop_intrinsic_name, or "trunc",
+ * "fmod") on n float or double arguments of one type. */
+LLVMValueRef cg_math(CgCtx *c, const char *name, LLVMValueRef *args, unsigned n);
 
 #endif

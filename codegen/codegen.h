@@ -21,7 +21,8 @@
  * WORKSPACE at workspace + LoopBuf.offset; LOCAL as fixed-size stack slots of
  * the kernel that uses them; a buffer with alias_of >= 0 uses the pointer of
  * the buffer it aliases.  Each kernel is an internal function called in order;
- * the object has no writable globals (.data/.bss are empty), calls no heap
+ * the object has no writable globals (.data/.bss are empty, except the
+ * static workspace of CgOptions.static_workspace), calls no heap
  * functions, and calls only LLVM intrinsics and libm.
  *
  * Semantics the generated code gives the loop IR (see docs/loop-ir.md):
@@ -63,6 +64,18 @@ typedef struct CgOptions {
     int opt_level;           /* 0..3: LLVM's default<On> pipeline and codegen level */
     unsigned emit;           /* CG_EMIT_* */
     const char *weights_section;  /* section for CONST buffers; NULL = .rodata */
+    /* Firmware: a zero-initialized, 64-byte aligned internal global of the
+     * workspace's size (in workspace_section, NULL = .bss) that NAME_run_ptrs
+     * uses when its workspace argument is NULL.  Makes the entry points
+     * non-reentrant (that one buffer is shared state). */
+    int static_workspace;
+    const char *workspace_section;
+    /* Emit the math the loop IR's intrinsics need (exp, log, tanh, erf, ...)
+     * as internal functions of the module (codegen/mathlib.c) instead of
+     * LLVM intrinsics and libm calls: the object then references no libm
+     * symbol on any triple.  Float results within 1e-6 relative.  Loops that
+     * call these functions get no forced vectorize hint. */
+    int no_libm;
 } CgOptions;
 
 /* Outputs of cg_compile; each buffer is filled when its CG_EMIT_* bit is set. */
@@ -70,7 +83,15 @@ typedef struct CgResult {
     UtilBuf obj;
     UtilBuf asm_text;
     UtilBuf llvm_ir;
+    /* With the object: worst-case stack bytes of NAME_run, from the frame
+     * sizes LLVM's code generator reports for every function of the object
+     * (summed: the code has no recursion), + 16 bytes per function (return
+     * address, alignment) + CG_STACK_LIBCALL_BYTES for the library functions
+     * it calls.  -1 when no object was made. */
+    int64_t stack_bytes;
 } CgResult;
+
+#define CG_STACK_LIBCALL_BYTES 256
 
 void cg_result_init(CgResult *r);
 void cg_result_free(CgResult *r);

@@ -224,14 +224,66 @@ int cg_ctx_optimize(CgCtx *c)
     return 0;
 }
 
+/* ---- stack sizes
+ * LLVM's -stack-size-section is a command-line flag of its code generator
+ * that the C API does not reach.  The function attribute "warn-stack-size"
+ * does: with a limit of 0, code generation reports the frame size of every
+ * function with a frame as a diagnostic ("stack frame size (N) exceeds
+ * limit (0) in function 'F'"), which a context diagnostic handler collects.
+ * Other diagnostics are printed as LLVM would. */
+typedef struct StackSizes {
+    int64_t sum;     /* bytes, all frames */
+    int n;           /* functions defined in the module */
+} StackSizes;
+
+static void stack_diag(LLVMDiagnosticInfoRef di, void *ctx)
+{
+    StackSizes *st = ctx;
+    char *m = LLVMGetDiagInfoDescription(di);
+    const char *at = m ? strstr(m, "stack frame size (") : NULL;
+    long long n;
+    LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
+    if (at && sscanf(at, "stack frame size (%lld)", &n) == 1 && n >= 0)
+        st->sum += n;
+    else if (m && (sev == LLVMDSError || sev == LLVMDSWarning))   /* remarks and notes: not enabled */
+        fprintf(stderr, "dlcc: %s: LLVM: %s\n", sev == LLVMDSError ? "error" : "warning", m);
+    LLVMDisposeMessage(m);
+}
+
+/* Worst-case stack of the entry points: the generated code has no recursion,
+ * so no call chain holds a function twice and the sum of all frames bounds
+ * every chain; plus, per function, a return address and alignment (16 bytes),
+ * and CG_STACK_LIBCALL_BYTES for the library functions they call (libm,
+ * soft-float helpers). */
+static int64_t stack_bound(const StackSizes *st)
+{
+    return st->sum + 16 * (int64_t)st->n + CG_STACK_LIBCALL_BYTES;
+}
+
 /* Code generation may change the IR it runs on, so every output is made
  * from a fresh clone of the optimized module. */
-static int emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out)
+static int emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack)
 {
     LLVMModuleRef m = LLVMCloneModule(c->mod);
     LLVMMemoryBufferRef mb = NULL;
     char *err = NULL;
+    StackSizes st = { 0, 0 };
+    LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(c->ctx);
+    void *old_ctx = LLVMContextGetDiagnosticContext(c->ctx);
+    if (stack) {
+        for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+            if (!LLVMIsDeclaration(f)) {
+                LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                        LLVMCreateStringAttribute(c->ctx, "warn-stack-size", 15, "0", 1));
+                st.n++;
+            }
+        LLVMContextSetDiagnosticHandler(c->ctx, stack_diag, &st);
+    }
     int bad = LLVMTargetMachineEmitToMemoryBuffer(c->tm, m, kind, &err, &mb);
+    if (stack) {
+        LLVMContextSetDiagnosticHandler(c->ctx, old_handler, old_ctx);
+        *stack = stack_bound(&st);
+    }
     LLVMDisposeModule(m);
     if (bad)
         return cg_internal_error(c, kind == LLVMObjectFile ? "object emission failed" : "assembly emission failed",
@@ -244,6 +296,7 @@ static int emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out)
 
 void cg_result_init(CgResult *r)
 {
+    r->stack_bytes = -1;
     util_buf_init(&r->obj);
     util_buf_init(&r->asm_text);
     util_buf_init(&r->llvm_ir);
@@ -273,9 +326,9 @@ int cg_compile(const LoopProgram *p, const CgOptions *o, CgResult *r, UtilDiag *
         LLVMDisposeMessage(s);
     }
     if (rc == 0 && (emit & CG_EMIT_ASM))
-        rc = emit_file(&c, LLVMAssemblyFile, &r->asm_text);
+        rc = emit_file(&c, LLVMAssemblyFile, &r->asm_text, NULL);
     if (rc == 0 && (emit & CG_EMIT_OBJ))
-        rc = emit_file(&c, LLVMObjectFile, &r->obj);
+        rc = emit_file(&c, LLVMObjectFile, &r->obj, &r->stack_bytes);
     cg_ctx_dispose(&c);
     return rc;
 }

@@ -167,14 +167,17 @@ static int setup_buffers(CgCtx *c, const LoopStmt *body)
 
 /* ------------------------------------------------------------ statements */
 
-/* A distinct self-referencing loop ID carrying the schedule's hints. */
-static void loop_metadata(CgCtx *c, const LoopStmt *s, LLVMValueRef latch_br)
+/* A distinct self-referencing loop ID carrying the schedule's hints.  A
+ * loop whose body calls the module's own math functions (no_libm) gets no
+ * vectorize hint: those calls cannot be vectorized, and a forced hint would
+ * only make LLVM warn. */
+static void loop_metadata(CgCtx *c, const LoopStmt *s, LLVMValueRef latch_br, int calls_math)
 {
     LLVMContextRef C = c->ctx;
     LLVMMetadataRef props[2];
     int n = 0;
     int factor = s->u.loop.factor;
-    if (s->u.loop.kind == LOOP_VECTORIZED) {
+    if (s->u.loop.kind == LOOP_VECTORIZED && !calls_math) {
         LLVMMetadataRef en[2] = { LLVMMDStringInContext2(C, "llvm.loop.vectorize.enable", 26),
                                   LLVMValueAsMetadata(LLVMConstInt(c->t_i1, 1, 0)) };
         props[n++] = LLVMMDNodeInContext2(C, en, 2);
@@ -230,6 +233,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, n, ""), body, exit);
     LLVMPositionBuilderAtEnd(c->b, body);
     c->var[s->u.loop.var] = i;
+    unsigned math_before = c->math_calls;
     if (stmt(c, s->u.loop.body) != 0)
         return -1;
     LLVMBuildBr(c->b, latch);
@@ -237,7 +241,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     LLVMMoveBasicBlockAfter(exit, latch);
     LLVMPositionBuilderAtEnd(c->b, latch);
     LLVMValueRef next = LLVMBuildNSWAdd(c->b, i, LLVMConstInt(c->t_i64, 1, 0), "");
-    loop_metadata(c, s, LLVMBuildBr(c->b, header));
+    loop_metadata(c, s, LLVMBuildBr(c->b, header), c->math_calls != math_before);
     LLVMValueRef in_v[2] = { LLVMConstInt(c->t_i64, 0, 0), next };
     LLVMBasicBlockRef in_b[2] = { pre, latch };
     LLVMAddIncoming(i, in_v, in_b, 2);
@@ -402,6 +406,22 @@ static void null_check_array(CgCtx *c, LLVMValueRef arr, int n, LLVMBasicBlockRe
     LLVMPositionBuilderAtEnd(c->b, ok);
 }
 
+/* The firmware workspace: workspace ? workspace : NAME.workspace, a
+ * zero-initialized internal global (.bss or o->workspace_section). */
+static LLVMValueRef static_workspace(CgCtx *c, int64_t bytes)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s.workspace", c->p->name);
+    LLVMTypeRef t = LLVMArrayType2(c->t_i8, (uint64_t)bytes);
+    LLVMValueRef g = LLVMAddGlobal(c->mod, t, name);
+    LLVMSetInitializer(g, LLVMConstNull(t));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 64);
+    if (c->o.workspace_section && *c->o.workspace_section)
+        LLVMSetSection(g, c->o.workspace_section);
+    return LLVMBuildSelect(c->b, LLVMBuildIsNull(c->b, c->args[2], ""), g, c->args[2], "ws");
+}
+
 int cg_emit_module(CgCtx *c)
 {
     const LoopProgram *p = c->p;
@@ -424,10 +444,13 @@ int cg_emit_module(CgCtx *c)
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(c->ctx, run_ptrs, "null");
     null_check_array(c, c->args[0], p->n_inputs, fail);
     null_check_array(c, c->args[1], p->n_outputs, fail);
-    if (workspace_need(p) > 0)
+    LLVMValueRef kargs[3] = { c->args[0], c->args[1], c->args[2] };
+    if (workspace_need(p) > 0 && c->o.static_workspace)
+        kargs[2] = static_workspace(c, workspace_need(p));
+    else if (workspace_need(p) > 0)
         null_check(c, c->args[2], fail);
     for (int k = 0; k < p->n_kernels; k++) {
-        LLVMValueRef call = LLVMBuildCall2(c->b, entry_type(c, c->t_void), kfn[k], c->args, 3, "");
+        LLVMValueRef call = LLVMBuildCall2(c->b, entry_type(c, c->t_void), kfn[k], kargs, 3, "");
         LLVMSetInstructionCallConv(call, LLVMFastCallConv);
     }
     LLVMBuildRet(c->b, LLVMConstInt(c->t_i32, 0, 0));

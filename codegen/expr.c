@@ -97,6 +97,8 @@ static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
             return NULL;
     LLVMTypeRef t = LLVMTypeOf(a[0]);
     unsigned n = (unsigned)e->u.call.n;
+    if (c->o.no_libm && e->u.call.fn != LOOP_I_isnan && e->u.call.fn != LOOP_I_isinf)
+        return cg_math(c, loop_intrinsic_name(e->u.call.fn), a, n);
     switch (e->u.call.fn) {
     case LOOP_I_exp: return call_intrinsic(c, "llvm.exp", &t, 1, a, n);
     case LOOP_I_log: return call_intrinsic(c, "llvm.log", &t, 1, a, n);
@@ -189,6 +191,15 @@ static LLVMValueRef int_bin(CgCtx *c, LoopBinOp op, IrDType t, LLVMValueRef a, L
     return NULL;
 }
 
+/* frem is a libm call (fmodf) on most targets */
+static LLVMValueRef fmod_of(CgCtx *c, LLVMValueRef a, LLVMValueRef b)
+{
+    if (!c->o.no_libm)
+        return LLVMBuildFRem(c->b, a, b, "");
+    LLVMValueRef ab[2] = { a, b };
+    return cg_math(c, "fmod", ab, 2);
+}
+
 static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef B = c->b;
@@ -200,11 +211,11 @@ static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueR
     case LOOP_DIV: return LLVMBuildFDiv(B, a, b, "");
     case LOOP_TDIV: {   /* trunc(a / b) */
         LLVMValueRef q = LLVMBuildFDiv(B, a, b, "");
-        return call_intrinsic(c, "llvm.trunc", &t, 1, &q, 1);
+        return c->o.no_libm ? cg_math(c, "trunc", &q, 1) : call_intrinsic(c, "llvm.trunc", &t, 1, &q, 1);
     }
-    case LOOP_TMOD: return LLVMBuildFRem(B, a, b, "");   /* fmod */
+    case LOOP_TMOD: return fmod_of(c, a, b);
     case LOOP_MOD: {    /* fmod, moved to the divisor's sign (numpy's mod) */
-        LLVMValueRef r = LLVMBuildFRem(B, a, b, ""), z = LLVMConstReal(t, 0.0);
+        LLVMValueRef r = fmod_of(c, a, b), z = LLVMConstReal(t, 0.0);
         LLVMValueRef nz = LLVMBuildFCmp(B, LLVMRealONE, r, z, "");
         LLVMValueRef diff = LLVMBuildXor(B, LLVMBuildFCmp(B, LLVMRealOLT, r, z, ""),
                                          LLVMBuildFCmp(B, LLVMRealOLT, b, z, ""), "");

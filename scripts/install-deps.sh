@@ -10,6 +10,8 @@ PKGS=(
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   llvm-19-dev
   python3 python3-numpy python3-venv
+  cmake
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
 missing=()
 for p in "${PKGS[@]}"; do

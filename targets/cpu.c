@@ -55,7 +55,9 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
                       .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
-                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0) };
+                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
+                      .weights_section = o->weights_section, .static_workspace = o->static_workspace,
+                      .workspace_section = o->workspace_section, .no_libm = o->no_libm };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;
@@ -76,7 +78,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (!bad && (o->emit & TGT_EMIT_LLVM))
         bad |= add_file(out, o->name, ".ll", &res.llvm_ir, d);
     if (!bad && (o->emit & TGT_EMIT_HEADER)) {
-        bad |= tgt_emit_header(g, p, o->name, &text, d) || add_file(out, o->name, ".h", &text, d);
+        bad |= tgt_emit_header(g, p, o, res.stack_bytes, &text, d) || add_file(out, o->name, ".h", &text, d);
         util_buf_free(&text);
     }
     if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
@@ -85,7 +87,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         util_buf_free(&text);
     }
     if (!bad && (o->emit & TGT_EMIT_REPORT)) {
-        bad |= tgt_emit_report(g, p, o, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
+        bad |= tgt_emit_report(g, p, o, res.stack_bytes, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
         util_buf_free(&text);
     }
     if (bad)

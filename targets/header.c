@@ -153,8 +153,19 @@ static void struct_def(UtilBuf *out, const IrGraph *g, const char *name, const i
     util_buf_printf(out, "} %s_%s;\n\n", name, is_input ? "inputs" : "outputs");
 }
 
-int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out, UtilDiag *d)
+int64_t tgt_stack_estimate(const LoopProgram *p)
 {
+    int64_t bytes = TGT_STACK_MARGIN;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].storage == LOOP_ST_LOCAL && p->bufs[b].alias_of < 0)
+            bytes += (p->bufs[b].bytes + 63) / 64 * 64;
+    return bytes;
+}
+
+int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+                    UtilBuf *out, UtilDiag *d)
+{
+    const char *name = o->name;
     char **in = field_names(g, g->inputs, g->n_inputs);
     char **outn = field_names(g, g->outputs, g->n_outputs);
     int64_t weights = 0;
@@ -174,6 +185,20 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, Ut
                     (long long)(p->workspace_align ? p->workspace_align : 64));
     util_buf_printf(out, "#define %s_WEIGHTS_SIZE %lld   /* bytes of constant data in the object */\n", name,
                     (long long)weights);
+    if (stack_bytes >= 0)
+        util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run: LLVM's frame sizes "
+                             "of all\n   functions + 16 each + 256 for library calls (docs/firmware.md) */\n", name,
+                        (long long)stack_bytes, name);
+    else
+        util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run, estimated: local "
+                             "buffers\n   + %d bytes margin (docs/firmware.md) */\n", name,
+                        (long long)tgt_stack_estimate(p), name, TGT_STACK_MARGIN);
+    if (o->static_workspace) {
+        util_buf_printf(out, "#define %s_STATIC_WORKSPACE 1   /* workspace == NULL uses a static buffer in the "
+                             "object (", name);
+        comment_text(out, o->workspace_section ? o->workspace_section : ".bss");
+        util_buf_printf(out, "): NOT reentrant */\n");
+    }
     util_buf_printf(out, "#define %s_OK 0\n#define %s_ERR_NULL (-1)   /* a required pointer was NULL */\n\n",
                     name, name);
     for (int i = 0; i < g->n_inputs && in; i++)
@@ -185,9 +210,14 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, Ut
         struct_def(out, g, name, g->inputs, g->n_inputs, in, 1);
         struct_def(out, g, name, g->outputs, g->n_outputs, outn, 0);
     }
-    util_buf_printf(out, "/* Runs the model.  workspace: %s_WORKSPACE_SIZE bytes aligned to %s_WORKSPACE_ALIGN\n"
-                         " * (may be NULL when the size is 0).  Reentrant: no global state.  Returns %s_OK, or\n"
-                         " * %s_ERR_NULL when a required pointer is NULL. */\n", name, name, name, name);
+    util_buf_printf(out, "/* Runs the model.  workspace: %s_WORKSPACE_SIZE bytes aligned to %s_WORKSPACE_ALIGN\n",
+                    name, name);
+    if (o->static_workspace)
+        util_buf_printf(out, " * or NULL to use the static workspace inside the object: NOT reentrant then (two\n"
+                             " * concurrent calls would overwrite each other's intermediate results).\n");
+    else
+        util_buf_printf(out, " * (may be NULL when the size is 0).  Reentrant: no global state.\n");
+    util_buf_printf(out, " * Returns %s_OK, or %s_ERR_NULL when a required pointer is NULL. */\n", name, name);
     util_buf_printf(out, "int32_t %s_run(const %s_inputs *in, %s_outputs *out, void *workspace);\n", name, name,
                     name);
     util_buf_printf(out, "/* The same, with inputs and outputs by position. */\n");

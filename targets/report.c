@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target, UtilBuf *out,
-                    UtilDiag *d)
+int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+                    const char *target, UtilBuf *out, UtilDiag *d)
 {
     json_t *root = json_object();
     json_t *kernels = json_array();
@@ -38,6 +38,10 @@ int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     json_object_set_new(root, "workspace_bytes", json_integer(p->workspace_bytes));
     json_object_set_new(root, "workspace_lower_bound", json_integer(pass_workspace_lower_bound(p)));
     json_object_set_new(root, "weights_bytes", json_integer(weights));
+    json_object_set_new(root, "stack_bytes", json_integer(stack_bytes >= 0 ? stack_bytes : tgt_stack_estimate(p)));
+    json_object_set_new(root, "stack_bytes_from", json_string(stack_bytes >= 0 ? "llvm" : "estimate"));
+    json_object_set_new(root, "static_workspace", json_boolean(o->static_workspace));
+    json_object_set_new(root, "no_libm", json_boolean(o->no_libm));
     json_object_set_new(root, "flops", json_integer(flops));
     json_object_set_new(root, "kernels", kernels);
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);

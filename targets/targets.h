@@ -25,6 +25,11 @@ typedef struct TgtOptions {
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
+    /* Firmware (docs/firmware.md). */
+    const char *weights_section;    /* section of the weights; NULL = .rodata */
+    int static_workspace;           /* NAME_run accepts workspace == NULL (non-reentrant) */
+    const char *workspace_section;  /* section of that static workspace; NULL = .bss */
+    int no_libm;                    /* the object carries its own math functions */
 } TgtOptions;
 
 /* One generated file: name (plain file name) and contents. */
@@ -46,6 +51,14 @@ void tgt_files_free(TgtFiles *fs);
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* Worst-case stack bytes of NAME_run when the code generator cannot tell
+ * (CgResult.stack_bytes < 0, e.g. targets without an LLVM object): every LOCAL
+ * buffer (as if all kernels were inlined into one frame) rounded up to its
+ * 64-byte alignment, plus TGT_STACK_MARGIN for saved registers, spills and
+ * called functions. */
+#define TGT_STACK_MARGIN 1024
+int64_t tgt_stack_estimate(const LoopProgram *p);
+
 /* A model compiled for the host and loaded into this process (LLVM's ORC
  * JIT): the same pipeline as tgt_cpu_compile, for `dlcc run --backend cpu`
  * and differential tests.  tgt_host_run has interp_run's contract: inputs in
@@ -55,11 +68,14 @@ int  tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, Util
 int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
 void tgt_host_free(TgtHostModel *m);
 
-/* NAME.h: sizes, shapes, the input/output structs and the entry points. */
-int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const char *name, UtilBuf *out, UtilDiag *d);
-/* NAME.report.json: workspace (planned and lower bound), weights, per-kernel
- * FLOPs, target. */
-int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+/* NAME.h: sizes, shapes, the input/output structs and the entry points.
+ * stack_bytes: the code generator's worst-case stack of NAME_run, or -1
+ * for tgt_stack_estimate's (the header says which). */
+int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
                      UtilBuf *out, UtilDiag *d);
+/* NAME.report.json: workspace (planned and lower bound), weights, stack
+ * (as the header), per-kernel FLOPs, target. */
+int  tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+                     const char *target, UtilBuf *out, UtilDiag *d);
 
 #endif

@@ -5,6 +5,7 @@
 #include "targets/targets.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,12 +105,68 @@ static int write_files(const TgtFiles *fs, const char *outdir, int verbose, Util
     return rc;
 }
 
+/* Appends a path to a Make-style depfile, escaping what Make and Ninja read
+ * specially (spaces, '#', '$'). */
+static void dep_path(UtilBuf *b, const char *path)
+{
+    for (const char *s = path; *s; s++) {
+        if (*s == ' ' || *s == '#' || *s == '\\')
+            util_buf_put(b, "\\", 1);
+        if (*s == '$')
+            util_buf_put(b, "$", 1);
+        util_buf_put(b, s, 1);
+    }
+}
+
+/* The files a compilation read: the model and, for the JSON format, the
+ * weights file its "weights" key names (resolved beside the model). */
+static char *weights_of(const char *model, UtilDiag *d)
+{
+    json_t *root = json_load_file(model, JSON_DISABLE_EOF_CHECK, NULL);
+    json_t *w = json_is_object(root) ? json_object_get(root, "weights") : NULL;
+    char *full = json_is_string(w) ? util_resolve_beside(model, json_string_value(w), util_loc_file(model), d)
+                                   : NULL;
+    json_decref(root);
+    return full;
+}
+
+/* --depfile FILE: "OUTDIR/NAME.o: MODEL [WEIGHTS]", for build systems
+ * (CMake's add_custom_command(DEPFILE), Meson's custom_target(depfile)).
+ * Only the first file written (the object for cpu) is named as the target:
+ * Ninja refuses depfiles that name outputs its rule did not declare. */
+static int write_depfile(const char *path, const char *outdir, const TgtFiles *fs, const char *model, UtilDiag *d)
+{
+    UtilBuf b;
+    util_buf_init(&b);
+    dep_path(&b, outdir);
+    util_buf_put(&b, "/", 1);
+    dep_path(&b, fs->n ? fs->f[0].name : "");
+    util_buf_put(&b, ":", 1);
+    UtilDiag quiet;
+    util_diag_init(&quiet);
+    char *weights = weights_of(model, &quiet);
+    const char *deps[2] = { model, weights };
+    for (int i = 0; i < 2; i++)
+        if (deps[i]) {
+            util_buf_put(&b, " ", 1);
+            dep_path(&b, deps[i]);
+        }
+    util_buf_put(&b, "\n", 1);
+    free(weights);
+    FILE *f = fopen(path, "wb");
+    int rc = !f || fwrite(b.data, 1, b.len, f) != b.len;
+    if (f && fclose(f))
+        rc = 1;
+    util_buf_free(&b);
+    return rc ? util_error(d, util_loc_file(path), "cannot write the depfile: %s", strerror(errno)) : 0;
+}
+
 int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
     static const char *const later_values[] = { "--fpga-part", NULL };
     static const char *const later_flags[] = { "--gpu-emulate", NULL };
-    const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *v;
+    const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *depfile = NULL, *v;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
     PassOptions po = pass_options(2);
@@ -139,6 +196,21 @@ int dlcc_cmd_compile(int argc, char **argv)
             o.cpu = v;
         } else if ((v = dlcc_arg_value(&a, "--mattr"))) {
             o.features = v;
+        } else if ((v = dlcc_arg_value(&a, "--weights-section"))) {
+            o.weights_section = v;
+            if (!*v)
+                a.status = dlcc_usage_error("--weights-section wants a section name");
+        } else if ((v = dlcc_arg_value(&a, "--workspace-section"))) {
+            o.workspace_section = v;
+            o.static_workspace = 1;
+            if (!*v)
+                a.status = dlcc_usage_error("--workspace-section wants a section name");
+        } else if (strcmp(arg, "--static-workspace") == 0) {
+            o.static_workspace = 1;
+        } else if (strcmp(arg, "--no-libm") == 0) {
+            o.no_libm = 1;
+        } else if ((v = dlcc_arg_value(&a, "--depfile"))) {
+            depfile = v;
         } else if ((v = dlcc_arg_value(&a, "--threads"))) {
             if (parse_long(v, 1, 1024, &n))
                 a.status = dlcc_usage_error("--threads wants a number from 1 to 1024, not '%s'", v);
@@ -206,6 +278,8 @@ int dlcc_cmd_compile(int argc, char **argv)
     }
     if (!rc)
         rc = write_files(&files, outdir, verbose, &d);
+    if (!rc && depfile)   /* after: the depfile usually lives in OUTDIR, which write_files creates */
+        rc = write_depfile(depfile, outdir, &files, a.model, &d);
     tgt_files_free(&files);
     free(cname);
     ir_graph_free(g);

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Build integration test: dlcc installed into a temporary tree (meson install
+--destdir), then used only through what it installs.
+
+    run_cmake_test.py BUILD_DIR SOURCE_ROOT PREFIX
+
+1. CMake: examples/cmake (find_package(dlcc) + dlcc_add_model) configured
+   against the installed tree with Ninja and with Unix Makefiles, built, run
+   on tests/e2e/mlp's input and compared with its reference output; a second
+   build does nothing, and touching the weights file runs dlcc again.
+2. pkg-config: a program built with `pkg-config --cflags --libs
+   dlcc-runtime` includes <dlcc/runtime.h> and links the model object.
+3. Firmware: examples/firmware built with CMake and its arm-none-eabi
+   toolchain file and run on QEMU's mps2-an386 (skipped, with a message,
+   when the toolchain or QEMU is absent).
+Exit 77 (skip) when cmake is not installed.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware"))
+from run_firmware import run, run_qemu, script_main  # noqa: E402
+
+
+def check_close(what, got, ref):
+    ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-3, atol=1e-4)
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, "matches the reference" if ok else
+                         "got %s, want %s" % (got, ref)))
+    return ok
+
+
+def cmake_project(src, build, prefix, model, gen, inp, ref):
+    ok = True
+    run(["cmake", "-S", src, "-B", build, "-G", gen, "-DCMAKE_PREFIX_PATH=%s" % prefix,
+         "-DDLCC_EXAMPLE_MODEL=%s" % model])
+    out = run(["cmake", "--build", build])
+    if "dlcc: compiling" not in out:
+        print("FAIL %s: the first build did not run dlcc\n%s" % (gen, out))
+        ok = False
+    lines = run([build / "classify", inp]).split("\n")
+    got = np.array([float(x) for x in lines[:ref.size]], np.float32).reshape(ref.shape)
+    ok &= check_close("%s: classify" % gen, got, ref)
+    again = run(["cmake", "--build", build])
+    if "dlcc: compiling" in again:
+        print("FAIL %s: a second build ran dlcc again" % gen)
+        ok = False
+    weights = model.parent / "model.safetensors"
+    time.sleep(1.1)   # newer than the outputs, also for one-second file times
+    weights.touch()
+    third = run(["cmake", "--build", build])
+    if "dlcc: compiling" not in third:
+        print("FAIL %s: touching the weights file did not run dlcc again\n%s" % (gen, third))
+        ok = False
+    else:
+        print("ok   %s: rebuilt after the weights changed, not otherwise" % gen)
+    return ok
+
+
+def main():
+    build_dir, root, prefix = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    if not shutil.which("cmake"):
+        print("SKIP: cmake not found")
+        return 77
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="dlcc-cmake-") as tmp:
+        tmp = Path(tmp)
+        dest = tmp / "dest"
+        run(["meson", "install", "-C", build_dir, "--no-rebuild", "--quiet", "--destdir", dest])
+        inst = dest / prefix.lstrip("/")
+        print("installed into %s" % inst)
+        for f in ["bin/dlcc", "share/cmake/dlcc/dlccConfig.cmake", "share/cmake/dlcc/dlccConfigVersion.cmake",
+                  "share/cmake/dlcc/dlccModel.cmake", "include/dlcc/runtime.h"]:
+            if not (inst / f).exists():
+                print("FAIL: %s was not installed" % f)
+                ok = False
+        model_dir = tmp / "mlp"
+        shutil.copytree(root / "tests" / "e2e" / "mlp", model_dir)
+        model = model_dir / "model.json"
+        inp = tmp / "input.bin"
+        np.load(model_dir / "input_0.npy").astype(np.float32).tofile(inp)
+        ref = np.load(model_dir / "output_0.npy")
+
+        gens = ["Unix Makefiles"] + (["Ninja"] if shutil.which("ninja") else [])
+        for gen in gens:
+            ok &= cmake_project(root / "examples" / "cmake", tmp / ("build-" + gen.replace(" ", "_")), inst,
+                                model, gen, inp, ref)
+
+        # a find_package version request the package must refuse
+        bad = tmp / "badver"
+        bad.mkdir()
+        (bad / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\nproject(v C)\n"
+                                            "find_package(dlcc 7.0 REQUIRED)\n")
+        p = subprocess.run(["cmake", "-S", bad, "-B", bad / "b", "-DCMAKE_PREFIX_PATH=%s" % inst],
+                           capture_output=True, text=True)
+        if p.returncode == 0 or "dlcc" not in p.stderr:
+            print("FAIL: find_package(dlcc 7.0) was accepted")
+            ok = False
+        else:
+            print("ok   find_package(dlcc 7.0) refused")
+
+        # pkg-config
+        pcdir = [str(d) for d in inst.rglob("pkgconfig") if (d / "dlcc-runtime.pc").exists()]
+        if not pcdir or not shutil.which("pkg-config"):
+            print("FAIL: dlcc-runtime.pc not installed" if not pcdir else "SKIP pkg-config: not found")
+            ok &= bool(pcdir)
+        else:
+            env = dict(os.environ, PKG_CONFIG_PATH=pcdir[0])
+            flags = run(["pkg-config", "--define-variable=prefix=%s" % inst, "--cflags", "--libs",
+                         "dlcc-runtime"], env=env).split()
+            obj_dir = tmp / "pc"
+            run([inst / "bin" / "dlcc", model, "-o", obj_dir, "--name", "mlp"])
+            cc = os.environ.get("CC", "cc")
+            run([cc, "-std=c11", "-Wall", "-Werror", "-I", obj_dir, root / "examples" / "cmake" / "main.c",
+                 obj_dir / "mlp.o", "-o", tmp / "classify_pc"] + flags)
+            lines = run([tmp / "classify_pc", inp]).split("\n")
+            got = np.array([float(x) for x in lines[:ref.size]], np.float32).reshape(ref.shape)
+            ok &= check_close("pkg-config build (%s)" % " ".join(flags), got, ref)
+
+        # firmware through CMake and the toolchain file
+        missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if not shutil.which(t)]
+        if missing:
+            print("SKIP firmware example: %s not found" % ", ".join(missing))
+        else:
+            fw = root / "examples" / "firmware"
+            fwb = tmp / "build-fw"
+            run(["cmake", "-S", fw, "-B", fwb, "-DCMAKE_TOOLCHAIN_FILE=%s" % (fw / "arm-none-eabi.cmake"),
+                 "-DCMAKE_PREFIX_PATH=%s" % inst])
+            run(["cmake", "--build", fwb])
+            out = run_qemu(fwb / "firmware.elf", done="class ")
+            # the same ramp input through the reference interpreter
+            dscnn = root / "tests" / "e2e" / "dscnn"
+            shape = np.load(dscnn / "input_0.npy").shape
+            ramp = ((np.arange(int(np.prod(shape))) % 97) / np.float32(97) - np.float32(0.5)).astype(np.float32)
+            np.save(tmp / "ramp.npy", ramp.reshape(shape))
+            run([inst / "bin" / "dlcc", "run", dscnn / "model.json", "-i", "input=%s" % (tmp / "ramp.npy"),
+                 "-o", tmp / "ramp_out"])
+            want = np.load(tmp / "ramp_out" / "output.npy").ravel()
+            got = np.array([float(l.split("=")[1]) for l in out.splitlines() if l.startswith("y[")], np.float32)
+            ok &= check_close("firmware example on mps2-an386 (%s)" % out.strip().splitlines()[-1], got, want)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    script_main(main)
