@@ -4,6 +4,7 @@
 #include "passes/pass_impl.h"
 #include "interp/interp.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const IrArray *pass_value(const IrGraph *g, int t)
@@ -33,9 +34,21 @@ int pass_value_is(const IrGraph *g, int t, double v)
     return pass_value_uniform(g, t, &u) && u == v;
 }
 
+/* A fresh tensor named after hint without the "__N" a previous rewrite
+ * appended (so repeated rewrites give x__2, not x__0__1). */
+static int fresh(IrGraph *g, const char *hint)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%s", hint);
+    char *u = strrchr(base, '_');
+    if (u && u > base + 1 && u[-1] == '_' && u[1] && strspn(u + 1, "0123456789") == strlen(u + 1))
+        u[-1] = 0;
+    return ir_add_temp(g, base);
+}
+
 int pass_new_const(IrGraph *g, const char *hint, IrDType dt, const IrShape *s)
 {
-    int t = ir_add_temp(g, hint);
+    int t = fresh(g, hint);
     if (t < 0)
         return -1;
     g->tensors[t].kind = IR_TK_CONST;
@@ -113,7 +126,7 @@ int pass_emit_node(IrGraph *g, IrOp op, const char *hint, int n_in, const int *i
     if (n_out > 8)
         return -1;
     for (int k = 0; k < n_out; k++)
-        if ((out[k] = ir_add_temp(g, hint)) < 0)
+        if ((out[k] = fresh(g, hint)) < 0)
             return -1;
     int node = ir_add_node(g, op, hint, n_in, in, n_out, out, loc);
     if (node < 0)

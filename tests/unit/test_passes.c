@@ -516,8 +516,8 @@ static void test_fold_weights_gemm(void **state)
                "graph t (opset 21) {\n"
                "  input %x: float32[1,2]\n"
                "  const %b__0: float32[2,2] = {2, 6, 6, 12}\n"
-               "  const %c__0__0: float32[2] = {12, 23}\n"
-               "  %a__0: float32[1,2] = Gemm(%x, %b__0, %c__0__0) {beta=1}\n"
+               "  const %c__1: float32[2] = {12, 23}\n"
+               "  %a__0: float32[1,2] = Gemm(%x, %b__0, %c__1) {beta=1}\n"
                "  %y: float32[1,2] = Relu(%a__0)\n"
                "  return %y\n"
                "}\n", 1e-5);
