@@ -16,10 +16,12 @@ static const LowFn low_table[IR_OP_COUNT] = {
     UN(LeakyRelu) UN(Elu) UN(Selu) UN(Celu) UN(ThresholdedRelu) UN(HardSigmoid) UN(HardSwish) UN(Softplus)
     UN(Softsign) UN(Gelu) UN(Mish) UN(Shrink) UN(Floor) UN(Ceil) UN(Round) UN(Sign) UN(Sin) UN(Cos) UN(Tan)
     UN(Asin) UN(Acos) UN(Atan) UN(Sinh) UN(Cosh) UN(Asinh) UN(Acosh) UN(Atanh) UN(Not) UN(IsNaN) UN(IsInf)
+    UN(BitwiseNot) UN(Swish)
 #undef UN
 #define BIN(op) [IR_OP_##op] = low_binary,
     BIN(Add) BIN(Sub) BIN(Mul) BIN(Div) BIN(Pow) BIN(Mod) BIN(PRelu) BIN(BitShift) BIN(Equal) BIN(Less)
-    BIN(LessOrEqual) BIN(Greater) BIN(GreaterOrEqual) BIN(And) BIN(Or) BIN(Xor)
+    BIN(LessOrEqual) BIN(Greater) BIN(GreaterOrEqual) BIN(And) BIN(Or) BIN(Xor) BIN(BitwiseAnd) BIN(BitwiseOr)
+    BIN(BitwiseXor)
 #undef BIN
     [IR_OP_Min] = low_variadic, [IR_OP_Max] = low_variadic, [IR_OP_Sum] = low_variadic,
     [IR_OP_Mean] = low_variadic, [IR_OP_Where] = low_where, [IR_OP_Clip] = low_clip,
@@ -38,12 +40,28 @@ static const LowFn low_table[IR_OP_COUNT] = {
     [IR_OP_MaxPool] = low_pool, [IR_OP_AveragePool] = low_pool, [IR_OP_LpPool] = low_pool,
     [IR_OP_GlobalAveragePool] = low_globalpool, [IR_OP_GlobalMaxPool] = low_globalpool,
     [IR_OP_GlobalLpPool] = low_globalpool,
-    [IR_OP_MatMul] = low_matmul, [IR_OP_Gemm] = low_gemm,
+    [IR_OP_MatMul] = low_matmul, [IR_OP_Gemm] = low_gemm, [IR_OP_Einsum] = low_einsum,
+    [IR_OP_DFT] = low_dft,
     [IR_OP_Transpose] = low_transpose, [IR_OP_Concat] = low_concat, [IR_OP_Split] = low_split,
     [IR_OP_Slice] = low_slice, [IR_OP_Gather] = low_gather, [IR_OP_GatherElements] = low_gatherelements,
     [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,
     [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
     [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
+    [IR_OP_ReverseSequence] = low_reversesequence, [IR_OP_CenterCropPad] = low_centercroppad,
+    [IR_OP_ScatterElements] = low_scatterelements, [IR_OP_Scatter] = low_scatterelements,
+    [IR_OP_ScatterND] = low_scatternd,
+    [IR_OP_HannWindow] = low_window_fn, [IR_OP_HammingWindow] = low_window_fn,
+    [IR_OP_BlackmanWindow] = low_window_fn, [IR_OP_MaxUnpool] = low_maxunpool,
+    [IR_OP_NegativeLogLikelihoodLoss] = low_loss, [IR_OP_SoftmaxCrossEntropyLoss] = low_loss,
+    [IR_OP_Col2Im] = low_col2im, [IR_OP_GridSample] = low_gridsample, [IR_OP_TensorScatter] = low_tensorscatter, [IR_OP_AffineGrid] = low_affinegrid,
+    [IR_OP_Attention] = low_attention, [IR_OP_TopK] = low_topk, [IR_OP_RotaryEmbedding] = low_rotary, [IR_OP_Trilu] = low_trilu, [IR_OP_EyeLike] = low_eyelike, [IR_OP_OneHot] = low_onehot,
+    [IR_OP_CumSum] = low_cumsum, [IR_OP_RMSNormalization] = low_rmsnorm, [IR_OP_GroupNormalization] = low_groupnorm,
+    [IR_OP_LRN] = low_lrn, [IR_OP_MeanVarianceNormalization] = low_mvn,
+    [IR_OP_QuantizeLinear] = low_quantize, [IR_OP_DequantizeLinear] = low_dequantize,
+    [IR_OP_DynamicQuantizeLinear] = low_dynquantize,
+    [IR_OP_RoiAlign] = low_roialign, [IR_OP_DeformConv] = low_deformconv, [IR_OP_RNN] = low_rnn, [IR_OP_GRU] = low_rnn, [IR_OP_LSTM] = low_rnn,
+    [IR_OP_ConvInteger] = low_convinteger, [IR_OP_QLinearConv] = low_qlinearconv,
+    [IR_OP_MatMulInteger] = low_matmulinteger, [IR_OP_QLinearMatMul] = low_qlinearmatmul,
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -55,11 +73,31 @@ int low_oom(Low *L)
     return ir_node_error(L->g, L->n, L->d, "out of memory while lowering");
 }
 
-const LoopBuf *low_buf(Low *L, int b) { return &L->p->bufs[b]; }
+/* An empty stand-in for a buffer that could not be made (out of memory):
+ * lowerings carry on harmlessly and lower_node reports the failure. */
+static const LoopBuf no_buf = { .name = "none", .dtype = IR_DT_F32, .alias_of = -1, .index = -1, .tensor = -1 };
+
+const LoopBuf *low_buf(Low *L, int b)
+{
+    if (b < 0 || b >= L->p->n_bufs) {
+        L->oom = 1;
+        return &no_buf;
+    }
+    return &L->p->bufs[b];
+}
+
+static int use_buf(Low *L, int t);
+
+int low_has(Low *L, int k) { return k < L->n->n_in && L->n->in[k] >= 0; }
 
 int low_in(Low *L, int k)
 {
-    return k < L->n->n_in && L->n->in[k] >= 0 ? L->tbuf[L->n->in[k]] : -1;
+    if (!low_has(L, k))
+        return -1;
+    int b = use_buf(L, L->n->in[k]);
+    if (b < 0)
+        L->oom = 1;          /* reported by lower_node after the lowering returns */
+    return b < 0 ? -1 : b;
 }
 
 int low_out(Low *L, int k)
@@ -265,6 +303,12 @@ int low_copy_bufs(Low *L, int dst, int src, const char *name)
     return add_kernel(L, name, k);
 }
 
+int low_copy_into(Low *L, LoopStmt *kblock, int dst, int src)
+{
+    CopyCtx c = { src, dst };
+    return map_impl(L, kblock, dst, 1, copy_elem, &c);
+}
+
 int low_copy(Low *L)
 {
     return low_copy_bufs(L, low_out(L, 0), low_in(L, 0),
@@ -374,29 +418,53 @@ static int lower_node(Low *L, const PassSchedule *s)
     const IrNode *n = L->n;
     if (n->dead || all_outputs_known(g, n))
         return 0;
+    if (n->op == IR_OP_Constant && n->out[0] >= 0) {
+        /* a value too large to be propagated: the attribute is the weight */
+        const IrAttr *a = ir_attr(n, IR_A_value);
+        const IrTensor *t = &g->tensors[n->out[0]];
+        if (a && a->kind == IR_AK_TENSOR && ir_array_bytes(a->v.tensor) == ir_array_bytes(&t->v)) {
+            int b = new_buf(L, n->out[0], LOOP_ST_CONST);
+            if (b < 0)
+                return low_oom(L);
+            L->p->bufs[b].data = a->v.tensor->data;
+            L->tbuf[n->out[0]] = b;
+            return 0;
+        }
+    }
     LowFn fn = (unsigned)n->op < IR_OP_COUNT ? low_table[n->op] : NULL;
     if (!fn)
         return util_error(L->d, n->loc, "operator %s (node '%s') is not supported on target %s yet",
                           ir_op_name(n->op), n->name ? n->name : "", s && s->target ? s->target : "cpu");
     for (int k = 0; k < n->n_in; k++) {
-        if (n->in[k] < 0)
-            continue;
-        int b = use_buf(L, n->in[k]);
-        if (b == -2)
-            return ir_node_error(g, n, L->d, "input '%s' has no producer", g->tensors[n->in[k]].name);
-        if (b < 0)
-            return low_oom(L);
+        const IrTensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
+        if (t && L->tbuf[n->in[k]] < 0 && !t->v.data && graph_input_pos(g, n->in[k]) < 0)
+            return ir_node_error(g, n, L->d, "input '%s' has no producer", t->name);
     }
     if ((ir_op_info(n->op)->flags & IR_OPF_VIEW) && n->n_out == 1 && n->out[0] >= 0 &&
         graph_output_pos(g, n->out[0]) < 0) {
-        const LoopBuf *src = low_buf(L, L->tbuf[n->in[0]]);
-        if (src->dtype == g->tensors[n->out[0]].v.dtype)
-            return alias_buf(L, n->out[0], L->tbuf[n->in[0]]) < 0 ? low_oom(L) : 0;
+        int src = low_in(L, 0);
+        if (src < 0)
+            return low_oom(L);
+        if (low_buf(L, src)->dtype == g->tensors[n->out[0]].v.dtype)
+            return alias_buf(L, n->out[0], src) < 0 ? low_oom(L) : 0;
     }
     for (int k = 0; k < n->n_out; k++)
         if (n->out[k] >= 0 && def_buf(L, n->out[k]) < 0)
             return low_oom(L);
-    return fn(L);
+    /* Lowerings keep LoopBuf pointers (low_buf) while they make buffers for
+     * compile-time inputs (low_in) and tables (Resize): reserve room so that
+     * the buffer array does not move during one operator's lowering. */
+    int want = L->p->n_bufs + n->n_in + LOW_MAX_NEW_BUFS;
+    if (want > L->p->cap_bufs) {
+        LoopBuf *nb = realloc(L->p->bufs, (size_t)want * sizeof *nb);
+        if (!nb)
+            return low_oom(L);
+        L->p->bufs = nb;
+        L->p->cap_bufs = want;
+    }
+    L->oom = 0;
+    int r = fn(L);
+    return r == 0 && L->oom ? low_oom(L) : r;
 }
 
 LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)

@@ -104,7 +104,7 @@ int low_split(Low *L)
     /* chunk lengths: the outputs' dims; an absent output spans its chunk */
     int nout = L->n->n_out;
     int64_t dim = low_buf(L, x)->shape.dims[axis], sizes[IR_VARIADIC];
-    int ns = low_in(L, 1) >= 0 ? low_known_ints(L, 1, sizes, IR_VARIADIC) : 0;
+    int ns = low_has(L, 1) ? low_known_ints(L, 1, sizes, IR_VARIADIC) : 0;
     int64_t chunk = ir_has_attr(L->n, IR_A_num_outputs) ? (dim + nout - 1) / nout : dim / nout;
     LoopStmt *k = loop_block(L->p);
     int64_t off = 0;
@@ -144,8 +144,8 @@ int low_slice(Low *L)
     int r = xs->rank;
     int64_t st[IR_MAX_RANK], en[IR_MAX_RANK], axes[IR_MAX_RANK], steps[IR_MAX_RANK];
     int cs = low_known_ints(L, 1, st, IR_MAX_RANK), ce = low_known_ints(L, 2, en, IR_MAX_RANK);
-    int ca = low_in(L, 3) >= 0 ? low_known_ints(L, 3, axes, IR_MAX_RANK) : 0;
-    int cp = low_in(L, 4) >= 0 ? low_known_ints(L, 4, steps, IR_MAX_RANK) : 0;
+    int ca = low_has(L, 3) ? low_known_ints(L, 3, axes, IR_MAX_RANK) : 0;
+    int cp = low_has(L, 4) ? low_known_ints(L, 4, steps, IR_MAX_RANK) : 0;
     if (cs < 0 || ce < 0 || ca < 0 || cp < 0)
         return ir_node_error(L->g, L->n, L->d, "starts, ends, axes and steps must be known at compile time");
     Affine a;
@@ -322,17 +322,17 @@ int low_pad(Low *L)
     c.mode = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : !strcmp(mode, "wrap") ? 3 : 0;
     int64_t pads[2 * IR_MAX_RANK], axes[IR_MAX_RANK];
     int np = low_known_ints(L, 1, pads, 2 * IR_MAX_RANK);
-    int na = low_in(L, 3) >= 0 ? low_known_ints(L, 3, axes, IR_MAX_RANK) : r;
+    int na = low_has(L, 3) ? low_known_ints(L, 3, axes, IR_MAX_RANK) : r;
     if (np < 0 || na < 0)
         return ir_node_error(L->g, L->n, L->d, "pads and axes must be known at compile time");
     for (int i = 0; i < na; i++) {
-        int64_t ax = low_in(L, 3) >= 0 ? axes[i] : i;
+        int64_t ax = low_has(L, 3) ? axes[i] : i;
         c.begin[ax < 0 ? ax + r : ax] = pads[i];
     }
     const IrArray *val = low_known(L, 2);
     if (val && ir_array_numel(val) == 1)
         c.value = ir_load_f64(val->dtype, val->data, 0);
-    else if (!val && low_in(L, 2) >= 0)
+    else if (!val && low_has(L, 2))
         c.value_buf = low_in(L, 2);
     return low_map(L, low_out(L, 0), pad_elem, &c);
 }
@@ -462,14 +462,17 @@ typedef struct RzCtx {
 
 static double rz_coord(const char *m, double o, double scale, int64_t lin, int64_t lout, double r0, double r1)
 {
+    /* ONNX divides by the resized length scale * lin (not always whole),
+     * not by the output size, for align_corners and tf_crop_and_resize */
+    double len = scale * (double)lin - 1;
     if (!strcmp(m, "asymmetric"))
         return o / scale;
     if (!strcmp(m, "align_corners"))
-        return lout == 1 ? 0.0 : o * (double)(lin - 1) / (double)(lout - 1);
+        return lout == 1 ? 0.0 : o * (double)(lin - 1) / len;
     if (!strcmp(m, "pytorch_half_pixel"))
         return lout > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     if (!strcmp(m, "tf_crop_and_resize"))
-        return lout > 1 ? r0 * (double)(lin - 1) + o * (r1 - r0) * (double)(lin - 1) / (double)(lout - 1)
+        return lout > 1 ? r0 * (double)(lin - 1) + o * (r1 - r0) * (double)(lin - 1) / len
                         : 0.5 * (r0 + r1) * (double)(lin - 1);
     if (!strcmp(m, "half_pixel_symmetric")) {
         double adj = (double)lout / (scale * (double)lin), center = (double)lin / 2;
@@ -491,9 +494,15 @@ static double rz_filter(int mode, double a, double t)
 static int64_t rz_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
 static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *nearest, double a, int excl,
-                    double scale, int64_t lin, int64_t lout, double r0, double r1, IrDType t)
+                    int aa, double scale, int64_t lin, int64_t lout, double r0, double r1, IrDType t)
 {
-    tb->cap = mode == 0 ? 1 : mode == 1 ? 2 : 4;
+    /* taps left + first .. left + 1 - first; antialias (downscaling) widens
+     * the filter by 1/scale and normalizes its weights */
+    double support = mode == 1 ? 1 : 2, fs = aa && scale < 1 ? scale : 1;
+    int64_t first = mode == 0 ? 0 : fs < 1 ? (int64_t)floor(-support / fs) + 1 : mode == 1 ? 0 : -1;
+    if (first < -64)
+        return -2;
+    tb->cap = mode == 0 ? 1 : 2 - 2 * first;
     int tf = !strcmp(coord, "tf_crop_and_resize");
     IrShape s2 = { .rank = 2, .dims = { lout, tb->cap } }, s1 = { .rank = 1, .dims = { lout } };
     tb->idx = loop_add_buf(L->p, "rz_idx", IR_DT_I64, &s2, LOOP_ST_CONST);
@@ -508,30 +517,30 @@ static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *
     if (!idx || !w || (tf && !out))
         return -1;
     for (int64_t o = 0; o < lout; o++) {
-        double x = rz_coord(coord, (double)o, scale, lin, lout, r0, r1), ws[4] = { 0 }, sum = 0;
-        int64_t is[4] = { 0 };
+        double x = rz_coord(coord, (double)o, scale, lin, lout, r0, r1), ws[132] = { 0 }, sum = 0;
+        int64_t is[132] = { 0 }, far = 4 - first;
         if (tf)
             out[o] = x < 0 || x > (double)(lin - 1);
-        if (x < -8)
-            x = -8;
-        if (x > (double)lin + 8)
-            x = (double)lin + 8;
+        if (x < (double)-far)
+            x = (double)-far;
+        if (x > (double)(lin + far))
+            x = (double)(lin + far);
         if (mode == 0) {
             double v = !strcmp(nearest, "floor") ? floor(x) : !strcmp(nearest, "ceil") ? ceil(x)
                      : !strcmp(nearest, "round_prefer_ceil") ? floor(x + 0.5) : ceil(x - 0.5);
             is[0] = rz_clamp((int64_t)v, lin);
             ws[0] = 1;
         } else {
-            int64_t left = (int64_t)floor(x), first = mode == 1 ? 0 : -1;
+            int64_t left = (int64_t)floor(x);
             for (int64_t k = 0; k < tb->cap; k++) {
                 int64_t j = left + first + k;
-                ws[k] = rz_filter(mode, a, (double)j - x);
+                ws[k] = rz_filter(mode, a, fs * ((double)j - x));
                 if (excl && (j < 0 || j >= lin))
                     ws[k] = 0;
                 is[k] = rz_clamp(j, lin);
                 sum += ws[k];
             }
-            if (excl && sum != 0)
+            if ((excl || aa) && sum != 0)
                 for (int64_t k = 0; k < tb->cap; k++)
                     ws[k] /= sum;
         }
@@ -590,9 +599,6 @@ int low_resize(Low *L)
     int x = low_in(L, 0), y = low_out(L, 0);
     const IrShape *xs = &low_buf(L, x)->shape, *ys = &low_buf(L, y)->shape;
     int r = xs->rank;
-    if (ir_attr_int(n, IR_A_antialias))
-        return util_error(L->d, n->loc, "operator Resize (node '%s') with antialias=1 is not supported on target cpu yet",
-                          n->name ? n->name : "");
     const char *mode = ir_attr_str(n, IR_A_mode), *coord = ir_attr_str(n, IR_A_coordinate_transformation_mode);
     int m = !strcmp(mode, "linear") ? 1 : !strcmp(mode, "cubic") ? 2 : 0;
     /* geometry as the shape rule: scales or sizes on axes */
@@ -605,7 +611,7 @@ int low_resize(Low *L)
     for (int i = 0; i < nax; i++)
         axes[i] = ir_has_attr(n, IR_A_axes) ? (ax[i] < 0 ? ax[i] + r : ax[i]) : i;
     const IrArray *roi = low_known(L, 1), *sc = low_known(L, 2), *sz = low_known(L, 3);
-    if ((low_in(L, 1) >= 0 && !roi) || (low_in(L, 2) >= 0 && !sc) || (low_in(L, 3) >= 0 && !sz))
+    if ((low_has(L, 1) && !roi) || (low_has(L, 2) && !sc) || (low_has(L, 3) && !sz))
         return ir_node_error(L->g, n, L->d, "roi, scales and sizes must be known at compile time");
     int use_scales = sc && ir_array_numel(sc) > 0;
     for (int i = 0; i < nax; i++) {
@@ -630,10 +636,437 @@ int low_resize(Low *L)
     RzCtx c = { .r = r, .extrap = ir_attr_float(n, IR_A_extrapolation_value), .t = low_ctype(low_buf(L, y)->dtype) };
     if (!ir_dtype_is_float(c.t))
         c.t = IR_DT_F64;
-    for (int a = 0; a < r; a++)
-        if (rz_table(L, &c.tab[a], m, coord, ir_attr_str(n, IR_A_nearest_mode), ir_attr_float(n, IR_A_cubic_coeff_a),
-                     ir_attr_int(n, IR_A_exclude_outside) != 0, scale[a], xs->dims[a], ys->dims[a], r0[a], r1[a],
-                     c.t) != 0)
+    for (int a = 0; a < r; a++) {
+        int rc = rz_table(L, &c.tab[a], m, coord, ir_attr_str(n, IR_A_nearest_mode), ir_attr_float(n, IR_A_cubic_coeff_a),
+                          ir_attr_int(n, IR_A_exclude_outside) != 0, ir_attr_int(n, IR_A_antialias) != 0, scale[a],
+                          xs->dims[a], ys->dims[a], r0[a], r1[a], c.t);
+        if (rc == -2)
+            return ir_node_error(L->g, n, L->d, "the antialiasing filter is too wide (downscaling by more than 32)");
+        if (rc != 0)
             return low_oom(L);
+    }
     return low_map(L, y, resize_elem, &c);
 }
+
+/* ------------------------------------------- Trilu, EyeLike, OneHot */
+
+/* Trilu: x where col - row >= k (upper) or <= k (lower), else 0. */
+static LoopExpr *trilu_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    int x = low_in(L, 0), r = low_buf(L, x)->shape.rank;
+    IrDType t = out_t(L);
+    LoopExpr *k = low_has(L, 1) ? scalar_in(L, 1, IR_DT_I64) : low_i(L, 0);
+    LoopExpr *d = low_bin(L, LOOP_SUB, low_v(L, v[r - 1]), low_v(L, v[r - 2]));
+    LoopExpr *keep = ir_attr_int(L->n, IR_A_upper) ? low_bin(L, LOOP_LE, k, d) : low_bin(L, LOOP_LE, d, k);
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, v[i]);
+    return loop_select(L->p, keep, low_load(L, x, low_index(L, x, idx), t), low_const(L, t, 0));
+}
+
+int low_trilu(Low *L) { return low_map(L, low_out(L, 0), trilu_elem, NULL); }
+
+/* EyeLike: 1 where col - row == k. */
+static LoopExpr *eyelike_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    IrDType t = out_t(L);
+    LoopExpr *d = low_bin(L, LOOP_SUB, low_v(L, v[1]), low_v(L, v[0]));
+    return loop_select(L->p, low_bin(L, LOOP_EQ, d, low_i(L, ir_attr_int(L->n, IR_A_k))), low_const(L, t, 1),
+                       low_const(L, t, 0));
+}
+
+int low_eyelike(Low *L) { return low_map(L, low_out(L, 0), eyelike_elem, NULL); }
+
+/* OneHot: values[1] where the depth axis index equals the (wrapped) index,
+ * else values[0]; an index outside [-depth, depth) matches nothing. */
+static LoopExpr *onehot_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    int axis = *(const int *)ctx;
+    int ind = low_in(L, 0), vals = low_in(L, 2), y = low_out(L, 0);
+    int r = low_buf(L, y)->shape.rank;
+    int64_t depth = low_buf(L, y)->shape.dims[axis];
+    IrDType t = out_t(L);
+    LoopExpr *ii[IR_MAX_RANK];
+    for (int k = 0, j = 0; k < r; k++)
+        if (k != axis)
+            ii[j++] = low_v(L, v[k]);
+    int j = low_let(L, body, "j", low_convert(L, low_load(L, ind, low_index(L, ind, ii), low_buf(L, ind)->dtype),
+                                              IR_DT_I64), 0);
+    if (j < 0)
+        return NULL;
+    LoopExpr *jn = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, j), low_i(L, 0)),
+                               low_bin(L, LOOP_ADD, low_v(L, j), low_i(L, depth)), low_v(L, j));
+    return loop_select(L->p, low_bin(L, LOOP_EQ, jn, low_v(L, v[axis])), low_load(L, vals, low_i(L, 1), t),
+                       low_load(L, vals, low_i(L, 0), t));
+}
+
+int low_onehot(Low *L)
+{
+    int r = low_buf(L, low_out(L, 0))->shape.rank;
+    int64_t a = ir_attr_int(L->n, IR_A_axis);
+    int axis = (int)(a < 0 ? a + r : a);
+    return low_map(L, low_out(L, 0), onehot_elem, &axis);
+}
+
+/* -------------------------------------- ReverseSequence, CenterCropPad */
+
+/* y[.., t, .., b, ..] = x[.., len[b] - 1 - t, .., b, ..] for t < len[b], else
+ * x itself; len is clamped to [0, T] (the interpreter rejects it outside). */
+static LoopExpr *revseq_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    int x = low_in(L, 0), lens = low_in(L, 1);
+    const LoopBuf *xb = low_buf(L, x);
+    int ba = (int)ir_attr_int(L->n, IR_A_batch_axis), ta = (int)ir_attr_int(L->n, IR_A_time_axis);
+    int64_t T = xb->shape.dims[ta];
+    LoopExpr *len = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_load(L, lens, low_v(L, v[ba]), IR_DT_I64), low_i(L, 0)),
+                            low_i(L, T));
+    int lv = low_let(L, body, "len", len, 0);
+    if (lv < 0)
+        return NULL;
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < xb->shape.rank; i++)
+        idx[i] = low_v(L, v[i]);
+    idx[ta] = loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, v[ta]), low_v(L, lv)),
+                          low_bin(L, LOOP_SUB, low_bin(L, LOOP_SUB, low_v(L, lv), low_i(L, 1)), low_v(L, v[ta])),
+                          low_v(L, v[ta]));
+    return low_load(L, x, low_index(L, x, idx), out_t(L));
+}
+
+int low_reversesequence(Low *L) { return low_map(L, low_out(L, 0), revseq_elem, NULL); }
+
+/* CenterCropPad: y[o] = x[o + (dx - dy) / 2 per axis] when inside x, else 0
+ * (the shift truncates toward zero, as the interpreter). */
+static LoopExpr *ccp_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    int x = low_in(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, low_out(L, 0));
+    LoopExpr *idx[IR_MAX_RANK], *ok = NULL;
+    for (int i = 0; i < xb->shape.rank; i++) {
+        int64_t diff = xb->shape.dims[i] - yb->shape.dims[i], sh = diff >= 0 ? diff / 2 : -((-diff) / 2);
+        idx[i] = sh ? low_bin(L, LOOP_ADD, low_v(L, v[i]), low_i(L, sh)) : low_v(L, v[i]);
+        if (sh < 0 || sh + yb->shape.dims[i] > xb->shape.dims[i]) {
+            ok = low_and(L, ok, low_in_range(L, idx[i], 0, xb->shape.dims[i]));
+            idx[i] = loop_expr_copy(L->p, idx[i]);
+        }
+    }
+    return guarded_load(L, x, low_index(L, x, idx), ok, low_const(L, out_t(L), 0), out_t(L));
+}
+
+int low_centercroppad(Low *L) { return low_map(L, low_out(L, 0), ccp_elem, NULL); }
+
+/* ------------------------------------------- ScatterElements, ScatterND */
+
+/* One kernel: y = data (a copy nest), then, serially in index order, each
+ * update combined into y at its runtime position (reduction none / add /
+ * mul / max / min).  An index outside [-dim, dim) skips its update (the
+ * interpreter reports it). */
+static LoopExpr *combine(Low *L, int red, LoopExpr *a, LoopExpr *b)
+{
+    switch (red) {
+    case 1: return low_bin(L, LOOP_ADD, a, b);
+    case 2: return low_bin(L, LOOP_MUL, a, b);
+    case 3: return loop_select(L->p, low_bin(L, LOOP_LT, a, b), loop_expr_copy(L->p, b), loop_expr_copy(L->p, a));
+    case 4: return loop_select(L->p, low_bin(L, LOOP_LT, b, a), loop_expr_copy(L->p, b), loop_expr_copy(L->p, a));
+    default: return b;
+    }
+}
+
+static int scatter_kernel(Low *L, LoopStmt *k, int nd)
+{
+    int x = low_in(L, 0), ind = low_in(L, 1), upd = low_in(L, 2), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *ib = low_buf(L, ind), *ub = low_buf(L, upd);
+    int red = ir_scatter_reduction(L->n);
+    if (red < 0)
+        return ir_node_error(L->g, L->n, L->d, "unknown reduction '%s'", ir_attr_str(L->n, IR_A_reduction));
+    IrDType t = xb->dtype, ct = ir_dtype_is_float(t) ? low_ctype(t) : t;
+    if (low_copy_into(L, k, y, x) != 0)
+        return -1;
+    /* loops over the updates */
+    int ur = ub->shape.rank, v[IR_MAX_RANK];
+    if (low_vars(L, ur, "u", v))
+        return low_oom(L);
+    LoopStmt *b = loop_block(L->p);
+    LoopExpr *ui[IR_MAX_RANK], *yi[IR_MAX_RANK], *ok = NULL;
+    for (int i = 0; i < ur; i++)
+        ui[i] = low_v(L, v[i]);
+    if (!nd) {
+        int64_t a = ir_attr_int(L->n, IR_A_axis);
+        int axis = (int)(a < 0 ? a + xb->shape.rank : a);
+        int j = norm_index(L, b, low_load(L, ind, low_index(L, ind, ui), ib->dtype), xb->shape.dims[axis], &ok);
+        if (j < 0)
+            return low_oom(L);
+        for (int i = 0; i < ur; i++)
+            yi[i] = low_v(L, i == axis ? j : v[i]);
+    } else {
+        int q = ib->shape.rank;
+        int64_t m = ib->shape.dims[q - 1];
+        for (int64_t jj = 0; jj < m; jj++) {
+            LoopExpr *ii[IR_MAX_RANK];
+            for (int i = 0; i < q - 1; i++)
+                ii[i] = low_v(L, v[i]);
+            ii[q - 1] = low_i(L, jj);
+            int j = norm_index(L, b, low_load(L, ind, low_index(L, ind, ii), ib->dtype), xb->shape.dims[jj], &ok);
+            if (j < 0)
+                return low_oom(L);
+            yi[jj] = low_v(L, j);
+        }
+        for (int i = (int)m; i < xb->shape.rank; i++)
+            yi[i] = low_v(L, v[q - 1 + i - (int)m]);
+    }
+    int at = low_let(L, b, "at", low_index(L, y, yi), 0);
+    if (at < 0)
+        return low_oom(L);
+    LoopExpr *val = combine(L, red, low_load(L, y, low_v(L, at), ct), low_load(L, upd, low_index(L, upd, ui), ct));
+    LoopStmt *st = low_store(L, y, low_v(L, at), val);
+    /* the position is only formed from in-range indices under the IF */
+    if (low_add(L, b, ok ? loop_if(L->p, ok, st, NULL) : st) || low_add(L, k, low_nest(L, ur, v, ub->shape.dims, b)))
+        return low_oom(L);
+    return 0;
+}
+
+int low_scatterelements(Low *L)
+{
+    LoopStmt *k = loop_block(L->p);
+    return !k ? low_oom(L) : scatter_kernel(L, k, 0) ? -1 : low_kernel(L, k);
+}
+
+int low_scatternd(Low *L)
+{
+    LoopStmt *k = loop_block(L->p);
+    return !k ? low_oom(L) : scatter_kernel(L, k, 1) ? -1 : low_kernel(L, k);
+}
+
+/* ------------------------------------------------ windows, MaxUnpool */
+
+/* Hann / Hamming / Blackman: y[i] from t = 2 pi i / N (N = size when
+ * periodic, else size - 1; a single symmetric tap is 1), in float64. */
+static LoopExpr *window_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    IrDType t = IR_DT_F64;
+    int64_t size = low_buf(L, low_out(L, 0))->shape.dims[0];
+    double N = (double)(ir_attr_int(L->n, IR_A_periodic) ? size : size - 1);
+    if (N == 0)
+        return low_const(L, t, 1);
+    int tv = low_let(L, body, "t", low_bin(L, LOOP_MUL, low_convert(L, low_v(L, v[0]), t), low_const(L, t, 2 * M_PI / N)), 0);
+    if (tv < 0)
+        return NULL;
+#define COS(k) loop_call(L->p, LOOP_I_cos, 1, (LoopExpr *[]){ low_bin(L, LOOP_MUL, low_const(L, t, k), low_v(L, tv)) })
+    switch (L->n->op) {
+    case IR_OP_HannWindow: {
+        LoopExpr *s = loop_call(L->p, LOOP_I_sin, 1, (LoopExpr *[]){ low_bin(L, LOOP_MUL, low_const(L, t, 0.5), low_v(L, tv)) });
+        return low_bin(L, LOOP_MUL, s, loop_expr_copy(L->p, s));
+    }
+    case IR_OP_HammingWindow:
+        return low_bin(L, LOOP_SUB, low_const(L, t, 25.0 / 46.0), low_bin(L, LOOP_MUL, low_const(L, t, 21.0 / 46.0), COS(1)));
+    default:
+        return low_bin(L, LOOP_ADD, low_bin(L, LOOP_SUB, low_const(L, t, 0.42), low_bin(L, LOOP_MUL, low_const(L, t, 0.5), COS(1))),
+                       low_bin(L, LOOP_MUL, low_const(L, t, 0.08), COS(2)));
+    }
+#undef COS
+}
+
+int low_window_fn(Low *L) { return low_map(L, low_out(L, 0), window_elem, NULL); }
+
+static LoopExpr *zero_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)v;
+    (void)body;
+    return low_const(L, out_t(L), 0);
+}
+
+/* MaxUnpool: y = 0, then x[i] at the flat position indices[i] of the
+ * default-shaped unpooled tensor, unflattened and placed in y (which
+ * output_shape may make larger).  An index out of range is skipped. */
+int low_maxunpool(Low *L)
+{
+    int x = low_in(L, 0), ind = low_in(L, 1), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, y);
+    IrShape inf;
+    if (ir_maxunpool_shape(L->g, L->n, &xb->shape, &inf, L->d))
+        return -1;
+    int64_t total = ir_shape_numel(&inf), n = ir_shape_numel(&xb->shape);
+    LoopStmt *k = loop_block(L->p), *b = loop_block(L->p);
+    int iv;
+    if (!k || low_map_into(L, k, y, zero_elem, NULL) || low_vars(L, 1, "i", &iv))
+        return k ? -1 : low_oom(L);
+    int v = low_let(L, b, "j", low_load(L, ind, low_v(L, iv), IR_DT_I64), 0);
+    if (v < 0)
+        return low_oom(L);
+    LoopExpr *off = NULL;
+    int64_t inner = 1;
+    for (int d = inf.rank - 1; d >= 0; d--) {
+        LoopExpr *c = low_bin(L, LOOP_MOD, low_bin(L, LOOP_DIV, low_v(L, v), low_i(L, inner)), low_i(L, inf.dims[d]));
+        LoopExpr *term = low_bin(L, LOOP_MUL, c, low_i(L, yb->strides[d]));
+        off = off ? low_bin(L, LOOP_ADD, off, term) : term;
+        inner *= inf.dims[d];
+    }
+    LoopStmt *st = low_store(L, y, off ? off : low_i(L, 0), low_load(L, x, low_v(L, iv), yb->dtype));
+    if (low_add(L, b, loop_if(L->p, low_in_range(L, low_v(L, v), 0, total), st, NULL)) ||
+        low_add(L, k, loop_for(L->p, iv, low_i(L, n), LOOP_SERIAL, b)))
+        return low_oom(L);
+    return low_kernel(L, k);
+}
+
+/* ------------------------------------------------------ RotaryEmbedding */
+
+/* y = x with the first rotary_embedding_dim elements of each head rotated in
+ * pairs (e, e + half), or (2j, 2j + 1) when interleaved, by the cos / sin
+ * cache row of the position (position_ids[b, s], clamped into the cache, or
+ * b * seq + s).  Output-driven: every index below is clamped, so both arms
+ * of each select load inside their buffers. */
+typedef struct Rope {
+    int r3;
+    int64_t nh, seq, hs, rd, half, rows;
+    int inter;
+} Rope;
+
+static LoopExpr *rope_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    const Rope *c = ctx;
+    int x = low_in(L, 0), cc = low_in(L, 1), sc = low_in(L, 2), pos = low_in(L, 3), y = low_out(L, 0);
+    IrDType t = low_ctype(low_buf(L, x)->dtype);
+    int r = low_buf(L, y)->shape.rank;
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, v[i]);
+    int flat = low_let(L, body, "f", low_index(L, y, idx), 0);
+    int e = low_let(L, body, "e", c->r3 ? low_bin(L, LOOP_MOD, low_v(L, v[2]), low_i(L, c->hs)) : low_v(L, v[3]), 0);
+    if (flat < 0 || e < 0)
+        return NULL;
+    LoopExpr *xe = low_load(L, x, low_v(L, flat), t);
+    if (c->half == 0)
+        return xe;
+    int bv = v[0], sv = c->r3 ? v[1] : v[2];
+    LoopExpr *row = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, bv), low_i(L, c->seq)), low_v(L, sv));
+    if (pos >= 0)
+        row = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_load(L, pos, row, IR_DT_I64), low_i(L, 0)), low_i(L, c->rows - 1));
+    int rv = low_let(L, body, "row", row, 0);
+    LoopExpr *first = c->inter ? low_bin(L, LOOP_EQ, low_bin(L, LOOP_MOD, low_v(L, e), low_i(L, 2)), low_i(L, 0))
+                               : low_bin(L, LOOP_LT, low_v(L, e), low_i(L, c->half));
+    int fv = low_let(L, body, "first", first, 0);
+    if (rv < 0 || fv < 0)
+        return NULL;
+    LoopExpr *j = c->inter ? low_bin(L, LOOP_DIV, low_v(L, e), low_i(L, 2))
+                           : loop_select(L->p, low_v(L, fv), low_v(L, e), low_bin(L, LOOP_SUB, low_v(L, e), low_i(L, c->half)));
+    int jv = low_let(L, body, "j", low_bin(L, LOOP_MIN, j, low_i(L, c->half - 1)), 0);
+    int64_t step = c->inter ? 1 : c->half;
+    LoopExpr *partner = loop_select(L->p, low_v(L, fv), low_bin(L, LOOP_ADD, low_v(L, e), low_i(L, step)),
+                                    low_bin(L, LOOP_SUB, low_v(L, e), low_i(L, step)));
+    int pv = low_let(L, body, "p", low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, partner, low_i(L, 0)), low_i(L, c->hs - 1)), 0);
+    if (jv < 0 || pv < 0)
+        return NULL;
+    LoopExpr *ci = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, rv), low_i(L, c->half)), low_v(L, jv));
+    int cosv = low_let(L, body, "cs", low_load(L, cc, ci, t), 0);
+    int sinv = low_let(L, body, "sn", low_load(L, sc, loop_expr_copy(L->p, ci), t), 0);
+    int xv = low_let(L, body, "xe", xe, 0);
+    int xp = low_let(L, body, "xp", low_load(L, x, low_bin(L, LOOP_ADD, low_bin(L, LOOP_SUB, low_v(L, flat), low_v(L, e)),
+                                                           low_v(L, pv)), t), 0);
+    if (cosv < 0 || sinv < 0 || xv < 0 || xp < 0)
+        return NULL;
+    LoopExpr *rot = loop_select(L->p, low_v(L, fv),
+                                low_bin(L, LOOP_SUB, low_bin(L, LOOP_MUL, low_v(L, cosv), low_v(L, xv)),
+                                        low_bin(L, LOOP_MUL, low_v(L, sinv), low_v(L, xp))),
+                                low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, sinv), low_v(L, xp)),
+                                        low_bin(L, LOOP_MUL, low_v(L, cosv), low_v(L, xv))));
+    return loop_select(L->p, low_bin(L, LOOP_LT, low_v(L, e), low_i(L, c->rd)), rot, low_v(L, xv));
+}
+
+int low_rotary(Low *L)
+{
+    const LoopBuf *xb = low_buf(L, low_in(L, 0)), *cb = low_buf(L, low_in(L, 1));
+    Rope c = { .r3 = xb->shape.rank == 3, .inter = ir_attr_int(L->n, IR_A_interleaved) != 0, .rows = cb->shape.dims[0] };
+    if (c.r3) {
+        c.nh = ir_attr_int(L->n, IR_A_num_heads);
+        c.seq = xb->shape.dims[1];
+        c.hs = xb->shape.dims[2] / (c.nh ? c.nh : 1);
+    } else {
+        c.nh = xb->shape.dims[1];
+        c.seq = xb->shape.dims[2];
+        c.hs = xb->shape.dims[3];
+    }
+    c.rd = ir_attr_int(L->n, IR_A_rotary_embedding_dim);
+    if (c.rd == 0)
+        c.rd = c.hs;
+    c.half = c.rd / 2;
+    return low_map(L, low_out(L, 0), rope_elem, &c);
+}
+
+/* ------------------------------------------------ TensorScatter, AffineGrid */
+
+/* TensorScatter: y = past_cache, then update[b, .., s, ..] written at
+ * position write_indices[b] + s along axis (circular: modulo the cache
+ * length).  A linear write past the cache is skipped (the interpreter
+ * reports it). */
+int low_tensorscatter(Low *L)
+{
+    int c = low_in(L, 0), u = low_in(L, 1), w = low_in(L, 2), y = low_out(L, 0);
+    const LoopBuf *yb = low_buf(L, y), *ub = low_buf(L, u);
+    int r = yb->shape.rank;
+    int64_t a = ir_attr_int(L->n, IR_A_axis);
+    int axis = (int)(a < 0 ? a + r : a), circular = !strcmp(ir_attr_str(L->n, IR_A_mode), "circular");
+    int64_t max = yb->shape.dims[axis];
+    LoopStmt *k = loop_block(L->p), *b = loop_block(L->p);
+    int v[IR_MAX_RANK];
+    if (!k || low_copy_into(L, k, y, c) || low_vars(L, r, "u", v))
+        return k ? -1 : low_oom(L);
+    LoopExpr *start = w >= 0 ? low_load(L, w, low_v(L, v[0]), IR_DT_I64) : low_i(L, 0);
+    LoopExpr *pos = low_bin(L, LOOP_ADD, start, low_v(L, v[axis]));
+    if (circular && max > 0)
+        pos = low_bin(L, LOOP_MOD, pos, low_i(L, max));
+    int pv = low_let(L, b, "pos", pos, 0);
+    if (pv < 0)
+        return low_oom(L);
+    LoopExpr *yi[IR_MAX_RANK], *ui[IR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        yi[i] = low_v(L, i == axis ? pv : v[i]);
+        ui[i] = low_v(L, v[i]);
+    }
+    LoopStmt *st = low_store(L, y, low_index(L, y, yi), low_load(L, u, low_index(L, u, ui), yb->dtype));
+    if (!(circular && max > 0))
+        st = loop_if(L->p, low_in_range(L, low_v(L, pv), 0, max), st, NULL);
+    if (low_add(L, b, st) || low_add(L, k, low_nest(L, r, v, ub->shape.dims, b)))
+        return low_oom(L);
+    return low_kernel(L, k);
+}
+
+/* AffineGrid: y[n, p.., j] = sum_k theta[n, j, k] * h_k with h the
+ * normalized output position (x first; align_corners or pixel centres) and
+ * h_sp = 1, in float64. */
+static LoopExpr *affinegrid_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    (void)body;
+    int th = low_in(L, 0);
+    const LoopBuf *yb = low_buf(L, low_out(L, 0));
+    int sp = yb->shape.rank - 2, align = ir_attr_int(L->n, IR_A_align_corners) != 0;
+    IrDType t = IR_DT_F64;
+    LoopExpr *row = low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, v[0]), low_i(L, sp)),
+                                                 low_v(L, v[sp + 1])), low_i(L, sp + 1));
+    LoopExpr *acc = low_load(L, th, low_bin(L, LOOP_ADD, row, low_i(L, sp)), t);
+    for (int i = 0; i < sp; i++) {
+        double len = (double)yb->shape.dims[sp - i];
+        LoopExpr *kk = low_convert(L, low_v(L, v[sp - i]), t), *h;
+        if (align)
+            h = len > 1 ? low_bin(L, LOOP_ADD, low_const(L, t, -1), low_bin(L, LOOP_MUL, kk, low_const(L, t, 2 / (len - 1))))
+                        : low_const(L, t, -1);
+        else
+            h = low_bin(L, LOOP_ADD, low_const(L, t, -1),
+                        low_bin(L, LOOP_DIV, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, kk, low_const(L, t, 2)), low_const(L, t, 1)),
+                                low_const(L, t, len)));
+        LoopExpr *ti = low_bin(L, LOOP_ADD, loop_expr_copy(L->p, row), low_i(L, i));
+        acc = low_bin(L, LOOP_ADD, acc, low_bin(L, LOOP_MUL, low_load(L, th, ti, t), h));
+    }
+    return acc;
+}
+
+int low_affinegrid(Low *L) { return low_map(L, low_out(L, 0), affinegrid_elem, NULL); }

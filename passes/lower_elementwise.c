@@ -11,8 +11,8 @@
  * compute type (float16/bfloat16 in float32); integers compute in their own
  * type for the operators with an integer form (Abs Neg Sign Relu Not Clip,
  * all binary operators) and through float64 otherwise.  Integer division
- * and modulo by zero give 0 here (the interpreter reports an error), and
- * INT_MIN / -1 wraps: no kernel traps. */
+ * and modulo by zero give 0 (loop IR semantics; the interpreter reports an
+ * error), INT_MIN / -1 wraps: no kernel traps. */
 #include "passes/lower_impl.h"
 
 #include <string.h>
@@ -39,7 +39,7 @@ static LoopExpr *ew_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
             continue;
         LoopExpr *at = !e->flat ? low_bcast(L, e->buf[i], vars, rank)
                      : ir_shape_numel(&low_buf(L, e->buf[i])->shape) == 1 ? low_i(L, 0) : low_v(L, vars[0]);
-        if ((x[i] = low_let(L, body, "x", low_load(L, e->buf[i], at, e->ty[i]), 0)) < 0)
+        if ((x[i] = low_let(L, body, "v", low_load(L, e->buf[i], at, e->ty[i]), 0)) < 0)
             return NULL;
     }
     return e->fn(L, e, x);
@@ -79,17 +79,14 @@ static LoopExpr *em1(Low *L, IrDType ct, LoopExpr *x)
     return low_bin(L, LOOP_SUB, call1(L, LOOP_I_exp, x), low_const(L, ct, 1));
 }
 
-static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
+LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta)
 {
     const IrNode *n = L->n;
-    IrDType ct = e->ct;
-    int x = xs[0];
 #define X low_v(L, x)
 #define C(v) low_const(L, ct, (v))
 #define B(op, a, b) low_bin(L, LOOP_##op, a, b)
 #define SEL(c, a, b) loop_select(L->p, c, a, b)
-    double alpha = ir_attr_float(n, IR_A_alpha), beta = ir_attr_float(n, IR_A_beta);
-    switch (e->op) {
+    switch (op) {
     case IR_OP_Abs: return ir_dtype_is_int(ct) && !ir_dtype_is_signed(ct) ? X : loop_un(L->p, LOOP_ABS, X);
     case IR_OP_Neg: return loop_un(L->p, LOOP_NEG, X);
     case IR_OP_Reciprocal: return B(DIV, C(1), X);
@@ -138,6 +135,8 @@ static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
     case IR_OP_Acosh: return call1(L, LOOP_I_acosh, X);
     case IR_OP_Atanh: return call1(L, LOOP_I_atanh, X);
     case IR_OP_Not: return B(EQ, X, low_const(L, IR_DT_BOOL, 0));
+    case IR_OP_BitwiseNot: return loop_un(L->p, LOOP_NOT, X);
+    case IR_OP_Swish: return B(DIV, X, B(ADD, C(1), call1(L, LOOP_I_exp, B(MUL, C(-alpha), X))));
     case IR_OP_IsNaN: return call1(L, LOOP_I_isnan, X);
     case IR_OP_IsInf: {
         int pos = ir_attr_int(n, IR_A_detect_positive) != 0, neg = ir_attr_int(n, IR_A_detect_negative) != 0;
@@ -148,27 +147,36 @@ static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
             return inf;
         return B(AND, inf, pos ? B(LT, C(0), X) : B(LT, X, C(0)));
     }
-    case IR_OP_Clip: {
-        LoopExpr *v = X;
-        if (e->has_lo || e->buf[1] >= 0) {
-            LoopExpr *lo = e->has_lo ? C(e->lo) : low_v(L, xs[1]);
-            v = SEL(B(LT, v, lo), loop_expr_copy(L->p, lo), loop_expr_copy(L->p, v));
-        }
-        if (e->has_hi || e->buf[2] >= 0) {
-            LoopExpr *hi = e->has_hi ? C(e->hi) : low_v(L, xs[2]);
-            v = SEL(B(LT, hi, v), loop_expr_copy(L->p, hi), loop_expr_copy(L->p, v));
-        }
-        return v;
-    }
     default: return X;
     }
+}
+
+static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
+{
+    return low_unary_expr(L, e->op, e->ct, xs[0], ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta));
+}
+
+/* Clip: x < lo ? lo : x, then hi < x ? hi : x (NaN stays NaN) */
+static LoopExpr *clip_expr(Low *L, const Ew *e, const int *xs)
+{
+    IrDType ct = e->ct;
+    LoopExpr *v = low_v(L, xs[0]);
+    if (e->has_lo || e->buf[1] >= 0) {
+        LoopExpr *lo = e->has_lo ? C(e->lo) : low_v(L, xs[1]);
+        v = SEL(B(LT, v, lo), loop_expr_copy(L->p, lo), loop_expr_copy(L->p, v));
+    }
+    if (e->has_hi || e->buf[2] >= 0) {
+        LoopExpr *hi = e->has_hi ? C(e->hi) : low_v(L, xs[2]);
+        v = SEL(B(LT, hi, v), loop_expr_copy(L->p, hi), loop_expr_copy(L->p, v));
+    }
+    return v;
 }
 
 /* Operators computed on integers without going through float64. */
 static int unary_has_int(IrOp op)
 {
     return op == IR_OP_Abs || op == IR_OP_Neg || op == IR_OP_Sign || op == IR_OP_Relu || op == IR_OP_Not ||
-           op == IR_OP_Clip;
+           op == IR_OP_Clip || op == IR_OP_BitwiseNot;
 }
 
 static IrDType unary_ctype(IrOp op, IrDType t)
@@ -187,7 +195,7 @@ int low_unary(Low *L)
 
 int low_clip(Low *L)
 {
-    Ew e = { .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = unary_expr };
+    Ew e = { .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = clip_expr };
     e.ct = unary_ctype(IR_OP_Clip, low_buf(L, e.buf[0])->dtype);
     for (int k = 0; k < 3; k++)
         e.ty[k] = e.ct;
@@ -206,21 +214,6 @@ int low_clip(Low *L)
 
 /* --------------------------------------------------------------- binary */
 
-/* Integer a / b or a mod b that never traps: b == 0 gives 0 and (signed)
- * b == -1 gives -a or 0. */
-static LoopExpr *safe_idiv(Low *L, LoopBinOp op, IrDType t, int a, int b)
-{
-    int sgn = ir_dtype_is_signed(t);
-    LoopExpr *bad = low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, 0));
-    if (sgn)
-        bad = low_bin(L, LOOP_OR, bad, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, -1)));
-    LoopExpr *q = low_bin(L, op, low_v(L, a), loop_select(L->p, bad, low_const(L, t, 1), low_v(L, b)));
-    if (sgn)
-        q = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, -1)),
-                        op == LOOP_TDIV ? loop_un(L->p, LOOP_NEG, low_v(L, a)) : low_const(L, t, 0), q);
-    return loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, b), low_const(L, t, 0)), low_const(L, t, 0), q);
-}
-
 static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
 {
     IrDType ct = e->ct;
@@ -231,7 +224,7 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
     case IR_OP_Add: return B(ADD, A, BB);
     case IR_OP_Sub: return B(SUB, A, BB);
     case IR_OP_Mul: return B(MUL, A, BB);
-    case IR_OP_Div: return is_f ? B(DIV, A, BB) : safe_idiv(L, LOOP_TDIV, ct, a, b);
+    case IR_OP_Div: return low_bin(L, is_f ? LOOP_DIV : LOOP_TDIV, A, BB);
     case IR_OP_Pow: {
         LoopExpr *args[2] = { A, BB };
         return loop_call(L->p, LOOP_I_pow, 2, args);
@@ -239,7 +232,7 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
     case IR_OP_Mod: {
         int fmod_ = ir_attr_int(L->n, IR_A_fmod) != 0;
         if (!is_f)
-            return safe_idiv(L, fmod_ ? LOOP_TMOD : LOOP_MOD, ct, a, b);
+            return low_bin(L, fmod_ ? LOOP_TMOD : LOOP_MOD, A, BB);
         LoopExpr *r = B(TMOD, A, BB);
         if (fmod_)
             return r;
@@ -251,17 +244,8 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
         if (ir_dtype_is_int(ct) && !ir_dtype_is_signed(ct))
             return A;
         return SEL(B(LT, A, C(0)), B(MUL, A, BB), A);
-    case IR_OP_BitShift: {
-        int left = !strcmp(ir_attr_str(L->n, IR_A_direction), "LEFT");
-        LoopExpr *sh = B(SHL, A, BB);
-        if (!left)
-            sh->u.bin.op = LOOP_SHR;
-        /* shifting by the width or more gives 0 (as the interpreter), never poison */
-        LoopExpr *ok = B(LT, BB, C((double)(8 * ir_dtype_size(ct))));
-        LoopExpr *safe_b = SEL(ok, BB, C(0));
-        sh->u.bin.b = safe_b;
-        return SEL(loop_expr_copy(L->p, ok), sh, C(0));
-    }
+    case IR_OP_BitShift:    /* a shift by the width or more gives 0 (loop IR semantics, as the interpreter) */
+        return low_bin(L, !strcmp(ir_attr_str(L->n, IR_A_direction), "LEFT") ? LOOP_SHL : LOOP_SHR, A, BB);
     case IR_OP_Equal: return B(EQ, A, BB);
     case IR_OP_Less: return B(LT, A, BB);
     case IR_OP_LessOrEqual: return B(LE, A, BB);
@@ -269,7 +253,10 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
     case IR_OP_GreaterOrEqual: return B(LE, BB, A);
     case IR_OP_And: return B(AND, A, BB);
     case IR_OP_Or: return B(OR, A, BB);
-    case IR_OP_Xor: return B(XOR, A, BB);
+    case IR_OP_Xor:
+    case IR_OP_BitwiseXor: return B(XOR, A, BB);
+    case IR_OP_BitwiseAnd: return B(AND, A, BB);
+    case IR_OP_BitwiseOr: return B(OR, A, BB);
     default: return NULL;
     }
 }
@@ -362,7 +349,7 @@ static LoopExpr *true_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
 int low_dropout(Low *L)
 {
     const IrArray *tm = low_known(L, 2);
-    if (low_in(L, 2) >= 0 && (!tm || ir_load_i64(tm->dtype, tm->data, 0)))
+    if (low_has(L, 2) && (!tm || ir_load_i64(tm->dtype, tm->data, 0)))
         return ir_node_error(L->g, L->n, L->d, "training mode is not supported (dlcc compiles inference graphs)");
     Ew e = { .op = IR_OP_Identity, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
     e.ct = e.ty[0] = low_buf(L, e.buf[0])->dtype;

@@ -23,7 +23,13 @@ typedef struct Low {
     int node;
     UtilDiag *d;
     int *tbuf;              /* tensor → buffer id, -1 when none yet */
+    int oom;                /* a buffer could not be made (low_in) */
 } Low;
+
+/* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
+ * axis).  The buffer array is reserved for them before the lowering runs, so
+ * LoopBuf pointers (low_buf) stay valid during one operator's lowering. */
+#define LOW_MAX_NEW_BUFS (3 * IR_MAX_RANK + 8)
 
 /* One lowering per operator family member; 0 or -1 with a diagnostic. */
 typedef int (*LowFn)(Low *L);
@@ -42,12 +48,29 @@ int low_softmax(Low *L);
 int low_channelnorm(Low *L);
 int low_layernorm(Low *L);
 int low_lpnorm(Low *L);
+int low_cumsum(Low *L);
+int low_rmsnorm(Low *L);
+int low_groupnorm(Low *L);
+int low_lrn(Low *L);
+int low_mvn(Low *L);
+int low_topk(Low *L);
+int low_loss(Low *L);
 int low_conv(Low *L);         /* lower_window.c */
 int low_convtranspose(Low *L);
 int low_pool(Low *L);
 int low_globalpool(Low *L);
+int low_convinteger(Low *L);
+int low_qlinearconv(Low *L);
+int low_roialign(Low *L);
+int low_deformconv(Low *L);
+int low_col2im(Low *L);
+int low_gridsample(Low *L);
 int low_matmul(Low *L);       /* lower_matmul.c */
 int low_gemm(Low *L);
+int low_matmulinteger(Low *L);
+int low_qlinearmatmul(Low *L);
+int low_einsum(Low *L);
+int low_dft(Low *L);
 int low_transpose(Low *L);    /* lower_data.c */
 int low_concat(Low *L);
 int low_split(Low *L);
@@ -62,11 +85,36 @@ int low_depthtospace(Low *L);
 int low_constantofshape(Low *L);
 int low_range(Low *L);
 int low_resize(Low *L);
+int low_trilu(Low *L);
+int low_eyelike(Low *L);
+int low_onehot(Low *L);
+int low_reversesequence(Low *L);
+int low_centercroppad(Low *L);
+int low_scatterelements(Low *L);
+int low_scatternd(Low *L);
+int low_window_fn(Low *L);
+int low_maxunpool(Low *L);
+int low_rotary(Low *L);
+int low_tensorscatter(Low *L);
+int low_affinegrid(Low *L);
+int low_quantize(Low *L);     /* lower_quant.c */
+int low_dequantize(Low *L);
+int low_dynquantize(Low *L);
+int low_rnn(Low *L);
+int low_attention(Low *L);    /* lower_attention.c */          /* lower_rnn.c: RNN, GRU, LSTM */
+
+/* The scalar function of unary operator op at variable x (of compute type
+ * ct), with the given alpha / beta; other parameters come from the node's
+ * attributes (lower_elementwise.c; also used for RNN activations). */
+LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta);
 
 /* ---- helpers (passes/lower.c) ---- */
 
 int low_oom(Low *L);                                 /* "out of memory while lowering" */
-int low_in(Low *L, int k);                           /* buffer of input k; -1 when absent */
+/* Buffer of input k (made on first use for compile-time values); -1 when
+ * absent.  Operand inputs read only at compile time get no buffer. */
+int low_in(Low *L, int k);
+int low_has(Low *L, int k);                          /* input k is present */
 int low_out(Low *L, int k);                          /* buffer of output k; -1 when absent */
 const IrArray *low_known(Low *L, int k);             /* input k's compile-time value, or NULL */
 /* Compile-time integer values of input k (at most max); count, or -1 when
@@ -116,6 +164,8 @@ int low_map_flat(Low *L, int out, LowElemFn f, void *ctx);
 /* Same as low_map, into an existing kernel block instead of a new kernel. */
 int low_map_into(Low *L, LoopStmt *kblock, int out, LowElemFn f, void *ctx);
 
+/* Appends the flat copy dst[i] = src[i] (same element count) to kblock. */
+int low_copy_into(Low *L, LoopStmt *kblock, int dst, int src);
 /* The copy kernel out[i] = in[i] (same element count and dtype). */
 int low_copy_bufs(Low *L, int dst, int src, const char *name);
 

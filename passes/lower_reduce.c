@@ -148,7 +148,7 @@ int low_reduce(Low *L)
     int x = low_in(L, 0), y = low_out(L, 0);
     const LoopBuf *xb = low_buf(L, x);
     int64_t axes[IR_MAX_RANK];
-    int na = low_in(L, 1) >= 0 ? low_known_ints(L, 1, axes, IR_MAX_RANK) : 0;
+    int na = low_has(L, 1) ? low_known_ints(L, 1, axes, IR_MAX_RANK) : 0;
     if (na < 0)
         return ir_node_error(L->g, n, L->d, "the axes must be known at compile time");
     if (na == 0 && ir_attr_int(n, IR_A_noop_with_empty_axes))
@@ -391,8 +391,10 @@ static LoopExpr *sq_step(Low *L, void *ctx, int acc, int v)
 }
 
 /* In blk: mean and 1/sqrt(var + eps) of x over r's reduced axes (count
- * elements); returns the variables through *mean / *inv. */
-static int stats(Low *L, const Red *r, LoopStmt *blk, IrDType t, int64_t count, double eps, int *mean, int *inv)
+ * elements), or with mvn 1/(sqrt(var) + eps); returns the variables through
+ * *mean / *inv. */
+static int stats_how(Low *L, const Red *r, LoopStmt *blk, IrDType t, int64_t count, double eps, int mvn, int *mean,
+                     int *inv)
 {
     double c = count ? (double)count : 1;
     int s = low_let(L, blk, "s", low_const(L, t, 0), 1);
@@ -402,11 +404,18 @@ static int stats(Low *L, const Red *r, LoopStmt *blk, IrDType t, int64_t count, 
     int q = low_let(L, blk, "q", low_const(L, t, 0), 1);
     if (st.mean < 0 || q < 0 || red_pass(L, r, blk, t, q, sq_step, &st) != 0)
         return -1;
-    LoopExpr *var = low_bin(L, LOOP_ADD, low_bin(L, LOOP_DIV, low_v(L, q), low_const(L, t, c)), low_const(L, t, eps));
-    *inv = low_let(L, blk, "inv", low_bin(L, LOOP_DIV, low_const(L, t, 1),
-                                          loop_call(L->p, LOOP_I_sqrt, 1, (LoopExpr *[]){ var })), 0);
+    LoopExpr *var = low_bin(L, LOOP_DIV, low_v(L, q), low_const(L, t, c));
+    LoopExpr *den = mvn ? low_bin(L, LOOP_ADD, loop_call(L->p, LOOP_I_sqrt, 1, &var), low_const(L, t, eps))
+                        : loop_call(L->p, LOOP_I_sqrt, 1, (LoopExpr *[]){ low_bin(L, LOOP_ADD, var, low_const(L, t, eps)) });
+    *inv = low_let(L, blk, "inv", low_bin(L, LOOP_DIV, low_const(L, t, 1), den), 0);
     *mean = st.mean;
     return *inv < 0 ? -1 : 0;
+}
+
+
+static int stats(Low *L, const Red *r, LoopStmt *blk, IrDType t, int64_t count, double eps, int *mean, int *inv)
+{
+    return stats_how(L, r, blk, t, count, eps, 0, mean, inv);
 }
 
 /* BatchNormalization (inference) and InstanceNormalization: per (n, c),
@@ -540,4 +549,353 @@ int low_lpnorm(Low *L)
     if (low_add(L, b2, low_store(L, y, loop_expr_copy(L->p, i2), val)) || low_add(L, blk, axis_loop(L, &r, k2, b2)))
         return low_oom(L);
     return red_finish(L, &r, y, blk);
+}
+
+/* ------------------------------------- CumSum, RMS / group / MV norms, LRN */
+
+/* Index of buf at the outer variables of r and expression ax on its one
+ * reduced axis. */
+static LoopExpr *axis_at(Low *L, const Red *r, int buf, LoopExpr *ax)
+{
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0, o = 0; i < r->rank; i++)
+        idx[i] = r->red[i] ? loop_expr_copy(L->p, ax) : low_v(L, r->ovar[o++]);
+    return low_index(L, buf, idx);
+}
+
+/* One axis a of x: outer loops over every other axis. */
+static int one_axis(Low *L, Red *r, int x, int a)
+{
+    memset(r, 0, sizeof *r);
+    r->x = x;
+    r->rank = low_buf(L, x)->shape.rank;
+    r->red[a] = 1;
+    r->orank = r->rank - 1;
+    return low_vars(L, r->orank, "i", r->ovar);
+}
+
+/* CumSum: a running sum along the axis (reversed, exclusive as asked). */
+int low_cumsum(Low *L)
+{
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    int64_t ax;
+    if (low_known_ints(L, 1, &ax, 1) != 1)
+        return ir_node_error(L->g, L->n, L->d, "the axis must be known at compile time");
+    int a = (int)(ax < 0 ? ax + xb->shape.rank : ax);
+    int64_t len = xb->shape.dims[a];
+    int excl = ir_attr_int(L->n, IR_A_exclusive) != 0, rev = ir_attr_int(L->n, IR_A_reverse) != 0;
+    IrDType t = ir_dtype_is_float(xb->dtype) ? low_ctype(xb->dtype) : IR_DT_I64;
+    Red r;
+    int k;
+    if (one_axis(L, &r, x, a) || low_vars(L, 1, "k", &k))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *b = loop_block(L->p);
+    int acc = low_let(L, blk, "acc", low_const(L, t, 0), 1);
+    int ti = low_let(L, b, "t", rev ? low_bin(L, LOOP_SUB, low_i(L, len - 1), low_v(L, k)) : low_v(L, k), 0);
+    if (acc < 0 || ti < 0)
+        return low_oom(L);
+    int v = low_let(L, b, "v", low_load(L, x, axis_at(L, &r, x, low_v(L, ti)), t), 0);
+    LoopStmt *st = low_store(L, y, axis_at(L, &r, y, low_v(L, ti)), low_v(L, acc));
+    if (v < 0 || (excl && low_add(L, b, st)) ||
+        low_add(L, b, loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc), low_v(L, v)))) ||
+        (!excl && low_add(L, b, st)) || low_add(L, blk, loop_for(L->p, k, low_i(L, len), LOOP_SERIAL, b)))
+        return low_oom(L);
+    return red_finish(L, &r, y, blk);
+}
+
+/* RMSNormalization: y = x / sqrt(mean(x^2 over axes >= axis) + eps) * scale
+ * (scale broadcast against x). */
+int low_rmsnorm(Low *L)
+{
+    int x = low_in(L, 0), sc = low_in(L, 1), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    int rank = xb->shape.rank;
+    int64_t ax = ir_attr_int(L->n, IR_A_axis), inner = 1;
+    int a = (int)(ax < 0 ? ax + rank : ax);
+    Red r = { .x = x, .rank = rank, .orank = a };
+    for (int i = a; i < rank; i++) {
+        r.red[i] = 1;
+        inner *= xb->shape.dims[i];
+    }
+    if (low_vars(L, r.orank, "i", r.ovar))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p);
+    RedOp ro = { .op = IR_OP_ReduceSumSquare, .t = t, .shift = -1 };
+    int s = low_let(L, blk, "s", low_const(L, t, 0), 1);
+    if (s < 0 || red_pass(L, &r, blk, t, s, reduce_step, &ro))
+        return low_oom(L);
+    LoopExpr *ms = low_bin(L, LOOP_ADD, low_bin(L, LOOP_DIV, low_v(L, s), low_const(L, t, (double)(inner ? inner : 1))),
+                           low_const(L, t, ir_attr_float(L->n, IR_A_epsilon)));
+    int inv = low_let(L, blk, "inv", low_bin(L, LOOP_DIV, low_const(L, t, 1), loop_call(L->p, LOOP_I_sqrt, 1, &ms)), 0);
+    int rvar[IR_MAX_RANK], all[IR_MAX_RANK];
+    LoopStmt *b = loop_block(L->p);
+    LoopExpr *xi = red_begin(L, &r, rvar);
+    for (int i = 0; i < rank; i++)
+        all[i] = i < a ? r.ovar[i] : rvar[i];
+    if (inv < 0)
+        return low_oom(L);
+    LoopExpr *val = low_bin(L, LOOP_MUL, low_bin(L, LOOP_MUL, low_load(L, x, xi, t), low_v(L, inv)),
+                            low_load(L, sc, low_bcast(L, sc, all, rank), t));
+    if (low_add(L, b, low_store(L, y, loop_expr_copy(L->p, xi), val)) || low_add(L, blk, red_wrap(L, &r, rvar, b)))
+        return low_oom(L);
+    return low_kernel(L, low_nest(L, r.orank, r.ovar, xb->shape.dims, blk));
+}
+
+/* GroupNormalization (opset 21): statistics per (n, group) over the group's
+ * channels and all spatial positions, then scale[c], bias[c] per channel.
+ * x is addressed flat: (n, group) owns a contiguous run of C/G * spatial. */
+int low_groupnorm(Low *L)
+{
+    int x = low_in(L, 0), sc = low_in(L, 1), bi = low_in(L, 2), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    int64_t N = xb->shape.dims[0], C = xb->shape.dims[1], G = ir_attr_int(L->n, IR_A_num_groups), sp = 1;
+    for (int i = 2; i < xb->shape.rank; i++)
+        sp *= xb->shape.dims[i];
+    int64_t run = C / G * sp;
+    int nv, gv, j1, j2, j3;
+    if (low_vars(L, 1, "n", &nv) || low_vars(L, 1, "g", &gv) || low_vars(L, 1, "j", &j1) || low_vars(L, 1, "j", &j2) ||
+        low_vars(L, 1, "j", &j3))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p);
+    int base = low_let(L, blk, "base", low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, nv), low_i(L, G)),
+                                                                       low_v(L, gv)), low_i(L, run)), 0);
+    int s = low_let(L, blk, "s", low_const(L, t, 0), 1);
+    if (base < 0 || s < 0)
+        return low_oom(L);
+#define XAT(j) low_load(L, x, low_bin(L, LOOP_ADD, low_v(L, base), low_v(L, j)), t)
+    LoopExpr *cnt = low_const(L, t, (double)(run ? run : 1));
+    if (low_add(L, blk, loop_for(L->p, j1, low_i(L, run), LOOP_SERIAL,
+                                 loop_assign(L->p, s, low_bin(L, LOOP_ADD, low_v(L, s), XAT(j1))))))
+        return low_oom(L);
+    int mean = low_let(L, blk, "mean", low_bin(L, LOOP_DIV, low_v(L, s), cnt), 0);
+    int q = low_let(L, blk, "q", low_const(L, t, 0), 1);
+    if (mean < 0 || q < 0)
+        return low_oom(L);
+    LoopStmt *qb = loop_block(L->p);
+    int dv = low_let(L, qb, "d", low_bin(L, LOOP_SUB, XAT(j2), low_v(L, mean)), 0);
+    if (dv < 0 || low_add(L, qb, loop_assign(L->p, q, low_bin(L, LOOP_ADD, low_v(L, q), low_bin(L, LOOP_MUL, low_v(L, dv), low_v(L, dv))))) ||
+        low_add(L, blk, loop_for(L->p, j2, low_i(L, run), LOOP_SERIAL, qb)))
+        return low_oom(L);
+    LoopExpr *var = low_bin(L, LOOP_ADD, low_bin(L, LOOP_DIV, low_v(L, q), low_const(L, t, (double)(run ? run : 1))),
+                            low_const(L, t, ir_attr_float(L->n, IR_A_epsilon)));
+    int inv = low_let(L, blk, "inv", low_bin(L, LOOP_DIV, low_const(L, t, 1), loop_call(L->p, LOOP_I_sqrt, 1, &var)), 0);
+    LoopStmt *ob = loop_block(L->p);
+    int ch = low_let(L, ob, "ch", low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, gv), low_i(L, C / G)),
+                                          low_bin(L, LOOP_DIV, low_v(L, j3), low_i(L, sp ? sp : 1))), 0);
+    if (inv < 0 || ch < 0)
+        return low_oom(L);
+    LoopExpr *val = low_bin(L, LOOP_ADD,
+                            low_bin(L, LOOP_MUL, low_bin(L, LOOP_MUL, low_bin(L, LOOP_SUB, XAT(j3), low_v(L, mean)), low_v(L, inv)),
+                                    low_load(L, sc, low_v(L, ch), t)),
+                            low_load(L, bi, low_v(L, ch), t));
+    if (low_add(L, ob, low_store(L, y, low_bin(L, LOOP_ADD, low_v(L, base), low_v(L, j3)), val)) ||
+        low_add(L, blk, loop_for(L->p, j3, low_i(L, run), LOOP_SERIAL, ob)))
+        return low_oom(L);
+#undef XAT
+    int vars[2] = { nv, gv };
+    int64_t ext[2] = { N, G };
+    return low_kernel(L, low_nest(L, 2, vars, ext, blk));
+}
+
+/* LRN: y = x / (bias + alpha / size * sum of x^2 over channels
+ * [c - floor((size-1)/2), c + ceil((size-1)/2)] inside [0, C))^beta. */
+static LoopExpr *lrn_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)ctx;
+    const IrNode *n = L->n;
+    int x = low_in(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    int r = xb->shape.rank;
+    int64_t C = xb->shape.dims[1], size = ir_attr_int(n, IR_A_size), lo = (size - 1) / 2;
+    int kv;
+    if (low_vars(L, 1, "k", &kv))
+        return NULL;
+    int sq = low_let(L, body, "sq", low_const(L, t, 0), 1);
+    if (sq < 0)
+        return NULL;
+    LoopStmt *kb = loop_block(L->p);
+    int c2 = low_let(L, kb, "c2", low_bin(L, LOOP_ADD, low_v(L, v[1]), low_bin(L, LOOP_SUB, low_v(L, kv), low_i(L, lo))), 0);
+    if (c2 < 0)
+        return NULL;
+    LoopExpr *idx[IR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, i == 1 ? c2 : v[i]);
+    LoopExpr *xe = low_load(L, x, low_index(L, x, idx), t);
+    LoopStmt *upd = loop_assign(L->p, sq, low_bin(L, LOOP_ADD, low_v(L, sq), low_bin(L, LOOP_MUL, xe, loop_expr_copy(L->p, xe))));
+    if (low_add(L, kb, loop_if(L->p, low_in_range(L, low_v(L, c2), 0, C), upd, NULL)) ||
+        low_add(L, body, loop_for(L->p, kv, low_i(L, size), LOOP_SERIAL, kb)))
+        return NULL;
+    for (int i = 0; i < r; i++)
+        idx[i] = low_v(L, v[i]);
+    LoopExpr *den = low_bin(L, LOOP_ADD, low_const(L, t, ir_attr_float(n, IR_A_bias)),
+                            low_bin(L, LOOP_MUL, low_const(L, t, ir_attr_float(n, IR_A_alpha) / (double)size), low_v(L, sq)));
+    LoopExpr *pw = loop_call(L->p, LOOP_I_pow, 2, (LoopExpr *[]){ den, low_const(L, t, ir_attr_float(n, IR_A_beta)) });
+    return low_bin(L, LOOP_DIV, low_load(L, x, low_index(L, x, idx), t), pw);
+}
+
+int low_lrn(Low *L) { return low_map(L, low_out(L, 0), lrn_elem, NULL); }
+
+/* MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over axes
+ * (default 0, 2, 3), as ONNX's function body. */
+int low_mvn(Low *L)
+{
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = low_ctype(xb->dtype);
+    Red r = { .x = x, .rank = xb->shape.rank };
+    const int64_t *axes;
+    int na = ir_attr_ints(L->n, IR_A_axes, &axes);
+    if (!ir_has_attr(L->n, IR_A_axes))
+        r.red[0] = r.red[2] = r.red[3] = 1;
+    for (int i = 0; i < na; i++)
+        r.red[axes[i] < 0 ? axes[i] + r.rank : axes[i]] = 1;
+    int64_t count = 1;
+    for (int i = 0; i < r.rank; i++) {
+        if (r.red[i])
+            count *= xb->shape.dims[i];
+        else
+            r.orank++;
+    }
+    if (low_vars(L, r.orank, "i", r.ovar))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *b = loop_block(L->p);
+    int mean, inv, rvar[IR_MAX_RANK];
+    if (stats_how(L, &r, blk, t, count, 1e-9, 1, &mean, &inv))
+        return low_oom(L);
+    LoopExpr *xi = red_begin(L, &r, rvar);
+    LoopExpr *val = low_bin(L, LOOP_MUL, low_bin(L, LOOP_SUB, low_load(L, x, xi, t), low_v(L, mean)), low_v(L, inv));
+    if (low_add(L, b, low_store(L, y, loop_expr_copy(L->p, xi), val)) || low_add(L, blk, red_wrap(L, &r, rvar, b)))
+        return low_oom(L);
+    return red_finish(L, &r, y, blk);
+}
+
+/* TopK without sorting: element t of a row goes to output position rank(t),
+ * the number of elements ordered before it (value descending when largest,
+ * ascending otherwise; ties by index), when that is below k.  Ranks of a row
+ * are a permutation, so every output is written once. */
+int low_topk(Low *L)
+{
+    int x = low_in(L, 0), yv = low_out(L, 0), yi = low_out(L, 1);
+    const LoopBuf *xb = low_buf(L, x);
+    int64_t ax = ir_attr_int(L->n, IR_A_axis);
+    int a = (int)(ax < 0 ? ax + xb->shape.rank : ax);
+    int64_t len = xb->shape.dims[a], k = low_buf(L, yv >= 0 ? yv : yi)->shape.dims[a];
+    int largest = ir_attr_int(L->n, IR_A_largest) != 0;
+    IrDType t = ir_dtype_is_float(xb->dtype) ? low_ctype(xb->dtype) : xb->dtype == IR_DT_BOOL ? IR_DT_I64 : xb->dtype;
+    Red r;
+    int tv, uv;
+    if (one_axis(L, &r, x, a) || low_vars(L, 1, "t", &tv) || low_vars(L, 1, "u", &uv))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *bt = loop_block(L->p), *bu = loop_block(L->p), *put = loop_block(L->p);
+    int v = low_let(L, bt, "v", low_load(L, x, axis_at(L, &r, x, low_v(L, tv)), t), 0);
+    int rk = low_let(L, bt, "rank", low_i(L, 0), 1);
+    int w = low_let(L, bu, "w", low_load(L, x, axis_at(L, &r, x, low_v(L, uv)), t), 0);
+    if (v < 0 || rk < 0 || w < 0)
+        return low_oom(L);
+    LoopExpr *before = largest ? low_bin(L, LOOP_LT, low_v(L, v), low_v(L, w)) : low_bin(L, LOOP_LT, low_v(L, w), low_v(L, v));
+    before = low_bin(L, LOOP_OR, before, low_bin(L, LOOP_AND, low_bin(L, LOOP_EQ, low_v(L, w), low_v(L, v)),
+                                                 low_bin(L, LOOP_LT, low_v(L, uv), low_v(L, tv))));
+    LoopExpr *inc = loop_select(L->p, before, low_i(L, 1), low_i(L, 0));
+    if (low_add(L, bu, loop_assign(L->p, rk, low_bin(L, LOOP_ADD, low_v(L, rk), inc))) ||
+        low_add(L, bt, loop_for(L->p, uv, low_i(L, len), LOOP_SERIAL, bu)))
+        return low_oom(L);
+    if ((yv >= 0 && low_add(L, put, low_store(L, yv, axis_at(L, &r, yv, low_v(L, rk)), low_v(L, v)))) ||
+        (yi >= 0 && low_add(L, put, low_store(L, yi, axis_at(L, &r, yi, low_v(L, rk)), low_v(L, tv)))) ||
+        low_add(L, bt, loop_if(L->p, low_bin(L, LOOP_LT, low_v(L, rk), low_i(L, k)), put, NULL)) ||
+        low_add(L, blk, loop_for(L->p, tv, low_i(L, len), LOOP_SERIAL, bt)))
+        return low_oom(L);
+    return red_finish(L, &r, x, blk);
+}
+
+/* ------------------------------------------------------------- losses */
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (NLL of log_softmax
+ * over dim 1, optional log_prob output), as the interpreter: input [N, C,
+ * d...], target [N, d...]; loss = -lp[n, target, d] * weight[target], 0 where
+ * target == ignore_index; "mean" divides the sum by the sum of the weights
+ * used, "sum" sums, "none" keeps the target's shape.  A target outside
+ * [0, C) that is not ignored contributes 0 (the interpreter reports it).
+ * One kernel over (n, d) in order (the sums are sequential), float64. */
+int low_loss(Low *L)
+{
+    const IrNode *n = L->n;
+    int x = low_in(L, 0), tg = low_in(L, 1), w = low_in(L, 2), y = low_out(L, 0), lpo = low_out(L, 1);
+    const LoopBuf *xb = low_buf(L, x);
+    IrDType t = IR_DT_F64;
+    int64_t N = xb->shape.dims[0], C = xb->shape.dims[1], sp = 1;
+    for (int i = 2; i < xb->shape.rank; i++)
+        sp *= xb->shape.dims[i];
+    int sce = n->op == IR_OP_SoftmaxCrossEntropyLoss, has_ii = ir_has_attr(n, IR_A_ignore_index);
+    const char *red = ir_attr_str(n, IR_A_reduction);
+    int none = !strcmp(red, "none"), sum_only = !strcmp(red, "sum");
+    int b, s, k1, k2, k3;
+    if (low_vars(L, 1, "b", &b) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k1) || low_vars(L, 1, "k", &k2) ||
+        low_vars(L, 1, "k", &k3))
+        return low_oom(L);
+#define XAT(k) low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, C)), k), \
+                                            low_i(L, sp)), low_v(L, s))
+    LoopStmt *k = loop_block(L->p), *cell = loop_block(L->p);
+    int total = low_let(L, k, "total", low_const(L, t, 0), 1), wsum = low_let(L, k, "wsum", low_const(L, t, 0), 1);
+    int cls = low_let(L, cell, "cls", low_load(L, tg, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, sp)),
+                                                              low_v(L, s)), IR_DT_I64), 0);
+    if (total < 0 || wsum < 0 || cls < 0)
+        return low_oom(L);
+    LoopExpr *valid = low_in_range(L, low_v(L, cls), 0, C);
+    if (has_ii)
+        valid = low_bin(L, LOOP_AND, valid, low_bin(L, LOOP_NE, low_v(L, cls), low_i(L, ir_attr_int(n, IR_A_ignore_index))));
+    int ok = low_let(L, cell, "ok", valid, 0);
+    int cc = low_let(L, cell, "cc", low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_v(L, cls), low_i(L, 0)), low_i(L, C - 1)), 0);
+    if (ok < 0 || cc < 0)
+        return low_oom(L);
+    LoopExpr *lp = low_load(L, x, XAT(low_v(L, cc)), t);
+    if (sce) {
+        /* log_softmax over C: x - max - log(sum exp(x - max)) */
+        int mx = low_let(L, cell, "mx", low_const(L, t, -INFINITY), 1), se = low_let(L, cell, "se", low_const(L, t, 0), 1);
+        if (mx < 0 || se < 0)
+            return low_oom(L);
+        LoopExpr *v1 = low_load(L, x, XAT(low_v(L, k1)), t);
+        if (low_add(L, cell, loop_for(L->p, k1, low_i(L, C), LOOP_SERIAL,
+                                      loop_assign(L->p, mx, low_bin(L, LOOP_MAX, low_v(L, mx), v1)))))
+            return low_oom(L);
+        LoopExpr *e2 = loop_call(L->p, LOOP_I_exp, 1, (LoopExpr *[]){ low_bin(L, LOOP_SUB, low_load(L, x, XAT(low_v(L, k2)), t), low_v(L, mx)) });
+        if (low_add(L, cell, loop_for(L->p, k2, low_i(L, C), LOOP_SERIAL, loop_assign(L->p, se, low_bin(L, LOOP_ADD, low_v(L, se), e2)))))
+            return low_oom(L);
+        int sh = low_let(L, cell, "sh", low_bin(L, LOOP_ADD, low_v(L, mx), loop_call(L->p, LOOP_I_log, 1, (LoopExpr *[]){ low_v(L, se) })), 0);
+        if (sh < 0)
+            return low_oom(L);
+        if (lpo >= 0 && low_add(L, cell, loop_for(L->p, k3, low_i(L, C), LOOP_SERIAL,
+                                                  low_store(L, lpo, XAT(low_v(L, k3)),
+                                                            low_bin(L, LOOP_SUB, low_load(L, x, XAT(low_v(L, k3)), t), low_v(L, sh))))))
+            return low_oom(L);
+        lp = low_bin(L, LOOP_SUB, lp, low_v(L, sh));
+    }
+    LoopExpr *wt = w >= 0 ? low_load(L, w, low_v(L, cc), t) : low_const(L, t, 1);
+    int wv = low_let(L, cell, "wt", loop_select(L->p, low_v(L, ok), wt, low_const(L, t, 0)), 0);
+    int lv = wv < 0 ? -1 : low_let(L, cell, "loss", low_bin(L, LOOP_MUL, loop_un(L->p, LOOP_NEG, lp), low_v(L, wv)), 0);
+    if (lv < 0)
+        return low_oom(L);
+    /* an ignored target gives 0 (not -0 * x, which could be NaN) */
+    LoopExpr *loss = loop_select(L->p, low_v(L, ok), low_v(L, lv), low_const(L, t, 0));
+    int lf = low_let(L, cell, "lf", loss, 0);
+    if (lf < 0)
+        return low_oom(L);
+    if (none && low_add(L, cell, low_store(L, y, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, b), low_i(L, sp)), low_v(L, s)),
+                                          low_v(L, lf))))
+        return low_oom(L);
+    if (low_add(L, cell, loop_assign(L->p, total, low_bin(L, LOOP_ADD, low_v(L, total), low_v(L, lf)))) ||
+        low_add(L, cell, loop_assign(L->p, wsum, low_bin(L, LOOP_ADD, low_v(L, wsum), low_v(L, wv)))))
+        return low_oom(L);
+    int vars[2] = { b, s };
+    int64_t ext[2] = { N, sp };
+    if (low_add(L, k, low_nest(L, 2, vars, ext, cell)))
+        return low_oom(L);
+    if (!none && low_add(L, k, low_store(L, y, low_i(L, 0), sum_only ? low_v(L, total)
+                                                             : low_bin(L, LOOP_DIV, low_v(L, total), low_v(L, wsum)))))
+        return low_oom(L);
+#undef XAT
+    return low_kernel(L, k);
 }

@@ -12,7 +12,8 @@
  *               i := io*W + i substituted in the body;
  *  - parallel:  each top-level loop nest of a kernel, descending through
  *               loops of extent 1, whose body assigns no outer accumulator
- *               →  PARALLEL.
+ *               and stores into no kernel-local buffer nor at a position
+ *               read from memory (scatters)  →  PARALLEL.
  * Lowering puts a kernel's output loops outermost, so a parallel loop's
  * iterations write disjoint elements. */
 #include "passes/passes.h"
@@ -72,28 +73,56 @@ static void mark_bound(Sched *c, const LoopStmt *s, int on)
     }
 }
 
-/* Does s assign a variable not bound inside s? (needs c->local marked) */
-static int assigns_outer(Sched *c, const LoopStmt *s)
+/* Does any statement in the tree s satisfy pred?  (Visits in order.) */
+typedef int (*StmtPred)(Sched *c, const LoopStmt *s);
+
+static int any_stmt(Sched *c, const LoopStmt *s, StmtPred pred)
 {
     if (!s)
         return 0;
+    if (pred(c, s))
+        return 1;
     switch (s->kind) {
-    case LOOP_S_FOR: return assigns_outer(c, s->u.loop.body);
-    case LOOP_S_ASSIGN: return !c->local[s->u.assign.var];
-    case LOOP_S_IF: return assigns_outer(c, s->u.cond.then_) || assigns_outer(c, s->u.cond.else_);
+    case LOOP_S_FOR: return any_stmt(c, s->u.loop.body, pred);
+    case LOOP_S_IF: return any_stmt(c, s->u.cond.then_, pred) || any_stmt(c, s->u.cond.else_, pred);
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            if (assigns_outer(c, s->u.block.items[i]))
+            if (any_stmt(c, s->u.block.items[i], pred))
                 return 1;
         return 0;
     default: return 0;
     }
 }
 
+/* An assignment to a variable not bound inside the statement examined
+ * (needs c->local marked). */
+static int assigns_outer(Sched *c, const LoopStmt *s)
+{
+    return s->kind == LOOP_S_ASSIGN && !c->local[s->u.assign.var];
+}
+
+static int is_loop(Sched *c, const LoopStmt *s)
+{
+    (void)c;
+    return s->kind == LOOP_S_FOR;
+}
+
+static int is_rolled_loop(Sched *c, const LoopStmt *s)
+{
+    (void)c;
+    return s->kind == LOOP_S_FOR && s->u.loop.kind != LOOP_UNROLLED;
+}
+
+/* A store into a kernel-local buffer (state shared by iterations). */
+static int stores_local(Sched *c, const LoopStmt *s)
+{
+    return s->kind == LOOP_S_STORE && c->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL;
+}
+
 static int is_reduction(Sched *c, const LoopStmt *loop)
 {
     mark_bound(c, loop, 1);
-    int r = assigns_outer(c, loop->u.loop.body);
+    int r = any_stmt(c, loop->u.loop.body, assigns_outer);
     mark_bound(c, loop, 0);
     return r;
 }
@@ -223,43 +252,10 @@ static void subst_stmt(LoopProgram *p, LoopStmt *s, int var, const LoopExpr *by)
     }
 }
 
-/* Returns 1 if s contains a FOR that is not UNROLLED. */
-static int has_rolled_loop(const LoopStmt *s)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case LOOP_S_FOR: return s->u.loop.kind != LOOP_UNROLLED || has_rolled_loop(s->u.loop.body);
-    case LOOP_S_IF: return has_rolled_loop(s->u.cond.then_) || has_rolled_loop(s->u.cond.else_);
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            if (has_rolled_loop(s->u.block.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
-static int has_loop(const LoopStmt *s)
-{
-    if (!s)
-        return 0;
-    switch (s->kind) {
-    case LOOP_S_FOR: return 1;
-    case LOOP_S_IF: return has_loop(s->u.cond.then_) || has_loop(s->u.cond.else_);
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            if (has_loop(s->u.block.items[i]))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 /* Tries to strip-mine and vectorize innermost loop s in place. */
 static void vectorize(Sched *c, LoopStmt *s)
 {
-    if (s->u.loop.kind != LOOP_SERIAL || s->u.loop.extent->kind != LOOP_E_INT || has_loop(s->u.loop.body) ||
+    if (s->u.loop.kind != LOOP_SERIAL || s->u.loop.extent->kind != LOOP_E_INT || any_stmt(c, s->u.loop.body, is_loop) ||
         is_reduction(c, s))
         return;
     int64_t ext = s->u.loop.extent->u.i;
@@ -305,7 +301,7 @@ static void walk(Sched *c, LoopStmt *s)
         walk(c, s->u.loop.body);
         const LoopExpr *e = s->u.loop.extent;
         if (c->s->unroll_max > 0 && s->u.loop.kind == LOOP_SERIAL && e->kind == LOOP_E_INT && e->u.i > 1 &&
-            e->u.i <= c->s->unroll_max && !has_rolled_loop(s->u.loop.body) && is_reduction(c, s)) {
+            e->u.i <= c->s->unroll_max && !any_stmt(c, s->u.loop.body, is_rolled_loop) && is_reduction(c, s)) {
             s->u.loop.kind = LOOP_UNROLLED;
             s->u.loop.factor = 0;
         } else if (c->s->vectorize && c->s->vector_bits > 0) {
@@ -325,6 +321,47 @@ static void walk(Sched *c, LoopStmt *s)
     }
 }
 
+/* Does e read memory, or a variable marked in dd (bound to such a value)? */
+static int data_dependent(const Sched *c, const LoopExpr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LOOP_E_LOAD: return 1;
+    case LOOP_E_VAR: return c->local[e->u.var] == 2;
+    case LOOP_E_BIN: return data_dependent(c, e->u.bin.a) || data_dependent(c, e->u.bin.b);
+    case LOOP_E_UN: return data_dependent(c, e->u.un.a);
+    case LOOP_E_SELECT:
+        return data_dependent(c, e->u.sel.cond) || data_dependent(c, e->u.sel.a) || data_dependent(c, e->u.sel.b);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (data_dependent(c, e->u.call.args[i]))
+                return 1;
+        return 0;
+    case LOOP_E_CAST: return data_dependent(c, e->u.cast.a);
+    default: return 0;
+    }
+}
+
+/* A store at a position computed from memory contents (a scatter:
+ * iterations may hit the same element).  Marks data-dependent LET
+ * variables with 2 in c->local on the way (cleared by is_scatter). */
+static int scatters(Sched *c, const LoopStmt *s)
+{
+    if (s->kind == LOOP_S_LET && data_dependent(c, s->u.let.value))
+        c->local[s->u.let.var] = 2;
+    if (s->kind == LOOP_S_ASSIGN && data_dependent(c, s->u.assign.value))
+        c->local[s->u.assign.var] = 2;       /* (a position counted from data, as TopK's rank) */
+    return s->kind == LOOP_S_STORE && data_dependent(c, s->u.store.index);
+}
+
+static int is_scatter(Sched *c, const LoopStmt *s)
+{
+    int r = any_stmt(c, s, scatters);
+    mark_bound(c, s, 0);
+    return r;
+}
+
 /* The loop to parallelize in top-level nest s: skip extent-1 loops. */
 static void parallelize(Sched *c, LoopStmt *s)
 {
@@ -338,6 +375,7 @@ static void parallelize(Sched *c, LoopStmt *s)
         s = b;
     }
     if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
+        !any_stmt(c, s, stores_local) && !is_scatter(c, s) &&
         !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1))
         s->u.loop.kind = LOOP_PARALLEL;
 }

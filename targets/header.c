@@ -153,6 +153,13 @@ static void struct_def(UtilBuf *out, const IrGraph *g, const char *name, const i
     util_buf_printf(out, "} %s_%s;\n\n", name, is_input ? "inputs" : "outputs");
 }
 
+char **tgt_io_names(const IrGraph *g, int outputs)
+{
+    return outputs ? field_names(g, g->outputs, g->n_outputs) : field_names(g, g->inputs, g->n_inputs);
+}
+
+void tgt_io_names_free(char **names, int n) { free_names(names, n); }
+
 int64_t tgt_stack_estimate(const LoopProgram *p)
 {
     int64_t bytes = TGT_STACK_MARGIN;

@@ -15,7 +15,10 @@ enum {
     TGT_EMIT_HEADER = 1 << 3,
     TGT_EMIT_GRAPH = 1 << 4,
     TGT_EMIT_REPORT = 1 << 5,
+    TGT_EMIT_C = 1 << 6,      /* fpga: NAME.c */
+    TGT_EMIT_HLS = 1 << 7,    /* fpga: NAME.c, NAME_tb.c, NAME.tcl */
     TGT_EMIT_DEFAULT_CPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
+    TGT_EMIT_DEFAULT_FPGA = TGT_EMIT_HLS | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
 };
 
 typedef struct TgtOptions {
@@ -25,6 +28,12 @@ typedef struct TgtOptions {
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
+    /* -t fpga (targets/fpga.c) */
+    const char *precision;    /* "float32" (NULL) or "fixed<W,I>" */
+    const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
+    const char *fpga_part;    /* NULL = TGT_FPGA_DEFAULT_PART */
+    double fpga_clock_mhz;    /* 0 = 200 */
+    const char *model_file;   /* for diagnostics */
     /* Firmware (docs/firmware.md). */
     const char *weights_section;    /* section of the weights; NULL = .rodata */
     int static_workspace;           /* NAME_run accepts workspace == NULL (non-reentrant) */
@@ -51,6 +60,17 @@ void tgt_files_free(TgtFiles *fs);
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* The FPGA pipeline: lower → HLS schedule (pipeline, unroll, partition) →
+ * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl and
+ * NAME.report.json (docs/targets/fpga.md).  g must be inferred. */
+#define TGT_FPGA_DEFAULT_PART "xcu50-fsvh2104-2-e"
+int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+
+/* Unique C field names of the model's inputs (outputs != 0: outputs) in the
+ * NAME_inputs / NAME_outputs structs of the header; free with
+ * tgt_io_names_free. */
+char **tgt_io_names(const IrGraph *g, int outputs);
+void tgt_io_names_free(char **names, int n);
 /* Worst-case stack bytes of NAME_run when the code generator cannot tell
  * (CgResult.stack_bytes < 0, e.g. targets without an LLVM object): every LOCAL
  * buffer (as if all kernels were inlined into one frame) rounded up to its

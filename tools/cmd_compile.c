@@ -25,7 +25,7 @@ static int parse_emit(const char *kinds, unsigned *bits, unsigned *foreign)
 {
     static const struct { const char *name; unsigned bit; } known[] = {
         { "obj", TGT_EMIT_OBJ }, { "asm", TGT_EMIT_ASM }, { "llvm", TGT_EMIT_LLVM }, { "header", TGT_EMIT_HEADER },
-        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", 0 }, { "c", 0 },
+        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", TGT_EMIT_HLS }, { "c", TGT_EMIT_C },
     };
     char buf[256];
     if (!kinds[0] || strlen(kinds) >= sizeof buf)
@@ -164,9 +164,11 @@ static int write_depfile(const char *path, const char *outdir, const TgtFiles *f
 int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
-    static const char *const later_values[] = { "--fpga-part", NULL };
+    static const char *const later_values[] = { NULL };
     static const char *const later_flags[] = { "--gpu-emulate", NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *depfile = NULL, *v;
+    const char *fpga_only = NULL, *precision = NULL;
+    int emit_given = 0;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
     PassOptions po = pass_options(2);
@@ -190,6 +192,7 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--name wants a C identifier, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--emit"))) {
             a.status = parse_emit(v, &o.emit, &foreign);
+            emit_given = 1;
         } else if ((v = dlcc_arg_value(&a, "--triple"))) {
             o.triple = v;
         } else if ((v = dlcc_arg_value(&a, "--mcpu"))) {
@@ -221,13 +224,23 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
             a.status = check_precision(v);
-            if (!a.status && strcmp(v, "float32"))
-                later = "--precision other than float32";
+            precision = v;
+            o.precision = v;
+        } else if ((v = dlcc_arg_value(&a, "--precision-file"))) {
+            o.precision_file = v;
+            fpga_only = "--precision-file";
+        } else if ((v = dlcc_arg_value(&a, "--fpga-part"))) {
+            o.fpga_part = v;
+            fpga_only = "--fpga-part";
+            if (!v[0] || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != strlen(v))
+                a.status = dlcc_usage_error("--fpga-part wants a part name like xcu50-fsvh2104-2-e, not '%s'", v);
         } else if ((v = dlcc_arg_value(&a, "--fpga-clock"))) {
             char *end;
             double mhz = strtod(v, &end);
             if (end == v || *end || !(mhz > 0 && mhz <= 10000))
                 a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
+            o.fpga_clock_mhz = mhz;
+            fpga_only = "--fpga-clock";
         } else if (dlcc_arg_opt_level(arg) >= 0) {
             o.opt_level = dlcc_arg_opt_level(arg);
         } else if ((v = dlcc_arg_value(&a, "--print-after"))) {
@@ -260,21 +273,33 @@ int dlcc_cmd_compile(int argc, char **argv)
     char *cname = name ? NULL : util_c_identifier(g->name);
     o.name = name ? name : cname;
     TgtFiles files = { 0 };
-    int rc;
-    if (strcmp(target, "cpu"))
+    int rc, fpga = strcmp(target, "fpga") == 0;
+    if (fpga && !emit_given)
+        o.emit = TGT_EMIT_DEFAULT_FPGA;
+    o.model_file = a.model;
+    if (!fpga && precision && strcmp(precision, "float32"))
+        later = "--precision other than float32 (outside -t fpga)";
+    if (fpga && precision && strcmp(precision, "int8") == 0)
+        later = "--precision int8 on -t fpga (use fixed<8,I>)";
+    if (strcmp(target, "cpu") && !fpga)
         rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
-                        "build yet (cpu is); 'dlcc run' runs the reference interpreter", target);
+                        "build yet (cpu and fpga are); 'dlcc run' runs the reference interpreter", target);
+    else if (!fpga && fpga_only)
+        rc = util_error(&d, util_loc_file(a.model), "%s belongs to -t fpga", fpga_only);
     else if (later)
         rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
-    else if (foreign)
+    else if (!fpga && (foreign || (o.emit & (TGT_EMIT_HLS | TGT_EMIT_C))))
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
+    else if (fpga && (foreign || (o.emit & (TGT_EMIT_OBJ | TGT_EMIT_ASM | TGT_EMIT_LLVM))))
+        rc = util_error(&d, util_loc_file(a.model), "--emit obj, asm, llvm and ptx belong to the cpu and gpu "
+                        "targets (-t fpga writes hls, c, header, graph, report)");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
     else {
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         rc = pass_run_pipeline(g, &po, &d);
         if (!rc)
-            rc = tgt_cpu_compile(g, &o, &files, &d);
+            rc = fpga ? tgt_fpga_compile(g, &o, &files, &d) : tgt_cpu_compile(g, &o, &files, &d);
     }
     if (!rc)
         rc = write_files(&files, outdir, verbose, &d);

@@ -269,8 +269,8 @@ static int model(Cli *c)
     snprintf(want, sizeof want, "out/y: float32 [2,3] = [0, 0, 0.5, 3, 0, 7] -> %s/outcpu/out_y.npy\n", c->dir);
     check(c, "run --backend cpu", 0, NULL, want);
 
-    run(c, "%D/tiny.json", "-t", "fpga", NULL);
-    check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'fpga' is not "
+    run(c, "%D/tiny.json", "-t", "gpu", NULL);
+    check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'gpu' is not "
           "available", NULL);
 
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny.txt", NULL);

@@ -172,6 +172,80 @@ def make_resnet():
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
 
 
+def make_raider():
+    # RAIDER-like binary-image classifier for FPGA tests (about 2.8k parameters):
+    # [1,1,16,16] binary → conv 3×3 8 + relu + maxpool 2 → [1,8,8,8] → conv 3×3 8 + relu + maxpool 2
+    # → [1,8,4,4] → linear 128→16 + relu → linear 16→4
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(8 * 4 * 4, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+def make_jet():
+    # the hls4ml jet-tagging MLP: 16 features → 64 → 32 → 32 → 5 classes
+    return nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
+                         nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 5), nn.Softmax(dim=-1))
+
+
+def raider_data(gen, n):
+    """4 classes of 16×16 binary images: a horizontal bar, a vertical bar, a diagonal, a square
+    outline, at random positions, with 5% of the pixels flipped."""
+    x = torch.zeros(n, 1, 16, 16)
+    y = torch.randint(0, 4, (n,), generator=gen)
+    pos = torch.randint(2, 12, (n, 2), generator=gen)
+    for i in range(n):
+        r, c = int(pos[i, 0]), int(pos[i, 1])
+        k = int(y[i])
+        if k == 0:
+            x[i, 0, r, 1:15] = 1
+        elif k == 1:
+            x[i, 0, 1:15, c] = 1
+        elif k == 2:
+            for j in range(12):
+                x[i, 0, 2 + j, (c + j) % 16] = 1
+        else:
+            x[i, 0, r - 2:r + 3, c - 2] = x[i, 0, r - 2:r + 3, c + 2] = 1
+            x[i, 0, r - 2, c - 2:c + 3] = x[i, 0, r + 2, c - 2:c + 3] = 1
+    flip = torch.rand(n, 1, 16, 16, generator=gen) < 0.05
+    return torch.where(flip, 1 - x, x), y
+
+
+def jet_data(gen, n):
+    """5 Gaussian clusters in 16 dimensions."""
+    centers = torch.randn(5, 16, generator=gen) * 1.5
+    y = torch.randint(0, 5, (n,), generator=gen)
+    return centers[y] + torch.randn(n, 16, generator=gen), y
+
+
+def train(model, seed, data, lr, weight_decay, steps):
+    """A short, deterministic training run (single thread, fixed seeds) so the FPGA tests'
+    classification margins mean something; cross entropy on the logits, weights clamped to
+    [-1, 0.99] after each step (what a user targeting fixed<8,1> weights trains with)."""
+    gen = torch.Generator().manual_seed(seed + 2000)
+    x, y = data(gen, 512)
+    logits_model = model[:-1] if isinstance(model[-1], nn.Softmax) else model
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    for step in range(steps):
+        idx = torch.randint(0, x.shape[0], (64,), generator=gen)
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(logits_model(x[idx]), y[idx])
+        loss.backward()
+        opt.step()
+        with torch.no_grad():       # weights stay inside fixed<8,1>'s range [-1, 1)
+            for prm in model.parameters():
+                if prm.dim() > 1:
+                    prm.clamp_(-1.0, 0.99)
+
+
+# Models trained before export (the others keep their seeded initialization), and models whose
+# test input is not standard normal.
+# name: (data, learning rate, weight decay, steps); RAIDER's weight decay keeps its activations
+# inside fixed<16,6>'s range [-32, 32).
+TRAIN = {"raider": (raider_data, 0.005, 5e-3, 200), "jet": (jet_data, 0.01, 0.0, 300)}
+INPUTS = {"raider": lambda rng, shape: raider_data(torch.Generator().manual_seed(int(rng.integers(1 << 30))),
+                                                  shape[0])[0].numpy()}
+
 # name: (constructor, input shape, seed, export options)
 EVAL_KEEP_BN = dict(training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
 MODELS = {
@@ -180,6 +254,8 @@ MODELS = {
     "mlp": (make_mlp, [2, 64], 3, {}),
     "encoder": (make_encoder, [1, 8, 32], 4, {}),
     "resnet": (make_resnet, [1, 3, 16, 16], 5, {}),
+    "raider": (make_raider, [1, 1, 16, 16], 6, {}),
+    "jet": (make_jet, [4, 16], 7, {}),
 }
 
 # The README's Quick start model (examples/), kept identical to the test model.
@@ -191,8 +267,11 @@ def build(name):
     torch.manual_seed(seed)
     model = ctor()
     randomize_norms(model, torch.Generator().manual_seed(seed + 1000))
+    if name in TRAIN:
+        train(model, seed, *TRAIN[name])
     model.eval()
-    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    x = INPUTS[name](rng, shape) if name in INPUTS else rng.standard_normal(shape).astype(np.float32)
     xt = torch.from_numpy(x)
     # Reference: the plain (traced, non-fast-path) forward with autograd on, which is the math
     # the exported graph encodes; with no_grad PyTorch may take fused fast paths.

@@ -72,6 +72,39 @@ def fields(header, kind):
     return [(n, "m_%s_%s_BYTES" % (tag, n)) for n in names]
 
 
+def driver_source(header):
+    """The driver's C source for the header m.h, and its input and output fields."""
+    ins, outs = fields(header, "inputs"), fields(header, "outputs")
+    load = "\n".join("    in.%s = read_npy(argv[%d], %s);" % (n, i + 1, b) for i, (n, b) in enumerate(ins))
+    store = "\n".join(
+        "    { FILE *f = fopen(argv[%d], \"wb\"); if (!f || fwrite(out.%s, 1, %s, f) != %s) return 6; fclose(f); }"
+        % (len(ins) + k + 1, n, b, b) for k, (n, b) in enumerate(outs))
+    alloc = "\n".join("    out.%s = malloc(%s ? %s : 1);" % (n, b, b) for n, b in outs)
+    return DRIVER.replace("@LOAD@", load + "\n" + alloc).replace("@STORE@", store), ins, outs
+
+
+def run_driver(cc, tmp, model_dir, objects, cflags=()):
+    """Builds the driver for tmp/m.h with the given objects or sources, runs it on
+    model_dir/input_K.npy; returns [(output name, got, expected)] or None (printed why)."""
+    source, ins, outs = driver_source((tmp / "m.h").read_text())
+    (tmp / "driver.c").write_text(source)
+    build = [cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1"] + list(cflags) + [
+        "-I", str(tmp), str(tmp / "driver.c")] + objects + ["-lm", "-o", str(tmp / "driver")]
+    p = subprocess.run(build, capture_output=True, text=True)
+    if p.returncode:
+        print("FAIL: the driver did not build\n%s" % p.stderr)
+        return None
+    refs = [np.load(model_dir / ("output_%d.npy" % k)) for k in range(len(outs))]
+    args = [str(model_dir / ("input_%d.npy" % i)) for i in range(len(ins))]
+    args += [str(tmp / ("out_%d.bin" % k)) for k in range(len(outs))]
+    p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=300)
+    if p.returncode:
+        print("FAIL: the driver exited with status %d\n%s" % (p.returncode, p.stderr))
+        return None
+    return [(name, np.fromfile(tmp / ("out_%d.bin" % k), dtype=refs[k].dtype).reshape(refs[k].shape), refs[k])
+            for k, (name, _) in enumerate(outs)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dlcc")
@@ -89,31 +122,12 @@ def main():
         if p.returncode:
             print("FAIL: dlcc exited with status %d\n%s" % (p.returncode, p.stderr))
             return 1
-        header = (tmp / "m.h").read_text()
-        ins, outs = fields(header, "inputs"), fields(header, "outputs")
-        load = "\n".join("    in.%s = read_npy(argv[%d], %s);" % (n, i + 1, b) for i, (n, b) in enumerate(ins))
-        store = "\n".join(
-            "    { FILE *f = fopen(argv[%d], \"wb\"); if (!f || fwrite(out.%s, 1, %s, f) != %s) return 6; fclose(f); }"
-            % (len(ins) + k + 1, n, b, b) for k, (n, b) in enumerate(outs))
-        alloc = "\n".join("    out.%s = malloc(%s ? %s : 1);" % (n, b, b) for n, b in outs)
-        (tmp / "driver.c").write_text(DRIVER.replace("@LOAD@", load + "\n" + alloc).replace("@STORE@", store))
-        build = [a.cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1", "-I", str(tmp),
-                 str(tmp / "driver.c"), str(tmp / "m.o"), "-lm", "-o", str(tmp / "driver")]
-        p = subprocess.run(build, capture_output=True, text=True)
-        if p.returncode:
-            print("FAIL: the driver did not build\n%s" % p.stderr)
-            return 1
-        refs = [np.load(a.model_dir / ("output_%d.npy" % k)) for k in range(len(outs))]
-        args = [str(a.model_dir / ("input_%d.npy" % i)) for i in range(len(ins))]
-        args += [str(tmp / ("out_%d.bin" % k)) for k in range(len(outs))]
-        p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=120)
-        if p.returncode:
-            print("FAIL: the driver exited with status %d\n%s" % (p.returncode, p.stderr))
+        results = run_driver(a.cc, tmp, a.model_dir, [str(tmp / "m.o")])
+        if results is None:
             return 1
         ok = True
-        for k, (name, _) in enumerate(outs):
-            got = np.fromfile(tmp / ("out_%d.bin" % k), dtype=refs[k].dtype).reshape(refs[k].shape)
-            ok &= compare(name, got, refs[k], a.rtol, a.atol)
+        for name, got, ref in results:
+            ok &= compare(name, got, ref, a.rtol, a.atol)
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench/run.sh — the whole CPU benchmark in one command (run by hand, never in CI):
+#
+#     bench/run.sh [NAME ...]          (default: every model of bench/models.py)
+#
+# Environment: RUNS (timed runs per measurement, default 20, at least 20 for a published table),
+# WARMUP (default 3), GEMM_BUDGET (seconds of timed dlcc GEMM calls per size before the loop stops
+# early, default 60: dlcc's naive MatMul needs minutes at 2048³; the table gives the run count),
+# CC (default cc).
+#
+# Steps: a release build of dlcc in bench/build/dlcc; the models exported to ONNX
+# (bench/models.py, Debian's Python); dlcc compile + timing harness per model
+# (bench/dlcc_bench.py, bench/harness.c); ONNX Runtime and PyTorch at 1 and 2 threads
+# (bench/peers.py, in bench/.venv); the GEMM micro-benchmark (bench/gemm.c) against OpenBLAS
+# single-threaded, both with the machine's OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE and with both unset
+# (this command only); then bench/report.py writes bench/results/<date>-<host>.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-20}
+WARMUP=${WARMUP:-3}
+GEMM_BUDGET=${GEMM_BUDGET:-60}
+CC=${CC:-cc}
+B=bench/build
+mkdir -p "$B" bench/results
+log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+echo "{\"start\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"load_start\": \"$(load)\"," > "$B/run.json"
+echo "\"commit\": \"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' ':!docs' || echo +changes)\"," >> "$B/run.json"
+
+log "building dlcc (release) in $B/dlcc"
+[ -f "$B/dlcc/build.ninja" ] || meson setup "$B/dlcc" --buildtype=release >/dev/null
+ninja -C "$B/dlcc" tools/dlcc >/dev/null
+DLCC=$B/dlcc/tools/dlcc
+
+log "exporting the models"
+/usr/bin/python3 bench/models.py --out "$B/models" "$@"
+/usr/bin/python3 bench/models.py --out "$B/gemm" --gemm 256 1024 2048
+
+log "dlcc: compile and time (RUNS=$RUNS, WARMUP=$WARMUP)"
+echo "\"load_dlcc\": \"$(load)\"," >> "$B/run.json"
+/usr/bin/python3 bench/dlcc_bench.py "$DLCC" "$CC" "$B/models" "$B/dlcc.json" --runs "$RUNS" --warmup "$WARMUP" "$@"
+
+log "peers: ONNX Runtime and PyTorch at 1 and 2 threads"
+echo "\"load_peers\": \"$(load)\"," >> "$B/run.json"
+/usr/bin/python3 bench/peers.py --models "$B/models" --runs "$RUNS" --warmup "$WARMUP" --out "$B/peers.json" "$@"
+
+log "GEMM: dlcc MatMul vs OpenBLAS cblas_sgemm, one thread"
+echo "\"load_gemm\": \"$(load)\"," >> "$B/run.json"
+: > "$B/gemm.txt"
+for n in 256 1024 2048; do
+  d=$B/gemm/gemm$n
+  t0=$(date +%s.%N)
+  "$DLCC" "$d/model.onnx" -O2 --name g -o "$d/out"
+  t1=$(date +%s.%N)
+  "$CC" -std=c11 -O2 -Wall -Wextra -Werror -I "$d/out" -DGEMM_N=$n bench/gemm.c "$d/out/g.o" -lopenblas -lm \
+    -o "$d/gemm"
+  echo "n=$n compile_s=$(echo "$t1 - $t0" | bc)" >> "$B/gemm.txt"
+  w=$WARMUP; [ "$n" -ge 1024 ] && w=0   # one naive 1024³ call is many seconds: no warm-up for dlcc there
+  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$w" dlcc "$GEMM_BUDGET" | sed "s/^/n=$n /" >> "$B/gemm.txt" || true
+  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" blas | sed "s/^/n=$n env=machine /" >> "$B/gemm.txt" || true
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" blas \
+    | sed "s/^/n=$n env=unset /" >> "$B/gemm.txt" || true
+  tail -3 "$B/gemm.txt" >&2
+done
+echo "\"load_end\": \"$(load)\", \"end\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"," >> "$B/run.json"
+echo "\"runs\": $RUNS, \"warmup\": $WARMUP, \"gemm_budget_s\": $GEMM_BUDGET}" >> "$B/run.json"
+
+out=bench/results/$(date -u +%Y-%m-%d)-$(hostname -s).md
+/usr/bin/python3 bench/report.py --build "$B" --dlcc "$DLCC" --cc "$CC" > "$out"
+log "wrote $out"

@@ -1,0 +1,140 @@
+/* codegen/c_emit.h — C source code generation from the loop IR (no LLVM):
+ * the emitter behind the FPGA target's HLS C (codegen/hls.c adds the Vitis
+ * HLS pragmas, the top function and the host wrapper) and reusable by a
+ * plain-C target.  Prefix: cg_c_ / CgC.
+ *
+ * Each kernel becomes `static void NAME_kK_<kernel>(params)` whose parameters
+ * are the root buffers it touches (following alias_of), as fixed-size 1-D
+ * arrays in buffer-id order; constant buffers become `static const` arrays
+ * (inside the kernel when only that kernel reads them, else at file scope);
+ * LOCAL buffers are local arrays of the kernel.
+ *
+ * Numbers.  Integer and bool values are C integers (int64_t index
+ * arithmetic with floor division / modulo helpers, bool as int).  Float
+ * values are either C float / double ("float mode") or, when the target
+ * gives a fixed-point format to float buffers ("fixed mode"), signed
+ * integers with explicit scaling:
+ *  - a buffer of format fixed<W,I> holds W-bit two's complement integers
+ *    (container int8/16/32/64_t) with F = W - I fraction bits;
+ *  - inside a kernel every float value is a register of format
+ *    fixed<32, 32-Fk> (int32_t) where Fk is the kernel's register fraction
+ *    (CgCTarget.frac[k]); loads shift into it, stores round and saturate
+ *    out of it;
+ *  - + - * saturate to 32 bits, * rounds the 64-bit product; division
+ *    truncates (x/0 saturates); min, max, compare, select are exact;
+ *  - rounding is half away from zero everywhere (constants, stores, product
+ *    shifts); saturation clamps to the format's range;
+ *  - non-linear intrinsics (exp, tanh, sqrt, ...) convert to double, call
+ *    libm and convert back (HLS synthesizes floating-point cores there).
+ * Everything is plain C integer arithmetic, so a C compiler simulates
+ * exactly what the synthesized circuit computes. */
+#ifndef DLCC_C_EMIT_H
+#define DLCC_C_EMIT_H
+
+#include "ir/loop/loop.h"
+
+/* A fixed-point format fixed<w,i>: w bits in all, i of them integer bits
+ * (sign included), w - i fraction bits.  w == 0 means "not fixed". */
+typedef struct CgFixed {
+    int w, i;
+} CgFixed;
+
+typedef struct CgCTarget CgCTarget;
+struct CgCTarget {
+    const char *name;          /* prefix of every generated symbol */
+    const CgFixed *fmt;        /* per buffer: storage format of float buffers; NULL = float mode */
+    const int *frac;           /* per kernel: register fraction bits (fixed mode) */
+    /* Hooks (may be NULL).  Text is appended to out at indentation ind. */
+    void *user;
+    /* first lines of a loop body (e.g. #pragma HLS PIPELINE) */
+    void (*loop_pragmas)(const CgCTarget *t, const LoopProgram *p, int kernel, const LoopStmt *loop,
+                         UtilBuf *out, int ind);
+    /* after the declaration of an array (buffer b) in function scope named `var` */
+    void (*array_pragmas)(const CgCTarget *t, const LoopProgram *p, int b, const char *var, UtilBuf *out,
+                          int ind);
+    /* first lines of a kernel function body */
+    void (*kernel_pragmas)(const CgCTarget *t, const LoopProgram *p, int kernel, UtilBuf *out);
+};
+
+/* C type of a buffer's elements in memory (fixed container for fixed buffers). */
+const char *cg_c_buf_type(const CgCTarget *t, const LoopProgram *p, int b);
+/* C type of elements of dtype dt in memory (native types). */
+const char *cg_c_dtype(IrDType dt);
+/* Storage root of buffer b (follows alias_of). */
+int cg_c_root(const LoopProgram *p, int b);
+/* The C name of a buffer inside kernels and the top function. */
+void cg_c_buf_name(const LoopProgram *p, int b, char *out, size_t n);
+
+/* Static inline helper functions the kernels call (index division, NaN-safe
+ * min/max, fixed-point arithmetic and conversions); fixed-point ones only
+ * when fixed != 0. */
+void cg_c_helpers(UtilBuf *out, int fixed);
+
+/* Visits every LOAD expression and STORE statement of s (any callback
+ * may be NULL); embed CgCWalk first in a context struct to pass state. */
+typedef struct CgCWalk CgCWalk;
+struct CgCWalk {
+    void (*load)(CgCWalk *w, LoopExpr *load);
+    void (*store)(CgCWalk *w, LoopStmt *store);
+    void (*expr)(CgCWalk *w, LoopExpr *e);     /* every expression node, children first (may be NULL) */
+};
+void cg_c_walk(LoopStmt *s, CgCWalk *w);
+
+/* Which root buffers kernel k uses: used[b] = 1 (loaded) | 2 (stored). */
+void cg_c_kernel_uses(const LoopProgram *p, int k, unsigned char *used);
+/* Kernels that read each CONST buffer: readers[b] = kernel id, -1 none,
+ * -2 several. */
+void cg_c_const_readers(const LoopProgram *p, int *readers);
+
+/* File-scope constants (those read by several kernels). */
+void cg_c_emit_shared_consts(const CgCTarget *t, const LoopProgram *p, UtilBuf *out);
+/* One kernel function.  Fails (diagnostic) on what C cannot express here:
+ * float16/bfloat16 buffers, barriers, non-constant loop extents when
+ * const_extents. */
+int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_extents, UtilBuf *out,
+                     UtilDiag *d);
+/* The call of kernel k from a function where each root buffer is an array
+ * named by cg_c_buf_name. */
+void cg_c_emit_call(const CgCTarget *t, const LoopProgram *p, int k, UtilBuf *out, int ind);
+/* Name of kernel k's function. */
+void cg_c_kernel_name(const CgCTarget *t, const LoopProgram *p, int k, char *out, size_t n);
+
+/* A C literal for v (float when single, else double; NAN/INFINITY from math.h). */
+void cg_c_float(UtilBuf *o, double v, int single);
+
+/* Fixed-point value of x in format f, rounded half away from zero and
+ * saturated (what the generated code stores). */
+int64_t cg_fixed_quantize(CgFixed f, double x);
+double  cg_fixed_value(CgFixed f, int64_t q);
+/* "fixed<16,6>" → {16, 6}; 0, or -1 when malformed (needs 2 <= w <= 32, 1 <= i <= w). */
+int cg_fixed_parse(const char *s, CgFixed *f);
+
+/* ------------------------------------------------------------- HLS C */
+
+/* What cg_hls_emit writes into NAME.c. */
+typedef struct CgHlsOptions {
+    const char *name;              /* symbol prefix (NAME_top, NAME_run, ...) */
+    const char *model;             /* model name, for the comment at the top */
+    const CgFixed *fmt;            /* per buffer (NULL = float32 everywhere) */
+    const int *frac;               /* per kernel register fraction bits (fixed mode) */
+    const char *const *in_fields;  /* NAME_inputs field per model input */
+    const char *const *out_fields; /* NAME_outputs field per model output */
+    const int64_t *io_offset;      /* fixed mode: per INPUT/OUTPUT root buffer, its converted copy's
+                                      byte offset in the host wrapper's workspace (else unused) */
+} CgHlsOptions;
+
+/* The synthesizable HLS C file (codegen/hls.c): helpers, constants, one
+ * function per kernel with PIPELINE / UNROLL / ARRAY_PARTITION pragmas from
+ * the loop kinds and LoopBuf.partition, the top function NAME_top (m_axi
+ * ports for inputs and outputs, s_axilite control, DATAFLOW when every
+ * intermediate has one producer and one consumer, intermediates as local
+ * arrays), and under #ifndef __SYNTHESIS__ the host wrapper NAME_run /
+ * NAME_run_ptrs (DESIGN.md §5) converting float to fixed point and back.
+ * *dataflow is set to whether DATAFLOW was emitted. */
+int cg_hls_emit(const LoopProgram *p, const CgHlsOptions *o, UtilBuf *out, int *dataflow, UtilDiag *d);
+/* Can the kernels of p form a DATAFLOW region (single producer and single
+ * consumer per buffer, ports read or written by one kernel)?  When not,
+ * *why names the first offending buffer. */
+int cg_hls_dataflow_ok(const LoopProgram *p, const char **why);
+
+#endif

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Synthesizability rules for the files `dlcc -t fpga` writes (docs/targets/fpga.md).
+
+    lint_hls.py DIR NAME        # exit 1 and one line per violation
+
+NAME.c, synthesizable part (everything before `#ifndef __SYNTHESIS__`):
+  no heap (malloc calloc realloc free), no I/O (printf puts fopen ...), no exit/abort,
+  no function pointers, no recursion (call graph of the functions defined there is acyclic),
+  no while / do / goto, every array has a literal size, every file-scope object is `static const`,
+  every `for` has a constant trip count (`for (int64_t v = A; v < N; v++)`),
+  the top function NAME_top with m_axi ports and s_axilite control.
+NAME_tb.c: no heap, literal array sizes, constant-trip-count loops.
+NAME.h: declarations only.  NAME.tcl: the Vitis HLS flow from project to export.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+HEAP = re.compile(r"\b(malloc|calloc|realloc|free|alloca)\s*\(")
+IO = re.compile(r"\b(printf|fprintf|sprintf|snprintf|puts|putchar|fopen|fwrite|fread|exit|abort)\s*\(")
+FNPTR = re.compile(r"\(\s*\*\s*\w*\s*\)\s*\(")
+LOOP = re.compile(r"\bfor\s*\(([^;]*);([^;]*);([^)]*)\)")
+CONST_LOOP = re.compile(r"^\s*int64_t (\w+) = \d+\s*;\s*(\w+) < (\d+)\s*;\s*(\w+)\+\+\s*$")
+ARRAY = re.compile(r"\b(?:u?int(?:8|16|32|64)_t|float|double|int|char)\s+\**(\w+)\s*\[([^\]]*)\]\s*(=|;|,|\))")
+FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w \*]*?\b(\w+)\s*\(([^;{]*?)\)\s*\{", re.M)
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
+    return re.sub(r"\"(\\.|[^\"\\])*\"", "\"\"", text)
+
+
+def bodies(text):
+    """Function definitions: name -> body text (brace matched)."""
+    out = {}
+    for m in FUNC.finditer(text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out[m.group(1)] = text[m.end():i - 1]
+    return out
+
+
+def check_loops(text, where, errs):
+    for m in LOOP.finditer(text):
+        c = CONST_LOOP.match(";".join(m.groups()))
+        if not c or not (c.group(1) == c.group(2) == c.group(4)):
+            errs.append("%s: a loop without a constant trip count: for (%s)" % (where, ";".join(m.groups())))
+
+
+def check_arrays(text, where, errs):
+    for m in ARRAY.finditer(text):
+        if not re.fullmatch(r"\s*\d+\s*", m.group(2)) and not re.fullmatch(r"\(?\s*\w+_WORKSPACE_SIZE \+ 7\) / 8 \+ 1",
+                                                                         m.group(2)):
+            errs.append("%s: array '%s' has no literal size [%s]" % (where, m.group(1), m.group(2)))
+
+
+def acyclic(graph):
+    state = {}
+
+    def visit(n):
+        if state.get(n) == 1:
+            return False
+        if state.get(n) == 2:
+            return True
+        state[n] = 1
+        ok = all(visit(m) for m in graph[n])
+        state[n] = 2
+        return ok
+    return all(visit(n) for n in graph)
+
+
+def lint(folder, name):
+    folder = Path(folder)
+    errs = []
+    src = strip_comments((folder / (name + ".c")).read_text())
+    if "#ifndef __SYNTHESIS__" not in src:
+        errs.append("%s.c: no host wrapper under #ifndef __SYNTHESIS__" % name)
+    synth = src.split("#ifndef __SYNTHESIS__")[0]
+    where = name + ".c (synthesizable part)"
+    for rx, what in ((HEAP, "heap"), (IO, "I/O or exit"), (FNPTR, "a function pointer")):
+        for m in rx.finditer(synth):
+            errs.append("%s: %s: %s" % (where, what, m.group(0)))
+    for kw in ("while", "goto", "do"):
+        if re.search(r"\b%s\b" % kw, synth):
+            errs.append("%s: '%s'" % (where, kw))
+    check_loops(synth, where, errs)
+    check_arrays(synth, where, errs)
+    funcs = bodies(synth)
+    graph = {f: [g for g in funcs if g != f and re.search(r"\b%s\s*\(" % g, body)] for f, body in funcs.items()}
+    for f, body in funcs.items():
+        if re.search(r"\b%s\s*\(" % f, body):
+            graph[f].append(f)
+    if not acyclic(graph):
+        errs.append("%s: recursion in the call graph" % where)
+    # file scope: everything outside function bodies
+    scope, depth = [], 0
+    for ch in synth:
+        depth += ch == "{"
+        if depth == 0:
+            scope.append(ch)
+        depth -= ch == "}"
+        if ch == "}" and depth == 0:
+            scope.append(";")      # a function body ends a file-scope item like a ';'
+    scope = "\n".join(line for line in "".join(scope).splitlines() if not line.lstrip().startswith("#"))
+    for decl in scope.split(";"):
+        decl = decl.strip()
+        if "=" in decl and not decl.startswith("static const"):
+            errs.append("%s: writable file-scope data: %s" % (where, decl[:60]))
+    top = re.search(r"void %s_top\(([^)]*)\)\s*\{" % name, synth)
+    if not top:
+        errs.append("%s: no top function %s_top" % (where, name))
+    elif "#pragma HLS INTERFACE s_axilite port=return" not in synth:
+        errs.append("%s: the top function has no s_axilite control interface" % where)
+    elif top.group(1).strip() != "void" and "#pragma HLS INTERFACE m_axi" not in synth:
+        errs.append("%s: the top function's ports are not m_axi" % where)
+    tb = strip_comments((folder / (name + "_tb.c")).read_text())
+    for m in HEAP.finditer(tb):
+        errs.append("%s_tb.c: heap: %s" % (name, m.group(0)))
+    check_loops(tb, name + "_tb.c", errs)
+    check_arrays(tb, name + "_tb.c", errs)
+    hdr = strip_comments((folder / (name + ".h")).read_text())
+    if re.search(r"\)\s*\{", hdr) or HEAP.search(hdr):
+        errs.append("%s.h: holds code" % name)
+    tcl = (folder / (name + ".tcl")).read_text()
+    for step in ("open_project", "set_top %s_top" % name, "add_files %s.c" % name, "add_files -tb %s_tb.c" % name,
+                 "open_solution", "set_part", "create_clock -period", "csim_design", "csynth_design",
+                 "cosim_design", "export_design"):
+        if step not in tcl:
+            errs.append("%s.tcl: no '%s'" % (name, step))
+    return errs
+
+
+if __name__ == "__main__":
+    problems = lint(sys.argv[1], sys.argv[2])
+    for p in problems:
+        print(p)
+    sys.exit(1 if problems else 0)
