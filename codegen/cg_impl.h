@@ -18,6 +18,9 @@ typedef struct CgCtx {
     LLVMTargetMachineRef tm;
     LLVMPassBuilderOptionsRef pbo;
     int owns_ctx;
+    int gpu;                         /* device code for NVPTX (ptx.c): GPU loops, shared memory, barriers */
+    int n_params;                    /* GPU kernel: number of parameters */
+    int *param_of;                   /* GPU kernel: per root buffer, its parameter number or -1 */
 
     /* What we compile. */
     const LoopProgram *p;
@@ -47,14 +50,29 @@ int  cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContext
 void cg_ctx_dispose(CgCtx *c);
 int  cg_ctx_optimize(CgCtx *c);      /* LLVMVerifyModule + LLVMRunPasses */
 int  cg_internal_error(CgCtx *c, const char *what, char *llvm_msg);   /* disposes llvm_msg */
+int  cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack);  /* object or assembly of
+                                                 c->mod; *stack (if not NULL): the stack bound */
 
 /* emit.c: the module (entry points, kernels, buffers, statements). */
 int cg_emit_module(CgCtx *c);
+int cg_stmt(CgCtx *c, const LoopStmt *s);
+int cg_setup_buffers(CgCtx *c, const LoopStmt *body);   /* base pointers of the buffers body uses */
+LLVMValueRef cg_const_global(CgCtx *c, int buf);         /* read-only global of a CONST buffer */
+void cg_end_entry_block(CgCtx *c);
+void cg_used_buffers(const LoopStmt *s, unsigned char *used);   /* used[buf] = 1 for each buffer s touches */
+int  cg_storage_root(const LoopProgram *p, int buf);     /* following alias_of; -1 on a cycle */
+
+/* ptx.c: the hooks emit.c calls for GPU device code (c->gpu). */
+int cg_gpu_loop(CgCtx *c, const LoopStmt *s);            /* GPU_BLOCK_* / GPU_THREAD_* loop */
+int cg_gpu_barrier(CgCtx *c);                            /* llvm.nvvm.barrier0 */
+LLVMValueRef cg_gpu_root_ptr(CgCtx *c, int buf);         /* kernel parameter or shared memory */
 
 /* expr.c: types and expressions. */
 LLVMTypeRef  cg_reg_type(CgCtx *c, IrDType t);   /* the type values of t have in registers */
 LLVMTypeRef  cg_mem_type(CgCtx *c, IrDType t);   /* the type elements of t have in memory */
 LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e);
+LLVMValueRef cg_call_intrinsic(CgCtx *c, const char *name, LLVMTypeRef *ovl, size_t n_ovl, LLVMValueRef *args,
+                               unsigned n);
 LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v);     /* register -> memory form */
 LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> register form */
 int cg_fail(CgCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

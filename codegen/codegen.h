@@ -64,6 +64,8 @@ typedef struct CgOptions {
     int opt_level;           /* 0..3: LLVM's default<On> pipeline and codegen level */
     unsigned emit;           /* CG_EMIT_* */
     const char *weights_section;  /* section for CONST buffers; NULL = .rodata */
+    int gpu_emulate;         /* GPU_BLOCK_* / GPU_THREAD_* loops run as serial loops (--gpu-emulate);
+                                barriers must have been split away (tgt_gpu_split_barriers) */
     /* Firmware: a zero-initialized, 64-byte aligned internal global of the
      * workspace's size (in workspace_section, NULL = .bss) that NAME_run_ptrs
      * uses when its workspace argument is NULL.  Makes the entry points
@@ -113,6 +115,40 @@ typedef int32_t (*CgRunFn)(const void *const inputs[], void *const outputs[], vo
 int     cg_jit(const LoopProgram *p, const CgOptions *o, CgJit **out, UtilDiag *d);
 CgRunFn cg_jit_entry(CgJit *j);       /* NAME_run_ptrs */
 void    cg_jit_free(CgJit *j);
+
+/* ---------------------------------------------------------------- GPU
+ * cg_compile_gpu (codegen/ptx.c) turns a GPU-scheduled program into
+ *  - PTX for nvptx64-nvidia-cuda: one `.entry` per kernel, named
+ *    NAME_KERNEL, whose parameters are the device pointers of the buffers it
+ *    uses (model inputs, outputs, constants, and the workspace base for
+ *    intermediates), in buffer order.  GPU_BLOCK_* / GPU_THREAD_* loops read
+ *    %ctaid / %tid (the launch has exactly the loops' extents; the body is
+ *    still guarded by var < extent); LOOP_ST_LOCAL buffers are shared memory
+ *    (addrspace 3); BARRIER is bar.sync 0.  A kernel with no GPU loop runs on
+ *    one thread.  Math: libdevice's __nv_* functions (linked from
+ *    o->libdevice) for exp, log, sin, cos, pow, tanh, erf, ...; sqrt, floor,
+ *    fma, ... are NVPTX instructions; no fast-math flags, no FTZ.
+ *  - a host object exporting NAME_run / NAME_run_ptrs (DESIGN.md §5) that
+ *    holds the PTX text and a DlccGpuProgram (runtime/dlcc_gpu.h) and calls
+ *    dlcc_gpu_run from the dlcc runtime. */
+typedef struct CgGpuOptions {
+    const char *arch;        /* "sm_80" (sm_75 .. sm_90) */
+    const char *libdevice;   /* path of libdevice.10.bc; NULL = not available (math calls are then errors) */
+    const char *host_triple; /* NULL = the host's */
+    int opt_level;
+    unsigned emit;           /* CG_EMIT_LLVM: device LLVM IR in llvm_ir */
+} CgGpuOptions;
+
+typedef struct CgGpuResult {
+    UtilBuf ptx;             /* the PTX module */
+    UtilBuf obj;             /* the host object */
+    UtilBuf llvm_ir;         /* device LLVM IR after optimization (CG_EMIT_LLVM) */
+    int n_device_bufs;       /* device buffers (sizes the workspace: DLCC_GPU_WORKSPACE_BYTES) */
+} CgGpuResult;
+
+void cg_gpu_result_init(CgGpuResult *r);
+void cg_gpu_result_free(CgGpuResult *r);
+int  cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r, UtilDiag *d);
 
 /* The host's normalized target triple, malloc'd (for reports and headers). */
 char *cg_host_triple(void);

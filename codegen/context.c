@@ -262,7 +262,7 @@ static int64_t stack_bound(const StackSizes *st)
 
 /* Code generation may change the IR it runs on, so every output is made
  * from a fresh clone of the optimized module. */
-static int emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack)
+int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack)
 {
     LLVMModuleRef m = LLVMCloneModule(c->mod);
     LLVMMemoryBufferRef mb = NULL;
@@ -326,9 +326,9 @@ int cg_compile(const LoopProgram *p, const CgOptions *o, CgResult *r, UtilDiag *
         LLVMDisposeMessage(s);
     }
     if (rc == 0 && (emit & CG_EMIT_ASM))
-        rc = emit_file(&c, LLVMAssemblyFile, &r->asm_text, NULL);
+        rc = cg_emit_file(&c, LLVMAssemblyFile, &r->asm_text, NULL);
     if (rc == 0 && (emit & CG_EMIT_OBJ))
-        rc = emit_file(&c, LLVMObjectFile, &r->obj, &r->stack_bytes);
+        rc = cg_emit_file(&c, LLVMObjectFile, &r->obj, &r->stack_bytes);
     cg_ctx_dispose(&c);
     return rc;
 }

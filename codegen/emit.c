@@ -38,12 +38,12 @@ static void mark_expr(const LoopExpr *e, unsigned char *used)
     }
 }
 
-static void mark_stmt(const LoopStmt *s, unsigned char *used)
+void cg_used_buffers(const LoopStmt *s, unsigned char *used)
 {
     if (!s)
         return;
     switch (s->kind) {
-    case LOOP_S_FOR: mark_expr(s->u.loop.extent, used); mark_stmt(s->u.loop.body, used); break;
+    case LOOP_S_FOR: mark_expr(s->u.loop.extent, used); cg_used_buffers(s->u.loop.body, used); break;
     case LOOP_S_LET: mark_expr(s->u.let.value, used); break;
     case LOOP_S_ASSIGN: mark_expr(s->u.assign.value, used); break;
     case LOOP_S_STORE:
@@ -53,19 +53,19 @@ static void mark_stmt(const LoopStmt *s, unsigned char *used)
         break;
     case LOOP_S_IF:
         mark_expr(s->u.cond.cond, used);
-        mark_stmt(s->u.cond.then_, used);
-        mark_stmt(s->u.cond.else_, used);
+        cg_used_buffers(s->u.cond.then_, used);
+        cg_used_buffers(s->u.cond.else_, used);
         break;
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            mark_stmt(s->u.block.items[i], used);
+            cg_used_buffers(s->u.block.items[i], used);
         break;
     case LOOP_S_BARRIER: break;
     }
 }
 
 /* The buffer whose storage buf uses (following alias_of), or -1 on a cycle. */
-static int storage_root(const LoopProgram *p, int buf)
+int cg_storage_root(const LoopProgram *p, int buf)
 {
     for (int steps = 0; steps <= p->n_bufs; steps++) {
         if (p->bufs[buf].alias_of < 0)
@@ -76,7 +76,7 @@ static int storage_root(const LoopProgram *p, int buf)
 }
 
 /* Read-only data: private, unnamed_addr, 64-byte aligned constants. */
-static LLVMValueRef const_global(CgCtx *c, int i)
+LLVMValueRef cg_const_global(CgCtx *c, int i)
 {
     if (c->globals[i])
         return c->globals[i];
@@ -104,6 +104,8 @@ static LLVMValueRef const_global(CgCtx *c, int i)
 /* Base pointer of a root buffer, built in the entry block. */
 static LLVMValueRef root_ptr(CgCtx *c, int i)
 {
+    if (c->gpu)
+        return cg_gpu_root_ptr(c, i);
     const LoopBuf *b = &c->p->bufs[i];
     LLVMBuilderRef A = c->ab;
     switch (b->storage) {
@@ -121,7 +123,7 @@ static LLVMValueRef root_ptr(CgCtx *c, int i)
         return v;
     }
     case LOOP_ST_CONST:
-        return const_global(c, i);
+        return cg_const_global(c, i);
     case LOOP_ST_WORKSPACE: {
         LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)b->offset, 0);
         return LLVMBuildInBoundsGEP2(A, c->t_i8, c->args[2], &off, 1, b->name);
@@ -140,19 +142,19 @@ static LLVMValueRef root_ptr(CgCtx *c, int i)
     return NULL;
 }
 
-static int setup_buffers(CgCtx *c, const LoopStmt *body)
+int cg_setup_buffers(CgCtx *c, const LoopStmt *body)
 {
     const LoopProgram *p = c->p;
     unsigned char *used = calloc(p->n_bufs > 0 ? (size_t)p->n_bufs : 1, 1);
     if (!used)
         return cg_fail(c, "out of memory");
     memset(c->bufptr, 0, (size_t)p->n_bufs * sizeof *c->bufptr);
-    mark_stmt(body, used);
+    cg_used_buffers(body, used);
     int rc = 0;
     for (int i = 0; rc == 0 && i < p->n_bufs; i++) {
         if (!used[i])
             continue;
-        int r = storage_root(p, i);
+        int r = cg_storage_root(p, i);
         if (r < 0) {
             rc = cg_fail(c, "buffer '%s' aliases itself through alias_of", p->bufs[i].name);
             break;
@@ -212,13 +214,15 @@ static LLVMBasicBlockRef new_block(CgCtx *c, const char *var, const char *what)
     return LLVMAppendBasicBlockInContext(c->ctx, c->fn, name);
 }
 
-static int stmt(CgCtx *c, const LoopStmt *s);
-
 /* preheader -> header (phi, exit test) -> body -> latch (i + 1, !llvm.loop) -> header | exit */
 static int for_loop(CgCtx *c, const LoopStmt *s)
 {
     LoopForKind k = s->u.loop.kind;
-    if (k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED && k != LOOP_UNROLLED)
+    int gpu_kind = k >= LOOP_GPU_BLOCK_X && k <= LOOP_GPU_THREAD_Z;
+    if (gpu_kind && c->gpu)
+        return cg_gpu_loop(c, s);     /* ptx.c: the loop variable is a block / thread index */
+    if (!(gpu_kind && c->o.gpu_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
+        k != LOOP_UNROLLED)
         return cg_fail(c, "'%s' is not a CPU loop kind", loop_for_kind_name(k));
     LLVMValueRef n = cg_expr(c, s->u.loop.extent);
     if (!n)
@@ -234,7 +238,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     LLVMPositionBuilderAtEnd(c->b, body);
     c->var[s->u.loop.var] = i;
     unsigned math_before = c->math_calls;
-    if (stmt(c, s->u.loop.body) != 0)
+    if (cg_stmt(c, s->u.loop.body) != 0)
         return -1;
     LLVMBuildBr(c->b, latch);
     LLVMMoveBasicBlockAfter(latch, LLVMGetInsertBlock(c->b));   /* blocks in source order */
@@ -258,12 +262,12 @@ static int if_stmt(CgCtx *c, const LoopStmt *s)
     LLVMBasicBlockRef else_ = s->u.cond.else_ ? new_block(c, NULL, "else") : join;
     LLVMBuildCondBr(c->b, k, then_, else_);
     LLVMPositionBuilderAtEnd(c->b, then_);
-    if (stmt(c, s->u.cond.then_) != 0)
+    if (cg_stmt(c, s->u.cond.then_) != 0)
         return -1;
     LLVMBuildBr(c->b, join);
     if (s->u.cond.else_) {
         LLVMPositionBuilderAtEnd(c->b, else_);
-        if (stmt(c, s->u.cond.else_) != 0)
+        if (cg_stmt(c, s->u.cond.else_) != 0)
             return -1;
         LLVMBuildBr(c->b, join);
     }
@@ -272,7 +276,7 @@ static int if_stmt(CgCtx *c, const LoopStmt *s)
     return 0;
 }
 
-static int stmt(CgCtx *c, const LoopStmt *s)
+int cg_stmt(CgCtx *c, const LoopStmt *s)
 {
     switch (s->kind) {
     case LOOP_S_FOR:
@@ -314,11 +318,14 @@ static int stmt(CgCtx *c, const LoopStmt *s)
         return if_stmt(c, s);
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            if (stmt(c, s->u.block.items[i]) != 0)
+            if (cg_stmt(c, s->u.block.items[i]) != 0)
                 return -1;
         return 0;
     case LOOP_S_BARRIER:
-        return cg_fail(c, "'barrier' is not a CPU statement");
+        if (c->gpu)
+            return cg_gpu_barrier(c);
+        return cg_fail(c, "'barrier' is not a CPU statement%s",
+                       c->o.gpu_emulate ? " (GPU emulation needs barriers split first)" : "");
     }
     return cg_fail(c, "unknown statement kind %d", (int)s->kind);
 }
@@ -347,7 +354,7 @@ static void begin_function(CgCtx *c, LLVMValueRef fn)
     LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->ctx, fn, "body"));
 }
 
-static void end_entry_block(CgCtx *c)
+void cg_end_entry_block(CgCtx *c)
 {
     LLVMPositionBuilderAtEnd(c->ab, c->entry);
     LLVMBuildBr(c->ab, LLVMGetNextBasicBlock(c->entry));
@@ -361,10 +368,10 @@ static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
     begin_function(c, fn);
-    if (setup_buffers(c, k->body) != 0 || stmt(c, k->body) != 0)
+    if (cg_setup_buffers(c, k->body) != 0 || cg_stmt(c, k->body) != 0)
         return NULL;
     LLVMBuildRetVoid(c->b);
-    end_entry_block(c);
+    cg_end_entry_block(c);
     return fn;
 }
 
@@ -457,7 +464,7 @@ int cg_emit_module(CgCtx *c)
     LLVMMoveBasicBlockAfter(fail, LLVMGetInsertBlock(c->b));
     LLVMPositionBuilderAtEnd(c->b, fail);
     LLVMBuildRet(c->b, LLVMConstInt(c->t_i32, (unsigned long long)(int64_t)DLCC_ERR_NULL, 1));
-    end_entry_block(c);
+    cg_end_entry_block(c);
     free(kfn);
 
     /* int32_t NAME_run(const NAME_inputs *in, NAME_outputs *out, void *workspace):
@@ -468,6 +475,6 @@ int cg_emit_module(CgCtx *c)
     LLVMValueRef r = LLVMBuildCall2(c->b, ft, run_ptrs, c->args, 3, "");
     LLVMSetTailCall(r, 1);
     LLVMBuildRet(c->b, r);
-    end_entry_block(c);
+    cg_end_entry_block(c);
     return 0;
 }

@@ -52,8 +52,8 @@ LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v)
 
 /* ------------------------------------------------------------ calls */
 
-static LLVMValueRef call_intrinsic(CgCtx *c, const char *name, LLVMTypeRef *ovl, size_t n_ovl,
-                                   LLVMValueRef *args, unsigned n)
+LLVMValueRef cg_call_intrinsic(CgCtx *c, const char *name, LLVMTypeRef *ovl, size_t n_ovl, LLVMValueRef *args,
+                               unsigned n)
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (id == 0) {
@@ -69,8 +69,8 @@ static LLVMValueRef call_intrinsic(CgCtx *c, const char *name, LLVMTypeRef *ovl,
  * touching memory: the generated code never reads errno. */
 static LLVMValueRef call_libm(CgCtx *c, const char *base, LLVMTypeRef t, LLVMValueRef *args, unsigned n)
 {
-    char name[32];
-    snprintf(name, sizeof name, "%s%s", base, t == c->t_f32 ? "f" : "");
+    char name[40];   /* on the GPU, libdevice's __nv_ functions */
+    snprintf(name, sizeof name, "%s%s%s", c->gpu ? "__nv_" : "", base, t == c->t_f32 ? "f" : "");
     LLVMTypeRef params[3] = { t, t, t };
     LLVMTypeRef ft = LLVMFunctionType(t, params, n, 0);
     LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
@@ -86,7 +86,7 @@ static LLVMValueRef call_libm(CgCtx *c, const char *base, LLVMTypeRef t, LLVMVal
 static LLVMValueRef fabs_of(CgCtx *c, LLVMValueRef a)
 {
     LLVMTypeRef t = LLVMTypeOf(a);
-    return call_intrinsic(c, "llvm.fabs", &t, 1, &a, 1);
+    return cg_call_intrinsic(c, "llvm.fabs", &t, 1, &a, 1);
 }
 
 static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
@@ -97,19 +97,25 @@ static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
             return NULL;
     LLVMTypeRef t = LLVMTypeOf(a[0]);
     unsigned n = (unsigned)e->u.call.n;
+    if (c->gpu)   /* NVPTX does not lower llvm.exp/log/sin/cos/pow: libdevice does them */
+        switch (e->u.call.fn) {
+        case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:
+            return call_libm(c, loop_intrinsic_name(e->u.call.fn), t, a, n);
+        default: break;
+        }
     if (c->o.no_libm && e->u.call.fn != LOOP_I_isnan && e->u.call.fn != LOOP_I_isinf)
         return cg_math(c, loop_intrinsic_name(e->u.call.fn), a, n);
     switch (e->u.call.fn) {
-    case LOOP_I_exp: return call_intrinsic(c, "llvm.exp", &t, 1, a, n);
-    case LOOP_I_log: return call_intrinsic(c, "llvm.log", &t, 1, a, n);
-    case LOOP_I_sqrt: return call_intrinsic(c, "llvm.sqrt", &t, 1, a, n);
-    case LOOP_I_sin: return call_intrinsic(c, "llvm.sin", &t, 1, a, n);
-    case LOOP_I_cos: return call_intrinsic(c, "llvm.cos", &t, 1, a, n);
-    case LOOP_I_floor: return call_intrinsic(c, "llvm.floor", &t, 1, a, n);
-    case LOOP_I_ceil: return call_intrinsic(c, "llvm.ceil", &t, 1, a, n);
-    case LOOP_I_round_even: return call_intrinsic(c, "llvm.roundeven", &t, 1, a, n);
-    case LOOP_I_pow: return call_intrinsic(c, "llvm.pow", &t, 1, a, n);
-    case LOOP_I_fma: return call_intrinsic(c, "llvm.fma", &t, 1, a, n);
+    case LOOP_I_exp: return cg_call_intrinsic(c, "llvm.exp", &t, 1, a, n);
+    case LOOP_I_log: return cg_call_intrinsic(c, "llvm.log", &t, 1, a, n);
+    case LOOP_I_sqrt: return cg_call_intrinsic(c, "llvm.sqrt", &t, 1, a, n);
+    case LOOP_I_sin: return cg_call_intrinsic(c, "llvm.sin", &t, 1, a, n);
+    case LOOP_I_cos: return cg_call_intrinsic(c, "llvm.cos", &t, 1, a, n);
+    case LOOP_I_floor: return cg_call_intrinsic(c, "llvm.floor", &t, 1, a, n);
+    case LOOP_I_ceil: return cg_call_intrinsic(c, "llvm.ceil", &t, 1, a, n);
+    case LOOP_I_round_even: return cg_call_intrinsic(c, "llvm.roundeven", &t, 1, a, n);
+    case LOOP_I_pow: return cg_call_intrinsic(c, "llvm.pow", &t, 1, a, n);
+    case LOOP_I_fma: return cg_call_intrinsic(c, "llvm.fma", &t, 1, a, n);
     case LOOP_I_isnan: return LLVMBuildFCmp(c->b, LLVMRealUNO, a[0], a[0], "");
     case LOOP_I_isinf: {
         LLVMValueRef m = fabs_of(c, a[0]);
@@ -211,7 +217,7 @@ static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueR
     case LOOP_DIV: return LLVMBuildFDiv(B, a, b, "");
     case LOOP_TDIV: {   /* trunc(a / b) */
         LLVMValueRef q = LLVMBuildFDiv(B, a, b, "");
-        return c->o.no_libm ? cg_math(c, "trunc", &q, 1) : call_intrinsic(c, "llvm.trunc", &t, 1, &q, 1);
+        return c->o.no_libm ? cg_math(c, "trunc", &q, 1) : cg_call_intrinsic(c, "llvm.trunc", &t, 1, &q, 1);
     }
     case LOOP_TMOD: return fmod_of(c, a, b);
     case LOOP_MOD: {    /* fmod, moved to the divisor's sign (numpy's mod) */
@@ -261,7 +267,7 @@ static LLVMValueRef cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v)
         return round_half(c, to, LLVMBuildFPCast(B, v, tt, ""));
     if (ff) {   /* saturating: out of range clamps, NaN gives 0 */
         LLVMTypeRef ovl[2] = { tt, ft };
-        return call_intrinsic(c, ir_dtype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &v, 1);
+        return cg_call_intrinsic(c, ir_dtype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &v, 1);
     }
     int sgn = ir_dtype_is_signed(from);
     if (tf)
@@ -323,7 +329,7 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
                 return a;
             LLVMTypeRef t = LLVMTypeOf(a);
             LLVMValueRef args[2] = { a, LLVMConstInt(c->t_i1, 0, 0) };
-            return call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
+            return cg_call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
         }
         break;
     }

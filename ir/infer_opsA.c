@@ -551,14 +551,17 @@ int ir_infer_trilu(IrGraph *g, IrNode *n, UtilDiag *d)
 
 int ir_infer_cumsum(IrGraph *g, IrNode *n, UtilDiag *d)
 {
-    const IrTensor *x = ir_in(g, n, 0), *ax = ir_in(g, n, 1);
+    const IrTensor *x = ir_in(g, n, 0);
     if (need_numeric(g, n, d))
         return -1;
     if (need_int(g, n, 1, "axis", d) || need_one(g, n, 1, "axis", d))
         return -1;
     if (x->v.shape.rank == 0)
         return ir_node_error(g, n, d, "input '%s' must have rank >= 1", x->name);
-    if (ax->v.data && ir_norm_axis(g, n, ir_load_i64(ax->v.dtype, ax->v.data, 0), x->v.shape.rank, d) < 0)
+    /* the axis decides the loop structure of compiled code: static, like axes elsewhere */
+    int64_t axis;
+    if (ir_infer_const_ints(g, n, 1, "axis", &axis, 1, d) < 0 ||
+        ir_norm_axis(g, n, axis, x->v.shape.rank, d) < 0)
         return -1;
     ir_infer_set(g, n, 0, x->v.dtype, &x->v.shape);
     return 0;

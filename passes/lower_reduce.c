@@ -543,9 +543,8 @@ int low_lpnorm(Low *L)
     LoopExpr *i2 = axis_index(L, &r, x, &k2);
     if (nrm < 0)
         return low_oom(L);
-    /* a zero vector stays zero */
-    LoopExpr *val = loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, nrm), low_const(L, t, 0)), low_const(L, t, 0),
-                                low_bin(L, LOOP_DIV, low_load(L, x, i2, t), low_v(L, nrm)));
+    /* x / 0 for a zero vector gives NaN, as in the interpreter and ONNX */
+    LoopExpr *val = low_bin(L, LOOP_DIV, low_load(L, x, i2, t), low_v(L, nrm));
     if (low_add(L, b2, low_store(L, y, loop_expr_copy(L->p, i2), val)) || low_add(L, blk, axis_loop(L, &r, k2, b2)))
         return low_oom(L);
     return red_finish(L, &r, y, blk);

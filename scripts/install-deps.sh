@@ -8,7 +8,7 @@ PKGS=(
   build-essential meson ninja-build pkg-config
   libjansson-dev libcmocka-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
-  llvm-19-dev
+  llvm-19-dev libhalide14-0-dev g++
   python3 python3-numpy python3-venv
   cmake
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm

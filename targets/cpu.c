@@ -17,7 +17,7 @@ void tgt_files_free(TgtFiles *fs)
 }
 
 /* Adds NAME.ext holding (a copy of) buf. */
-static int add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d)
+int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d)
 {
     if (fs->n >= TGT_MAX_FILES)
         return util_error(d, util_loc_file(NULL), "internal error: too many output files");
@@ -51,6 +51,32 @@ static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag 
     return p;
 }
 
+int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+                         int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d)
+{
+    UtilBuf text;
+    util_buf_init(&text);
+    int bad = 0;
+    if (o->emit & TGT_EMIT_HEADER) {
+        if (header)
+            bad |= tgt_add_file(out, o->name, ".h", header, d);
+        else
+            bad |= tgt_emit_header(g, p, o, stack_bytes, &text, d) || tgt_add_file(out, o->name, ".h", &text, d);
+        util_buf_free(&text);
+    }
+    if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
+        ir_print_dot(g, &text);
+        bad |= tgt_add_file(out, o->name, ".dot", &text, d);
+        util_buf_free(&text);
+    }
+    if (!bad && (o->emit & TGT_EMIT_REPORT)) {
+        bad |= tgt_emit_report(g, p, o, stack_bytes, target, &text, d) ||
+               tgt_add_file(out, o->name, ".report.json", &text, d);
+        util_buf_free(&text);
+    }
+    return bad ? -1 : 0;
+}
+
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
@@ -68,29 +94,14 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     if (cg_compile(p, &cgo, &res, d))                        /* loops → LLVM IR → object */
         goto done;
 
-    UtilBuf text;
-    util_buf_init(&text);
     int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
-        bad |= add_file(out, o->name, ".o", &res.obj, d);
+        bad |= tgt_add_file(out, o->name, ".o", &res.obj, d);
     if (!bad && (o->emit & TGT_EMIT_ASM))
-        bad |= add_file(out, o->name, ".s", &res.asm_text, d);
+        bad |= tgt_add_file(out, o->name, ".s", &res.asm_text, d);
     if (!bad && (o->emit & TGT_EMIT_LLVM))
-        bad |= add_file(out, o->name, ".ll", &res.llvm_ir, d);
-    if (!bad && (o->emit & TGT_EMIT_HEADER)) {
-        bad |= tgt_emit_header(g, p, o, res.stack_bytes, &text, d) || add_file(out, o->name, ".h", &text, d);
-        util_buf_free(&text);
-    }
-    if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
-        ir_print_dot(g, &text);
-        bad |= add_file(out, o->name, ".dot", &text, d);
-        util_buf_free(&text);
-    }
-    if (!bad && (o->emit & TGT_EMIT_REPORT)) {
-        bad |= tgt_emit_report(g, p, o, res.stack_bytes, "cpu", &text, d) || add_file(out, o->name, ".report.json", &text, d);
-        util_buf_free(&text);
-    }
-    if (bad)
+        bad |= tgt_add_file(out, o->name, ".ll", &res.llvm_ir, d);
+    if (bad || tgt_add_common_files(g, p, o, "cpu", res.stack_bytes, NULL, out, d))
         goto done;
     rc = 0;
 done:
@@ -141,8 +152,8 @@ int tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilD
         m->in_types[i] = (IrArray){ g->tensors[g->inputs[i]].v.dtype, g->tensors[g->inputs[i]].v.shape, NULL };
     for (int i = 0; i < g->n_outputs; i++)
         m->out_types[i] = (IrArray){ g->tensors[g->outputs[i]].v.dtype, g->tensors[g->outputs[i]].v.shape, NULL };
-    LoopProgram *p = cpu_program(g, o, d);
-    CgOptions cgo = { .opt_level = o->opt_level };
+    LoopProgram *p = o->gpu_emulate ? tgt_gpu_program(g, o, d) : cpu_program(g, o, d);
+    CgOptions cgo = { .opt_level = o->opt_level, .gpu_emulate = o->gpu_emulate };
     int rc = !p || cg_jit(p, &cgo, &m->jit, d) ? -1 : 0;
     if (p) {
         m->workspace_bytes = p->workspace_bytes;

@@ -19,6 +19,8 @@ enum {
     TGT_EMIT_HLS = 1 << 7,    /* fpga: NAME.c, NAME_tb.c, NAME.tcl */
     TGT_EMIT_DEFAULT_CPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
     TGT_EMIT_DEFAULT_FPGA = TGT_EMIT_HLS | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
+    TGT_EMIT_PTX = 1 << 8,    /* gpu: NAME.ptx */
+    TGT_EMIT_DEFAULT_GPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT | TGT_EMIT_PTX,
 };
 
 typedef struct TgtOptions {
@@ -28,6 +30,8 @@ typedef struct TgtOptions {
     const char *features;     /* LLVM feature string or NULL */
     int opt_level;            /* 0..3 */
     unsigned emit;            /* TGT_EMIT_* */
+    const char *gpu_arch;     /* -t gpu: sm_XX (NULL = sm_80) */
+    int gpu_emulate;          /* -t gpu --gpu-emulate: the GPU kernels built for the host */
     /* -t fpga (targets/fpga.c) */
     const char *precision;    /* "float32" (NULL) or "fixed<W,I>" */
     const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
@@ -54,12 +58,45 @@ typedef struct TgtFiles {
 } TgtFiles;
 
 void tgt_files_free(TgtFiles *fs);
+/* Adds NAME + ext holding a copy of buf. */
+int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d);
+/* Adds the files every target writes, as o->emit asks: NAME.h (`header`, or
+ * tgt_emit_header's when NULL), NAME.dot, NAME.report.json for `target`. */
+int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
+                         int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d);
 
 /* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* The GPU pipeline (targets/gpu.c, docs/targets/gpu.md): lower → GPU
+ * schedule (blocks, threads, shared-memory tiles) → simplify → plan memory →
+ * PTX through LLVM's NVPTX backend + a host object calling the dlcc runtime;
+ * fills `out` with NAME.o, NAME.ptx, NAME.h, NAME.report.json.  With
+ * o->gpu_emulate the same scheduled kernels are built for the host instead
+ * (block and thread loops serial, barriers kept by splitting the thread
+ * loops), with the same API: NAME.o, NAME.h, NAME.report.json. */
+int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
+/* The GPU-scheduled, verified loop program of that pipeline (barriers split
+ * when o->gpu_emulate); NULL with a diagnostic. */
+LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d);
+
+/* GPU scheduling choices. */
+typedef struct TgtGpuOptions {
+    int block_size;           /* threads per block of flat data-parallel mappings (256) */
+    int tile;                 /* shared-memory tile edge of matrix products (16); 0 = no tiles */
+} TgtGpuOptions;
+
+/* Binds every kernel's loops to GPU blocks and threads (gpu_schedule.c). */
+int tgt_gpu_schedule(LoopProgram *p, const TgtGpuOptions *o, UtilDiag *d);
+/* Shared-memory tiling of a matrix-product nest chain[0..n) (gpu_tile.c);
+ * NULL when the nest is not a product this handles. */
+LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt *const *chain, int n);
+/* For --gpu-emulate: rewrites thread loops containing barriers into
+ * consecutive thread loops, one per barrier-free segment, with values that
+ * live across a barrier kept per thread in LOCAL arrays (gpu_emulate.c). */
+int tgt_gpu_split_barriers(LoopProgram *p, UtilDiag *d);
 /* The FPGA pipeline: lower → HLS schedule (pipeline, unroll, partition) →
  * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl and
  * NAME.report.json (docs/targets/fpga.md).  g must be inferred. */
@@ -80,7 +117,8 @@ void tgt_io_names_free(char **names, int n);
 int64_t tgt_stack_estimate(const LoopProgram *p);
 
 /* A model compiled for the host and loaded into this process (LLVM's ORC
- * JIT): the same pipeline as tgt_cpu_compile, for `dlcc run --backend cpu`
+ * JIT): the same pipeline as tgt_cpu_compile (or, with o->gpu_emulate, the
+ * GPU-scheduled kernels run serially), for `dlcc run --backend cpu|gpu-emulate`
  * and differential tests.  tgt_host_run has interp_run's contract: inputs in
  * graph-input order with matching dtype/shape, outputs malloc'd. */
 typedef struct TgtHostModel TgtHostModel;

@@ -25,7 +25,8 @@ static int parse_emit(const char *kinds, unsigned *bits, unsigned *foreign)
 {
     static const struct { const char *name; unsigned bit; } known[] = {
         { "obj", TGT_EMIT_OBJ }, { "asm", TGT_EMIT_ASM }, { "llvm", TGT_EMIT_LLVM }, { "header", TGT_EMIT_HEADER },
-        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", 0 }, { "hls", TGT_EMIT_HLS }, { "c", TGT_EMIT_C },
+        { "graph", TGT_EMIT_GRAPH }, { "report", TGT_EMIT_REPORT }, { "ptx", TGT_EMIT_PTX }, { "hls", TGT_EMIT_HLS },
+        { "c", TGT_EMIT_C },
     };
     char buf[256];
     if (!kinds[0] || strlen(kinds) >= sizeof buf)
@@ -165,7 +166,7 @@ int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
     static const char *const later_values[] = { NULL };
-    static const char *const later_flags[] = { "--gpu-emulate", NULL };
+    static const char *const later_flags[] = { NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *depfile = NULL, *v;
     const char *fpga_only = NULL, *precision = NULL;
     int emit_given = 0;
@@ -222,6 +223,9 @@ int dlcc_cmd_compile(int argc, char **argv)
         } else if ((v = dlcc_arg_value(&a, "--gpu-arch"))) {
             if (strncmp(v, "sm_", 3) || parse_long(v + 3, 10, 999, &n))
                 a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
+            o.gpu_arch = v;
+        } else if (strcmp(arg, "--gpu-emulate") == 0) {
+            o.gpu_emulate = 1;
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
             a.status = check_precision(v);
             precision = v;
@@ -273,24 +277,31 @@ int dlcc_cmd_compile(int argc, char **argv)
     char *cname = name ? NULL : util_c_identifier(g->name);
     o.name = name ? name : cname;
     TgtFiles files = { 0 };
-    int rc, fpga = strcmp(target, "fpga") == 0;
+    int rc, fpga = strcmp(target, "fpga") == 0, gpu = strcmp(target, "gpu") == 0;
     if (fpga && !emit_given)
         o.emit = TGT_EMIT_DEFAULT_FPGA;
+    if (gpu && !o.gpu_emulate && !emit_given)
+        o.emit = TGT_EMIT_DEFAULT_GPU;
     o.model_file = a.model;
     if (!fpga && precision && strcmp(precision, "float32"))
         later = "--precision other than float32 (outside -t fpga)";
     if (fpga && precision && strcmp(precision, "int8") == 0)
         later = "--precision int8 on -t fpga (use fixed<8,I>)";
-    if (strcmp(target, "cpu") && !fpga)
+    if (strcmp(target, "cpu") && !fpga && !gpu)
         rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
-                        "build yet (cpu and fpga are); 'dlcc run' runs the reference interpreter", target);
+                        "build yet; 'dlcc run' runs the reference interpreter", target);
     else if (!fpga && fpga_only)
         rc = util_error(&d, util_loc_file(a.model), "%s belongs to -t fpga", fpga_only);
+    else if (o.gpu_emulate && !gpu)
+        rc = util_error(&d, util_loc_file(a.model), "--gpu-emulate belongs to the gpu target (-t gpu)");
+    else if (gpu && (o.static_workspace || o.workspace_section || o.weights_section || o.no_libm))
+        rc = util_error(&d, util_loc_file(a.model), "--static-workspace, --workspace-section, --weights-section and "
+                        "--no-libm belong to the cpu target");
     else if (later)
         rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
-    else if (!fpga && (foreign || (o.emit & (TGT_EMIT_HLS | TGT_EMIT_C))))
+    else if (!fpga && (foreign || (o.emit & (TGT_EMIT_HLS | TGT_EMIT_C)) || (!gpu && (o.emit & TGT_EMIT_PTX))))
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
-    else if (fpga && (foreign || (o.emit & (TGT_EMIT_OBJ | TGT_EMIT_ASM | TGT_EMIT_LLVM))))
+    else if (fpga && (foreign || (o.emit & (TGT_EMIT_OBJ | TGT_EMIT_ASM | TGT_EMIT_LLVM | TGT_EMIT_PTX))))
         rc = util_error(&d, util_loc_file(a.model), "--emit obj, asm, llvm and ptx belong to the cpu and gpu "
                         "targets (-t fpga writes hls, c, header, graph, report)");
     else if (!o.name)
@@ -299,7 +310,8 @@ int dlcc_cmd_compile(int argc, char **argv)
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         rc = pass_run_pipeline(g, &po, &d);
         if (!rc)
-            rc = fpga ? tgt_fpga_compile(g, &o, &files, &d) : tgt_cpu_compile(g, &o, &files, &d);
+            rc = gpu ? tgt_gpu_compile(g, &o, &files, &d) : fpga ? tgt_fpga_compile(g, &o, &files, &d)
+                     : tgt_cpu_compile(g, &o, &files, &d);
     }
     if (!rc)
         rc = write_files(&files, outdir, verbose, &d);

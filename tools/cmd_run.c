@@ -156,14 +156,15 @@ static int write_outputs(const IrGraph *g, const IrArray *outv, char **fname, co
     return 0;
 }
 
-/* Runs g on `in` with the chosen backend: the reference interpreter, or the
- * CPU pipeline compiled into this process. */
+/* Runs g on `in` with the chosen backend: the reference interpreter (0), the
+ * CPU pipeline compiled into this process (1), or the GPU kernels emulated
+ * on the host (2). */
 static int run_backend(const IrGraph *g, int cpu, const IrArray *in, IrArray *outv, UtilDiag *d)
 {
     if (!cpu)
         return interp_run(g, in, outv, d);
     char *name = util_c_identifier(g->name);
-    TgtOptions o = { .name = name ? name : "model", .opt_level = 2 };
+    TgtOptions o = { .name = name ? name : "model", .opt_level = 2, .gpu_emulate = cpu == 2 };
     TgtHostModel *m;
     int rc = tgt_cpu_jit(g, &o, &m, d);
     if (!rc)
@@ -243,8 +244,8 @@ int dlcc_cmd_run(int argc, char **argv)
             level = dlcc_arg_opt_level(argv[a.i]);
         } else if ((v = dlcc_arg_value(&a, "--backend"))) {
             backend = v;
-            if (strcmp(v, "interp") && strcmp(v, "cpu"))
-                a.status = dlcc_usage_error("unknown backend '%s' (interp or cpu)", v);
+            if (strcmp(v, "interp") && strcmp(v, "cpu") && strcmp(v, "gpu-emulate"))
+                a.status = dlcc_usage_error("unknown backend '%s' (interp, cpu or gpu-emulate)", v);
         } else {
             dlcc_arg_unknown(&a);
         }
@@ -263,10 +264,11 @@ int dlcc_cmd_run(int argc, char **argv)
     }
     UtilBuf summary;
     util_buf_init(&summary);
+    int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
     PassOptions po = pass_options(level);
     int rc = pass_run_pipeline(g, &po, &d);
     if (!rc)
-        rc = dlcc_run_graph_on(g, strcmp(backend, "cpu") == 0, n_files, files, outdir, &summary, &d);
+        rc = dlcc_run_graph_on(g, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)
         rc = dlcc_write_stdout(&summary, &d);
     util_buf_free(&summary);

@@ -89,7 +89,8 @@ typedef struct DlccInputFile {
  * and writes OUTDIR/<sanitized output name>.npy for every graph output, all
  * or nothing.  Appends a one-line summary per output to `summary`. */
 /* dlcc_run_graph with a backend: 0 = reference interpreter, 1 = the CPU
- * pipeline compiled into this process (LLVM JIT). */
+ * pipeline compiled into this process (LLVM JIT), 2 = the GPU kernels emulated
+ * on the host (--backend gpu-emulate). */
 int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFile *files, const char *outdir,
                       UtilBuf *summary, UtilDiag *d);
 int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, const char *outdir,

@@ -148,7 +148,7 @@ static void basic(Cli *c)
     run(c, "run", "m.json", "-i", "x=a.npy", "--input=x=b.npy", NULL);
     check(c, "run: input given twice", 2, "input 'x' is given twice", NULL);
     run(c, "run", "m.json", "--backend=gpu", NULL);
-    check(c, "run: unknown backend", 2, "unknown backend 'gpu' (interp or cpu)", NULL);
+    check(c, "run: unknown backend", 2, "unknown backend 'gpu' (interp, cpu or gpu-emulate)", NULL);
     run(c, "run", "m.json", "--input-shape", "x=1,-3", NULL);
     check(c, "run: bad --input-shape", 2, "--input-shape wants NAME=D0,D1,...", NULL);
     run(c, "run", "m.json", "n.json", NULL);
@@ -268,10 +268,30 @@ static int model(Cli *c)
     run(c, "run", "%D/tiny.json", "-i", "x=%D/x.npy", "-o", "%D/outcpu", "--backend", "cpu", NULL);
     snprintf(want, sizeof want, "out/y: float32 [2,3] = [0, 0, 0.5, 3, 0, 7] -> %s/outcpu/out_y.npy\n", c->dir);
     check(c, "run --backend cpu", 0, NULL, want);
-
-    run(c, "%D/tiny.json", "-t", "gpu", NULL);
-    check(c, "compile: honest error", 1, "dlcc: %D/tiny.json: error: code generation for target 'gpu' is not "
-          "available", NULL);
+    run(c, "run", "%D/tiny.json", "-i", "x=%D/x.npy", "-o", "%D/outg", "--backend", "gpu-emulate", NULL);
+    snprintf(want, sizeof want, "out/y: float32 [2,3] = [0, 0, 0.5, 3, 0, 7] -> %s/outg/out_y.npy\n", c->dir);
+    check(c, "run --backend gpu-emulate", 0, NULL, want);
+    run(c, "%D/tiny.json", "-t", "gpu", "--emit", "ptx,header", "--name", "t", "-o", "%D/gpu", NULL);
+    check(c, "compile -t gpu --emit ptx,header", 0, NULL, NULL);
+    snprintf(p, sizeof p, "%s/gpu", c->dir);
+    ok = scratch_count_files(p) == 2;
+    snprintf(p, sizeof p, "%s/gpu/t.ptx", c->dir);
+    FILE *fp = fopen(p, "r");
+    char ptx[4096] = "";
+    if (fp) {
+        ptx[fread(ptx, 1, sizeof ptx - 1, fp)] = 0;
+        fclose(fp);
+    }
+    ok = ok && strstr(ptx, ".target sm_80") && strstr(ptx, ".visible .entry t_");
+    printf("%s compile -t gpu: t.ptx and t.h only, sm_80 entry\n", ok ? "ok  " : "FAIL");
+    c->failed += !ok;
+    c->passed += ok;
+    run(c, "%D/tiny.json", "-t", "gpu", "--gpu-arch", "sm_70", "-o", "%D/gpu70", NULL);
+    check(c, "compile: unsupported --gpu-arch", 1, "GPU architecture 'sm_70' is not supported", NULL);
+    run(c, "%D/tiny.json", "--gpu-emulate", "-o", "%D/emu", NULL);
+    check(c, "compile: --gpu-emulate without -t gpu", 1, "--gpu-emulate belongs to the gpu target", NULL);
+    run(c, "%D/tiny.json", "--emit", "ptx", "-o", "%D/emu", NULL);
+    check(c, "compile: --emit ptx for cpu", 1, "--emit ptx, hls and c belong to the gpu and fpga targets", NULL);
 
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny.txt", NULL);
     check(c, "convert: not a .json name", 1, "the output must be a .json file name", NULL);

@@ -3,7 +3,7 @@
  *
  *   conformance ROOT... [--node-dir DIR]... [--expected FILE] [--update-expected]
  *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]
- *               [--backend interp|cpu] [--roundtrip] [--opt N] [-v]
+ *               [--backend interp|cpu|gpu-emulate] [--roundtrip] [--opt N] [-v]
  *
  * --roundtrip loads each model through the JSON format (fe_write_json, as
  * `dlcc convert` writes it) to check that conversion is lossless.
@@ -78,7 +78,7 @@ typedef struct Case {
     char **ops;          /* distinct operators of the model */
     int n_ops;
     int plain;           /* every graph input/output is float32, int64, int32 or bool */
-    int backend_cpu;     /* run compiled for the host CPU instead of interpreted */
+    int backend_cpu;     /* 1: compiled for the host CPU, 2: GPU kernels emulated on the host */
     int roundtrip;       /* load through `dlcc convert`'s JSON + safetensors */
     int opt;             /* -O level of the graph passes run before the interpreter */
 } Case;
@@ -330,7 +330,7 @@ static int run_backend(int cpu, const IrGraph *g, const IrArray *ins, IrArray *o
 {
     if (!cpu)
         return interp_run(g, ins, outs, d);
-    TgtOptions o = { .name = "conformance_model", .opt_level = 2 };
+    TgtOptions o = { .name = "conformance_model", .opt_level = 2, .gpu_emulate = cpu == 2 };
     TgtHostModel *m;
     int rc = tgt_cpu_jit(g, &o, &m, d);
     if (!rc)
@@ -899,7 +899,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: conformance ROOT... [--node-dir DIR] [--expected FILE] [--update-expected]\n"
                     "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]\n"
-                    "                   [--backend interp|cpu] [--roundtrip] [--opt N] [-v]\n");
+                    "                   [--backend interp|cpu|gpu-emulate] [--roundtrip] [--opt N] [-v]\n");
     exit(2);
 }
 
@@ -931,9 +931,9 @@ int main(int argc, char **argv)
             run.roundtrip = 1;
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
             const char *b = argv[++i];
-            if (strcmp(b, "cpu") && strcmp(b, "interp"))
+            if (strcmp(b, "cpu") && strcmp(b, "interp") && strcmp(b, "gpu-emulate"))
                 usage();
-            run.backend_cpu = strcmp(b, "cpu") == 0;
+            run.backend_cpu = strcmp(b, "cpu") == 0 ? 1 : strcmp(b, "gpu-emulate") == 0 ? 2 : 0;
         }
         else if (a[0] == '-')
             usage();

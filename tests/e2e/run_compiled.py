@@ -3,7 +3,13 @@
 driver that uses only the generated header, runs it and compares with
 PyTorch's outputs.
 
-    run_compiled.py DLCC CC MODEL_DIR [--rtol R] [--atol A] [-- DLCC_OPTIONS...]
+    run_compiled.py [--link ARG]... [--no-device-rc N] DLCC CC MODEL_DIR [--rtol R] [--atol A]
+                    [-- DLCC_OPTIONS...]
+
+--link adds a link argument (e.g. the dlcc runtime library for -t gpu).
+--no-device-rc N: on a machine without an NVIDIA device (/dev/nvidiactl
+absent), NAME_run must return exactly N (and nothing is compared); with a
+device the outputs are compared as usual.
 
 The driver is generated from the header's input/output structs: it reads
 input_K.npy into the K-th input field, calls NAME_run, and writes each output
@@ -83,13 +89,14 @@ def driver_source(header):
     return DRIVER.replace("@LOAD@", load + "\n" + alloc).replace("@STORE@", store), ins, outs
 
 
-def run_driver(cc, tmp, model_dir, objects, cflags=()):
+def run_driver(cc, tmp, model_dir, objects, cflags=(), link=(), no_device_rc=None):
     """Builds the driver for tmp/m.h with the given objects or sources, runs it on
-    model_dir/input_K.npy; returns [(output name, got, expected)] or None (printed why)."""
+    model_dir/input_K.npy; returns [(output name, got, expected)] or None (printed why).
+    no_device_rc: without an NVIDIA device, m_run must return it; [] then."""
     source, ins, outs = driver_source((tmp / "m.h").read_text())
     (tmp / "driver.c").write_text(source)
     build = [cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1"] + list(cflags) + [
-        "-I", str(tmp), str(tmp / "driver.c")] + objects + ["-lm", "-o", str(tmp / "driver")]
+        "-I", str(tmp), str(tmp / "driver.c")] + objects + list(link) + ["-lm", "-o", str(tmp / "driver")]
     p = subprocess.run(build, capture_output=True, text=True)
     if p.returncode:
         print("FAIL: the driver did not build\n%s" % p.stderr)
@@ -98,6 +105,14 @@ def run_driver(cc, tmp, model_dir, objects, cflags=()):
     args = [str(model_dir / ("input_%d.npy" % i)) for i in range(len(ins))]
     args += [str(tmp / ("out_%d.bin" % k)) for k in range(len(outs))]
     p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=300)
+    if no_device_rc is not None and not Path("/dev/nvidiactl").exists():
+        want = "m_run returned %d" % no_device_rc
+        if p.returncode == 5 and want in p.stderr:
+            print("no NVIDIA device here and %s, as expected" % want)
+            return []
+        print("FAIL: without a device, expected '%s'; the driver exited with status %d\n%s"
+              % (want, p.returncode, p.stderr))
+        return None
     if p.returncode:
         print("FAIL: the driver exited with status %d\n%s" % (p.returncode, p.stderr))
         return None
@@ -112,6 +127,8 @@ def main():
     ap.add_argument("model_dir", type=Path)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--link", action="append", default=[])
+    ap.add_argument("--no-device-rc", type=int)
     ap.add_argument("options", nargs="*")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dlcc-compiled-") as tmp:
@@ -122,7 +139,7 @@ def main():
         if p.returncode:
             print("FAIL: dlcc exited with status %d\n%s" % (p.returncode, p.stderr))
             return 1
-        results = run_driver(a.cc, tmp, a.model_dir, [str(tmp / "m.o")])
+        results = run_driver(a.cc, tmp, a.model_dir, [str(tmp / "m.o")], link=a.link, no_device_rc=a.no_device_rc)
         if results is None:
             return 1
         ok = True

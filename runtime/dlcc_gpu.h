@@ -1,0 +1,61 @@
+/* runtime/dlcc_gpu.h — the contract between a `dlcc -t gpu` host object and
+ * dlcc's GPU runtime (libdlcc_runtime, `pkg-config --libs dlcc-runtime`).
+ * Prefix: dlcc_gpu_ / DlccGpu.
+ *
+ * The generated object holds the PTX of every kernel and a constant
+ * DlccGpuProgram describing the device buffers and the launches; its
+ * NAME_run_ptrs calls dlcc_gpu_run, which goes through the Halide runtime's
+ * CUDA device interface (HalideRuntimeCuda.h).  The compiler includes this
+ * header only for the layout constants below. */
+#ifndef DLCC_GPU_H
+#define DLCC_GPU_H
+
+#include <stdint.h>
+
+/* Return codes of dlcc_gpu_run (and so of NAME_run / NAME_run_ptrs). */
+#define DLCC_GPU_OK 0
+#define DLCC_GPU_ERR_NULL (-1)     /* a required pointer was NULL */
+#define DLCC_GPU_ERR_DEVICE (-2)   /* no CUDA driver or device, or a CUDA call failed (details on
+                                      stderr when DLCC_GPU_VERBOSE is set in the environment) */
+#define DLCC_GPU_ERR_PROGRAM (-3)  /* the program descriptor is malformed (version mismatch) */
+
+#define DLCC_GPU_VERSION 1
+
+/* Device buffer kinds (table entries, see below). */
+enum { DLCC_GPU_BUF_INPUT = 0, DLCC_GPU_BUF_OUTPUT = 1, DLCC_GPU_BUF_CONST = 2, DLCC_GPU_BUF_WORKSPACE = 3 };
+
+/* The program descriptor, emitted as read-only data by codegen/ptx.c.
+ *
+ * table (int64), in order:
+ *   [0] DLCC_GPU_VERSION, [1] n_bufs, [2] n_kernels, [3] n_inputs, [4] n_outputs
+ *   per buffer (3): kind, index (input/output position, or the position in consts[]), bytes
+ *   per kernel (8 + n_args): name offset in names, grid x y z, block x y z, n_args,
+ *                            then n_args buffer numbers (the kernel's parameters, in order) */
+typedef struct DlccGpuProgram {
+    const char *ptx;              /* NUL-terminated PTX module text */
+    const char *names;            /* NUL-separated kernel entry names */
+    const int64_t *table;
+    const void *const *consts;    /* host copies of the constant buffers */
+} DlccGpuProgram;
+
+/* The workspace of a GPU model: the device state, not tensors (intermediate
+ * tensors live in device memory).  Its first use is recognised by a tag and
+ * the program's address; it then holds the loaded CUDA module and one
+ * device allocation per buffer, made once and reused by later runs.
+ * Layout: a 64-byte header, then per buffer one halide_buffer_t (56 bytes on
+ * 64-bit hosts) and one halide_dimension_t (16 bytes), rounded to 80. */
+#define DLCC_GPU_WORKSPACE_HEADER 64
+#define DLCC_GPU_WORKSPACE_PER_BUF 80
+#define DLCC_GPU_WORKSPACE_BYTES(n_bufs) \
+    ((int64_t)DLCC_GPU_WORKSPACE_HEADER + (int64_t)DLCC_GPU_WORKSPACE_PER_BUF * (int64_t)(n_bufs))
+
+/* Runs the program: copies inputs to the device, launches the kernels in
+ * order, copies outputs back.  Returns DLCC_GPU_OK or a DLCC_GPU_ERR_*. */
+int32_t dlcc_gpu_run(const DlccGpuProgram *prog, const void *const inputs[], void *const outputs[],
+                     void *workspace);
+
+/* Releases the device allocations and the CUDA module held by a workspace
+ * (after which it is uninitialized again). */
+void dlcc_gpu_release(const DlccGpuProgram *prog, void *workspace);
+
+#endif

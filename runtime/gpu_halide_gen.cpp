@@ -1,0 +1,26 @@
+// runtime/gpu_halide_gen.cpp — build-time tool: writes Halide's standalone
+// runtime object for x86-64 Linux with the CUDA device interface
+// (halide_cuda_initialize_kernels, halide_cuda_run, halide_device_malloc,
+// halide_copy_to_device/host, ...; all weak symbols).  Run by Meson so the
+// dlcc process itself links only one LLVM (DESIGN.md §2).
+//
+//     dlcc-gpu-halide-gen OUT.o [TARGET]     (TARGET defaults to x86-64-linux-cuda)
+#include <Halide.h>
+
+#include <cstdio>
+#include <exception>
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        std::fprintf(stderr, "usage: %s OUT.o [HALIDE_TARGET]\n", argv[0]);
+        return 2;
+    }
+    try {
+        Halide::compile_standalone_runtime(argv[1], Halide::Target(argc > 2 ? argv[2] : "x86-64-linux-cuda"));
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,133 @@
+/* targets/gpu.c — the GPU target: the whole pipeline, top to bottom
+ * (docs/targets/gpu.md). */
+#include "targets/targets.h"
+#include "codegen/codegen.h"
+#include "passes/passes.h"
+#include "runtime/dlcc_gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libdevice.10.bc: $DLCC_LIBDEVICE, the CUDA toolkit's, Debian's. */
+static const char *find_libdevice(void)
+{
+    static const char *const paths[] = { "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc",
+                                         "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc", NULL };
+    const char *env = getenv("DLCC_LIBDEVICE");
+    if (env && *env)
+        return env;
+    for (int i = 0; paths[i]; i++)
+        if (access(paths[i], R_OK) == 0)
+            return paths[i];
+    return NULL;
+}
+
+/* NAME.h with the GPU workspace (device state) and the device error code. */
+static int gpu_header(const IrGraph *g, LoopProgram *p, const TgtOptions *o, int64_t ws, UtilBuf *out, UtilDiag *d)
+{
+    const char *name = o->name;
+    int64_t saved = p->workspace_bytes, saved_align = p->workspace_align;
+    p->workspace_bytes = ws;
+    p->workspace_align = 64;
+    UtilBuf h;
+    util_buf_init(&h);
+    int rc = tgt_emit_header(g, p, o, -1, &h, d);
+    p->workspace_bytes = saved;
+    p->workspace_align = saved_align;
+    if (rc) {
+        util_buf_free(&h);
+        return -1;
+    }
+    /* after the line defining NAME_ERR_NULL */
+    char key[300];
+    snprintf(key, sizeof key, "#define %s_ERR_NULL", name);
+    const char *at = h.data ? strstr(h.data, key) : NULL;
+    const char *eol = at ? strchr(at, '\n') : NULL;
+    size_t cut = eol ? (size_t)(eol + 1 - h.data) : h.len;
+    util_buf_put(out, h.data ? h.data : "", cut);
+    util_buf_printf(out, "#define %s_ERR_DEVICE (-2)   /* no CUDA driver or device, or a CUDA call failed */\n"
+                         "/* The workspace holds the device state (loaded kernels, device buffers), set up by\n"
+                         " * the first run; fresh or zeroed memory.  Link with `pkg-config --libs dlcc-runtime`. */\n",
+                    name);
+    util_buf_put(out, h.data ? h.data + cut : "", h.len - cut);
+    util_buf_free(&h);
+    return 0;
+}
+
+LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
+{
+    PassSchedule sched = { .target = "gpu" };                /* plain loop nests: the GPU schedule binds them */
+    TgtGpuOptions gs = { .block_size = 256, .tile = 16 };
+    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    if (!p)
+        return NULL;
+    p->name = util_arena_strdup(&p->arena, o->name);
+    if (tgt_gpu_schedule(p, &gs, d) ||                       /* blocks, threads, shared tiles */
+        (o->gpu_emulate && tgt_gpu_split_barriers(p, d))) {  /* host: thread loops split at barriers */
+        loop_program_free(p);
+        return NULL;
+    }
+    loop_simplify(p);                                        /* index algebra */
+    if (pass_plan_memory(p, g, d) || loop_verify(p, d)) {    /* device workspace offsets */
+        loop_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+{
+    CgGpuOptions gpo = { .arch = o->gpu_arch, .libdevice = find_libdevice(), .host_triple = o->triple,
+                         .opt_level = o->opt_level, .emit = o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0 };
+    CgOptions emo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
+                      .gpu_emulate = 1, .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
+                                                (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0) };
+    CgGpuResult gr;
+    CgResult er;
+    cg_gpu_result_init(&gr);
+    cg_result_init(&er);
+    UtilBuf text;
+    util_buf_init(&text);
+    int rc = -1;
+
+    LoopProgram *p = tgt_gpu_program(g, o, d);
+    if (!p)
+        goto done;
+    int64_t ws;
+    if (o->gpu_emulate) {
+        if (cg_compile(p, &emo, &er, d))                     /* the same kernels, serial, for the host */
+            goto done;
+        ws = p->workspace_bytes;
+    } else {
+        if (cg_compile_gpu(p, &gpo, &gr, d))                 /* PTX + host object */
+            goto done;
+        ws = DLCC_GPU_WORKSPACE_BYTES(gr.n_device_bufs);
+    }
+
+    int bad = 0;
+    if (o->emit & TGT_EMIT_OBJ)
+        bad |= tgt_add_file(out, o->name, ".o", o->gpu_emulate ? &er.obj : &gr.obj, d);
+    if (!bad && (o->emit & TGT_EMIT_PTX) && !o->gpu_emulate)
+        bad |= tgt_add_file(out, o->name, ".ptx", &gr.ptx, d);
+    if (!bad && (o->emit & TGT_EMIT_ASM) && o->gpu_emulate)
+        bad |= tgt_add_file(out, o->name, ".s", &er.asm_text, d);
+    if (!bad && (o->emit & TGT_EMIT_LLVM))
+        bad |= tgt_add_file(out, o->name, ".ll", o->gpu_emulate ? &er.llvm_ir : &gr.llvm_ir, d);
+    if (!bad && !o->gpu_emulate && (o->emit & TGT_EMIT_HEADER))
+        bad |= gpu_header(g, p, o, ws, &text, d);
+    if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu",
+                                    o->gpu_emulate ? er.stack_bytes : -1, o->gpu_emulate ? NULL : &text, out, d))
+        goto done;
+    rc = 0;
+done:
+    if (rc)
+        tgt_files_free(out);
+    util_buf_free(&text);
+    cg_gpu_result_free(&gr);
+    cg_result_free(&er);
+    if (p)
+        loop_program_free(p);
+    return rc;
+}

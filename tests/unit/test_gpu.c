@@ -1,0 +1,377 @@
+/* tests/unit/test_gpu.c — the GPU target's loop rewrites and code generation:
+ * block/thread binding with a guarded tail, shared-memory tiles with
+ * barriers, barrier splitting for --gpu-emulate (numbers checked against a
+ * hand-computed product), and the PTX text of the NVPTX path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "targets/targets.h"
+
+static int io_buf(LoopProgram *p, const char *name, LoopStorage st, int64_t rows, int64_t cols)
+{
+    IrShape s = { .rank = 2, .dims = { rows, cols } };
+    int b = loop_add_buf(p, name, IR_DT_F32, &s, st);
+    assert_true(b >= 0);
+    if (st == LOOP_ST_INPUT)
+        p->bufs[b].index = p->n_inputs++;
+    else if (st == LOOP_ST_OUTPUT)
+        p->bufs[b].index = p->n_outputs++;
+    return b;
+}
+
+static LoopExpr *V(LoopProgram *p, int var) { return loop_var(p, var); }
+static LoopExpr *I(LoopProgram *p, int64_t v) { return loop_int(p, v); }
+static LoopExpr *B2(LoopProgram *p, LoopBinOp op, LoopExpr *a, LoopExpr *b) { return loop_bin(p, op, a, b); }
+
+enum { M = 20, K = 37, N = 19, E = 1000 };
+
+/* y[i, j] = sum_k a[i, k] * b[k, j], the form lowering gives MatMul. */
+static LoopProgram *matmul(void)
+{
+    LoopProgram *p = loop_program_new("mm");
+    int a = io_buf(p, "a", LOOP_ST_INPUT, M, K), b = io_buf(p, "b", LOOP_ST_INPUT, K, N);
+    int y = io_buf(p, "y", LOOP_ST_OUTPUT, M, N);
+    int i = loop_add_var(p, "i", IR_DT_I64), j = loop_add_var(p, "j", IR_DT_I64);
+    int k = loop_add_var(p, "k", IR_DT_I64), acc = loop_add_var(p, "acc", IR_DT_F32);
+    LoopExpr *x = loop_load(p, a, B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, i), I(p, K)), V(p, k)));
+    LoopExpr *w = loop_load(p, b, B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, k), I(p, N)), V(p, j)));
+    LoopStmt *body = loop_block(p);
+    loop_block_add(p, body, loop_let(p, acc, loop_float(p, IR_DT_F32, 0.5), 1));
+    loop_block_add(p, body, loop_for(p, k, I(p, K), LOOP_SERIAL,
+                                     loop_assign(p, acc, B2(p, LOOP_ADD, V(p, acc), B2(p, LOOP_MUL, x, w)))));
+    loop_block_add(p, body, loop_store(p, y, B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, i), I(p, N)), V(p, j)),
+                                       V(p, acc)));
+    LoopStmt *nest = loop_for(p, i, I(p, M), LOOP_SERIAL, loop_for(p, j, I(p, N), LOOP_SERIAL, body));
+    assert_true(loop_add_kernel(p, "matmul", nest) >= 0);
+    return p;
+}
+
+/* y[e] = exp(x[e]) * 2 + 1 over E elements (not a multiple of the block). */
+static LoopProgram *elementwise(void)
+{
+    LoopProgram *p = loop_program_new("ew");
+    int x = io_buf(p, "x", LOOP_ST_INPUT, 1, E), y = io_buf(p, "y", LOOP_ST_OUTPUT, 1, E);
+    int e = loop_add_var(p, "e", IR_DT_I64);
+    LoopExpr *ex = loop_load(p, x, V(p, e));
+    LoopExpr *v = B2(p, LOOP_ADD, B2(p, LOOP_MUL, loop_call(p, LOOP_I_exp, 1, &ex), loop_float(p, IR_DT_F32, 2)),
+                     loop_float(p, IR_DT_F32, 1));
+    assert_true(loop_add_kernel(p, "ew", loop_for(p, e, I(p, E), LOOP_SERIAL, loop_store(p, y, V(p, e), v))) >= 0);
+    return p;
+}
+
+static void count(const LoopStmt *s, int *barriers, int *threads, int *blocks)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_BARRIER: (*barriers)++; break;
+    case LOOP_S_FOR:
+        *threads += s->u.loop.kind >= LOOP_GPU_THREAD_X && s->u.loop.kind <= LOOP_GPU_THREAD_Z;
+        *blocks += s->u.loop.kind >= LOOP_GPU_BLOCK_X && s->u.loop.kind <= LOOP_GPU_BLOCK_Z;
+        count(s->u.loop.body, barriers, threads, blocks);
+        break;
+    case LOOP_S_IF: count(s->u.cond.then_, barriers, threads, blocks); count(s->u.cond.else_, barriers, threads, blocks); break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            count(s->u.block.items[i], barriers, threads, blocks);
+        break;
+    default: break;
+    }
+}
+
+static void schedule_ok(LoopProgram *p)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    TgtGpuOptions o = { .block_size = 256, .tile = 16 };
+    assert_int_equal(tgt_gpu_schedule(p, &o, &d), 0);
+    assert_int_equal(loop_verify(p, &d), 0);
+}
+
+static CgRunFn emulate(LoopProgram *p, CgJit **j)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(tgt_gpu_split_barriers(p, &d), 0);
+    loop_simplify(p);
+    if (loop_verify(p, &d))
+        print_error("%s\n", d.msg);
+    assert_false(d.has_error);
+    CgOptions o = { .opt_level = 2, .gpu_emulate = 1 };
+    int rc = cg_jit(p, &o, j, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    return cg_jit_entry(*j);
+}
+
+static void test_tiled_matmul_structure(void **state)
+{
+    (void)state;
+    LoopProgram *p = matmul();
+    schedule_ok(p);
+    const LoopStmt *s = p->kernels[0].body;
+    assert_int_equal(s->kind, LOOP_S_FOR);
+    assert_int_equal(s->u.loop.kind, LOOP_GPU_BLOCK_Z);
+    int barriers = 0, threads = 0, blocks = 0;
+    count(s, &barriers, &threads, &blocks);
+    assert_int_equal(barriers, 2);   /* after the tile fill, after the tile product */
+    assert_int_equal(threads, 2);    /* thread.y, thread.x */
+    assert_int_equal(blocks, 3);     /* block.z (batch), block.y (rows), block.x (columns) */
+    int locals = 0;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].storage == LOOP_ST_LOCAL) {
+            locals++;
+            assert_int_equal(p->bufs[b].bytes, 16 * 16 * 4);
+        }
+    assert_int_equal(locals, 2);
+    /* emulation: one thread loop per barrier-free segment, no barrier left */
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(tgt_gpu_split_barriers(p, &d), 0);
+    barriers = threads = blocks = 0;
+    count(p->kernels[0].body, &barriers, &threads, &blocks);
+    assert_int_equal(barriers, 0);
+    assert_int_equal(threads, 2 * 4);   /* before the k loop, fill, product, store */
+    loop_program_free(p);
+}
+
+static void test_tiled_matmul_emulated(void **state)
+{
+    (void)state;
+    LoopProgram *p = matmul();
+    schedule_ok(p);
+    CgJit *j;
+    CgRunFn run = emulate(p, &j);
+    static float a[M * K], b[K * N], y[M * N];
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
+    for (int i = 0; i < K * N; i++)
+        b[i] = (float)((i * 5) % 13) * 0.125f - 0.5f;
+    const void *in[2] = { a, b };
+    void *out[1] = { y };
+    assert_int_equal(run(in, out, NULL), 0);
+    for (int i = 0; i < M; i++)
+        for (int jj = 0; jj < N; jj++) {
+            double want = 0.5;
+            for (int k = 0; k < K; k++)
+                want += (double)a[i * K + k] * b[k * N + jj];
+            assert_float_equal(y[i * N + jj], want, 1e-4 * (1 + fabs(want)));
+        }
+    cg_jit_free(j);
+    loop_program_free(p);
+}
+
+static void test_flat_mapping_tail(void **state)
+{
+    (void)state;
+    LoopProgram *p = elementwise();
+    schedule_ok(p);
+    const LoopStmt *s = p->kernels[0].body;
+    assert_int_equal(s->u.loop.kind, LOOP_GPU_BLOCK_X);
+    assert_int_equal(s->u.loop.extent->u.i, 4);   /* ceil(1000 / 256) */
+    assert_int_equal(s->u.loop.body->u.loop.kind, LOOP_GPU_THREAD_X);
+    assert_int_equal(s->u.loop.body->u.loop.extent->u.i, 256);
+    CgJit *j;
+    CgRunFn run = emulate(p, &j);
+    static float x[E], y[E + 1];
+    for (int i = 0; i < E; i++)
+        x[i] = (float)i / E;
+    y[E] = 42.0f;   /* just past the end: the guard keeps the tail threads from writing */
+    const void *in[1] = { x };
+    void *out[1] = { y };
+    assert_int_equal(run(in, out, NULL), 0);
+    for (int i = 0; i < E; i++)
+        assert_float_equal(y[i], expf(x[i]) * 2 + 1, 1e-5);
+    assert_float_equal(y[E], 42.0f, 0);
+    cg_jit_free(j);
+    loop_program_free(p);
+}
+
+/* Two independent nests in one kernel, the second with lets before an inner
+ * loop (the BatchNormalization form), and a kernel reducing to a scalar. */
+static LoopProgram *mixed(void)
+{
+    LoopProgram *p = loop_program_new("mx");
+    int x = io_buf(p, "x", LOOP_ST_INPUT, 8, 100), w = io_buf(p, "w", LOOP_ST_INPUT, 1, 8);
+    int y = io_buf(p, "y", LOOP_ST_OUTPUT, 8, 100), z = io_buf(p, "z", LOOP_ST_OUTPUT, 1, 8);
+    int s = io_buf(p, "s", LOOP_ST_OUTPUT, 1, 1);
+    int c = loop_add_var(p, "c", IR_DT_I64), r = loop_add_var(p, "r", IR_DT_I64);
+    int c2 = loop_add_var(p, "c2", IR_DT_I64), sc = loop_add_var(p, "sc", IR_DT_F32);
+    int i = loop_add_var(p, "i", IR_DT_I64), acc = loop_add_var(p, "acc", IR_DT_F32);
+    LoopStmt *k = loop_block(p);
+    /* for c2 < 8: z[c2] = w[c2] + 1 */
+    loop_block_add(p, k, loop_for(p, c2, I(p, 8), LOOP_SERIAL,
+                                  loop_store(p, z, V(p, c2), B2(p, LOOP_ADD, loop_load(p, w, V(p, c2)),
+                                                                loop_float(p, IR_DT_F32, 1)))));
+    /* for c < 8 { sc = w[c] * 2; for r < 100: y[c*100 + r] = x[c*100 + r] * sc } */
+    LoopExpr *at = B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, c), I(p, 100)), V(p, r));
+    LoopStmt *cb = loop_block(p);
+    loop_block_add(p, cb, loop_let(p, sc, B2(p, LOOP_MUL, loop_load(p, w, V(p, c)), loop_float(p, IR_DT_F32, 2)), 0));
+    loop_block_add(p, cb, loop_for(p, r, I(p, 100), LOOP_SERIAL,
+                                   loop_store(p, y, at, B2(p, LOOP_MUL, loop_load(p, x, loop_expr_copy(p, at)),
+                                                           V(p, sc)))));
+    loop_block_add(p, k, loop_for(p, c, I(p, 8), LOOP_SERIAL, cb));
+    assert_true(loop_add_kernel(p, "k", k) >= 0);
+    /* acc = 0; for i < 800: acc = acc + x[i]; s[0] = acc */
+    LoopStmt *red = loop_block(p);
+    loop_block_add(p, red, loop_let(p, acc, loop_float(p, IR_DT_F32, 0), 1));
+    loop_block_add(p, red, loop_for(p, i, I(p, 800), LOOP_SERIAL,
+                                    loop_assign(p, acc, B2(p, LOOP_ADD, V(p, acc), loop_load(p, x, V(p, i))))));
+    loop_block_add(p, red, loop_store(p, s, I(p, 0), V(p, acc)));
+    assert_true(loop_add_kernel(p, "sum", red) >= 0);
+    return p;
+}
+
+static void test_split_sink_and_single_thread(void **state)
+{
+    (void)state;
+    LoopProgram *p = mixed();
+    schedule_ok(p);
+    assert_int_equal(p->n_kernels, 3);
+    assert_string_equal(p->kernels[0].name, "k_0");
+    assert_string_equal(p->kernels[1].name, "k_1");
+    assert_string_equal(p->kernels[2].name, "sum");
+    /* the lets sank into the inner loop: all 800 elements are threads */
+    const LoopStmt *b = p->kernels[1].body;
+    assert_int_equal(b->u.loop.kind, LOOP_GPU_BLOCK_X);
+    assert_int_equal(b->u.loop.extent->u.i, 4);   /* ceil(800 / 256) */
+    /* a reduction to a scalar stays serial: one thread */
+    int barriers = 0, threads = 0, blocks = 0;
+    count(p->kernels[2].body, &barriers, &threads, &blocks);
+    assert_int_equal(threads + blocks, 0);
+
+    CgJit *j;
+    CgRunFn run = emulate(p, &j);
+    static float x[800], w[8], y[800], z[8], s[1];
+    for (int i = 0; i < 800; i++)
+        x[i] = (float)(i % 17) - 8.0f;
+    for (int i = 0; i < 8; i++)
+        w[i] = 0.5f * (float)i;
+    const void *in[2] = { x, w };
+    void *out[3] = { y, z, s };
+    assert_int_equal(run(in, out, NULL), 0);
+    double sum = 0;
+    for (int i = 0; i < 800; i++) {
+        assert_float_equal(y[i], x[i] * (w[i / 100] * 2), 0);
+        sum += x[i];
+    }
+    for (int i = 0; i < 8; i++)
+        assert_float_equal(z[i], w[i] + 1, 0);
+    assert_float_equal(s[0], sum, 1e-3);
+    cg_jit_free(j);
+
+    /* PTX: three entries, the reduction launched as one thread */
+    LoopProgram *q = mixed();
+    schedule_ok(q);
+    UtilDiag d;
+    util_diag_init(&d);
+    CgGpuOptions o = { .arch = "sm_80", .opt_level = 2 };
+    CgGpuResult r;
+    cg_gpu_result_init(&r);
+    assert_int_equal(cg_compile_gpu(q, &o, &r, &d), 0);
+    util_buf_put(&r.ptx, "", 1);
+    const char *sum_entry = strstr(r.ptx.data, ".entry mx_sum(");
+    assert_non_null(sum_entry);
+    assert_non_null(strstr(sum_entry, ".maxntid 1, 1, 1"));
+    assert_non_null(strstr(r.ptx.data, ".entry mx_k_0("));
+    assert_non_null(strstr(r.ptx.data, ".entry mx_k_1("));
+    assert_non_null(strstr(r.ptx.data, "ld.global.nc.f32"));   /* inputs are read-only parameters */
+    cg_gpu_result_free(&r);
+    loop_program_free(q);
+    loop_program_free(p);
+}
+
+static const char *libdevice(void)
+{
+    const char *path = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+    return access(path, R_OK) == 0 ? path : NULL;
+}
+
+static void test_ptx_text(void **state)
+{
+    (void)state;
+    LoopProgram *p = matmul();
+    schedule_ok(p);
+    loop_simplify(p);
+    UtilDiag d;
+    util_diag_init(&d);
+    CgGpuOptions o = { .arch = "sm_75", .opt_level = 2 };
+    CgGpuResult r;
+    cg_gpu_result_init(&r);
+    int rc = cg_compile_gpu(p, &o, &r, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    util_buf_put(&r.ptx, "", 1);
+    const char *ptx = r.ptx.data;
+    assert_non_null(strstr(ptx, ".target sm_75"));
+    assert_non_null(strstr(ptx, ".visible .entry mm_matmul("));
+    assert_non_null(strstr(ptx, "bar.sync"));
+    assert_non_null(strstr(ptx, ".shared .align 16 .b8 "));
+    assert_non_null(strstr(ptx, "%tid.y"));
+    assert_non_null(strstr(ptx, "%ctaid.x"));
+    assert_true(r.obj.len > 0);
+    assert_int_equal(r.n_device_bufs, 3);   /* a, b, y */
+    cg_gpu_result_free(&r);
+    loop_program_free(p);
+}
+
+static void test_ptx_math_and_errors(void **state)
+{
+    (void)state;
+    LoopProgram *p = elementwise();
+    schedule_ok(p);
+    UtilDiag d;
+    util_diag_init(&d);
+    CgGpuResult r;
+    cg_gpu_result_init(&r);
+    CgGpuOptions bad = { .arch = "sm_70", .opt_level = 2, .libdevice = libdevice() };
+    assert_int_equal(cg_compile_gpu(p, &bad, &r, &d), -1);
+    assert_non_null(strstr(d.msg, "GPU architecture 'sm_70' is not supported"));
+    cg_gpu_result_free(&r);
+
+    util_diag_init(&d);
+    cg_gpu_result_init(&r);
+    CgGpuOptions none = { .arch = "sm_80", .opt_level = 2, .libdevice = NULL };
+    assert_int_equal(cg_compile_gpu(p, &none, &r, &d), -1);
+    assert_non_null(strstr(d.msg, "call __nv_expf but libdevice"));
+    cg_gpu_result_free(&r);
+
+    if (!libdevice()) {
+        loop_program_free(p);
+        skip();
+    }
+    util_diag_init(&d);
+    cg_gpu_result_init(&r);
+    CgGpuOptions ok = { .arch = "sm_90", .opt_level = 2, .libdevice = libdevice() };
+    assert_int_equal(cg_compile_gpu(p, &ok, &r, &d), 0);
+    util_buf_put(&r.ptx, "", 1);
+    assert_non_null(strstr(r.ptx.data, ".target sm_90"));
+    assert_null(strstr(r.ptx.data, "__nv_expf"));   /* linked and inlined, not an external call */
+    assert_non_null(strstr(r.ptx.data, "ex2.approx"));   /* libdevice's expf core */
+    cg_gpu_result_free(&r);
+    loop_program_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tiled_matmul_structure),
+        cmocka_unit_test(test_tiled_matmul_emulated),
+        cmocka_unit_test(test_flat_mapping_tail),
+        cmocka_unit_test(test_ptx_text),
+        cmocka_unit_test(test_ptx_math_and_errors),
+        cmocka_unit_test(test_split_sink_and_single_thread),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
