@@ -456,6 +456,54 @@ int ir_use_count(const IrGraph *g, int t)
     return c;
 }
 
+/* Renumbers tensors: keeps graph inputs, outputs and every tensor a live
+ * node refers to, in their order; rebuilds the name hash. */
+static void compact_tensors(IrGraph *g)
+{
+    int nt = g->n_tensors;
+    int *map = malloc(((size_t)nt + 1) * sizeof *map);
+    if (!map)
+        return;                                       /* keeping unreferenced tensors is harmless */
+    for (int t = 0; t < nt; t++)
+        map[t] = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+        map[g->inputs[i]] = 0;
+    for (int i = 0; i < g->n_outputs; i++)
+        map[g->outputs[i]] = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const IrNode *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0)
+                map[n->in[k]] = 0;
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0)
+                map[n->out[k]] = 0;
+    }
+    int w = 0;
+    for (int t = 0; t < nt; t++)
+        if (map[t] == 0) {
+            map[t] = w;
+            g->tensors[w++] = g->tensors[t];
+        }
+    g->n_tensors = w;
+    for (int i = 0; i < g->n_inputs; i++)
+        g->inputs[i] = map[g->inputs[i]];
+    for (int i = 0; i < g->n_outputs; i++)
+        g->outputs[i] = map[g->outputs[i]];
+    for (int i = 0; i < g->n_nodes; i++) {
+        IrNode *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0)
+                n->in[k] = map[n->in[k]];
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0)
+                n->out[k] = map[n->out[k]];
+    }
+    free(map);
+    if (g->hash_cap && hash_rebuild(g, g->hash_cap))
+        abort();                                      /* out of memory rebuilding a small index */
+}
+
 void ir_compact(IrGraph *g)
 {
     int w = 0;
@@ -463,6 +511,7 @@ void ir_compact(IrGraph *g)
         if (!g->nodes[i].dead)
             g->nodes[w++] = g->nodes[i];
     g->n_nodes = w;
+    compact_tensors(g);
     for (int t = 0; t < g->n_tensors; t++)
         if (g->tensors[t].kind == IR_TK_VALUE)
             g->tensors[t].producer = -1;

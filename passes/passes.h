@@ -60,4 +60,64 @@ int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d);
  * reuse).  For reports. */
 int64_t pass_workspace_lower_bound(const LoopProgram *p);
 
+/* ------------------------------------------------- graph optimization */
+
+/* Folding keeps a node when its outputs would exceed this many bytes (a
+ * ConstantOfShape / Expand / Tile of a huge tensor stays a kernel). */
+#define PASS_FOLD_MAX_BYTES ((int64_t)16 << 20)
+
+/* Each optimization pass takes an inferred graph in topological order and
+ * leaves one (dead nodes and unreferenced tensors dropped, every tensor
+ * typed); it returns the number of rewrites it made, or -1 with a
+ * diagnostic.  docs/passes.md describes them and the pipeline. */
+int pass_fold_constants(IrGraph *g, UtilDiag *d);  /* nodes with constant inputs → initializers */
+int pass_dce(IrGraph *g, UtilDiag *d);             /* nodes whose outputs nobody uses */
+int pass_cse(IrGraph *g, UtilDiag *d);             /* equal constants; same op, inputs, attributes */
+int pass_remove_identity(IrGraph *g, UtilDiag *d); /* Identity, inference-mode Dropout */
+int pass_simplify(IrGraph *g, UtilDiag *d);        /* the algebraic rule table (passes/rules.def) */
+int pass_fold_batchnorm(IrGraph *g, UtilDiag *d);  /* inference BatchNormalization → x * s + t */
+int pass_fold_weights(IrGraph *g, UtilDiag *d);    /* constant scale / shift into Conv, Gemm, MatMul */
+
+typedef struct PassInfo {
+    const char *name;        /* "fold-constants": --print-after names it */
+    int (*run)(IrGraph *g, UtilDiag *d);
+    const char *doc;         /* one line */
+} PassInfo;
+
+/* Every pass, in a fixed order; *n receives the count. */
+const PassInfo *pass_list(int *n);
+/* The pass named `name`, or NULL. */
+const PassInfo *pass_find(const char *name);
+/* The passes -O`level` runs, in order (NULL-terminated; level 0 is empty). */
+const PassInfo *const *pass_pipeline(int level);
+
+typedef struct PassOptions {
+    int opt_level;           /* 0..3 */
+    const char *print_after; /* print the graph after each run of this pass (NULL: never) */
+    int print_after_all;     /* print the graph after every pass */
+    int time_passes;         /* per-pass wall time and node counts at the end */
+    int verify;              /* ir_verify and a type re-check after every pass */
+    UtilBuf *log;            /* where printing and timing go; NULL = stderr */
+} PassOptions;
+
+/* Defaults for -O`level`: nothing printed; verify on unless NDEBUG. */
+PassOptions pass_options(int level);
+
+/* Runs the -O pipeline on inferred graph g.  An unknown --print-after name
+ * is an error listing the passes. */
+int pass_run_pipeline(IrGraph *g, const PassOptions *o, UtilDiag *d);
+
+/* Runs one pass, then the checks pass_run_pipeline makes between passes
+ * (verification and type re-inference); returns its rewrite count or -1. */
+int pass_run_checked(IrGraph *g, const PassInfo *p, UtilDiag *d);
+
+/* The graph checks run between passes: ir_verify, then re-inference of every
+ * node must reproduce each output's dtype and shape (a rewrite that changed a
+ * type is a bug, named here). */
+int pass_check(IrGraph *g, const char *after, UtilDiag *d);
+
+/* The simplifier's rules, for documentation: name and algebra of rule i
+ * (0 <= i < count); returns the count. */
+int pass_simplify_rule(int i, const char **name, const char **algebra);
+
 #endif

@@ -1,6 +1,7 @@
 /* tools/cmd_compile.c — `dlcc MODEL [-t cpu|gpu|fpga] [-o OUTDIR] ...`:
  * compiles a model into the files of one target (DESIGN.md §4). */
 #include "tools/tools.h"
+#include "passes/passes.h"
 #include "targets/targets.h"
 
 #include <errno.h>
@@ -164,13 +165,14 @@ static int write_depfile(const char *path, const char *outdir, const TgtFiles *f
 int dlcc_cmd_compile(int argc, char **argv)
 {
     /* options recognised (DESIGN.md §4) whose features later issues build */
-    static const char *const later_values[] = { "--print-after", NULL };
-    static const char *const later_flags[] = { "--print-after-all", "--time-passes", NULL };
+    static const char *const later_values[] = { NULL };
+    static const char *const later_flags[] = { NULL };
     const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *depfile = NULL, *v;
     const char *fpga_only = NULL, *precision = NULL;
     int emit_given = 0;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
+    PassOptions po = pass_options(2);
     int verbose = 0;
     DlccArgs a;
     dlcc_args_init(&a, argc, argv, NULL);
@@ -245,6 +247,12 @@ int dlcc_cmd_compile(int argc, char **argv)
             fpga_only = "--fpga-clock";
         } else if (dlcc_arg_opt_level(arg) >= 0) {
             o.opt_level = dlcc_arg_opt_level(arg);
+        } else if ((v = dlcc_arg_value(&a, "--print-after"))) {
+            po.print_after = v;               /* checked against the pass names once the model loads */
+        } else if (strcmp(arg, "--print-after-all") == 0) {
+            po.print_after_all = 1;
+        } else if (strcmp(arg, "--time-passes") == 0) {
+            po.time_passes = 1;
         } else if (strcmp(arg, "-v") == 0) {
             verbose = 1;
         } else if (in_list(arg, later_flags)) {
@@ -298,12 +306,13 @@ int dlcc_cmd_compile(int argc, char **argv)
                         "targets (-t fpga writes hls, c, header, graph, report)");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
-    else if (gpu)
-        rc = tgt_gpu_compile(g, &o, &files, &d);
-    else if (fpga)
-        rc = tgt_fpga_compile(g, &o, &files, &d);
-    else
-        rc = tgt_cpu_compile(g, &o, &files, &d);
+    else {
+        po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
+        rc = pass_run_pipeline(g, &po, &d);
+        if (!rc)
+            rc = gpu ? tgt_gpu_compile(g, &o, &files, &d) : fpga ? tgt_fpga_compile(g, &o, &files, &d)
+                     : tgt_cpu_compile(g, &o, &files, &d);
+    }
     if (!rc)
         rc = write_files(&files, outdir, verbose, &d);
     if (!rc && depfile)   /* after: the depfile usually lives in OUTDIR, which write_files creates */

@@ -1,6 +1,10 @@
-/* tools/cmd_info.c — dlcc info: inputs, outputs, operator histogram,
- * parameter count and bytes, FLOPs estimate, as text or as one JSON object. */
+/* tools/cmd_info.c — dlcc info: inputs, outputs, operator histogram before
+ * and after the -O pipeline, parameter count and bytes, FLOPs estimate and
+ * the planned workspace of the optimized graph, as text or as one JSON
+ * object.  The statistics other than the *_before ones describe the
+ * optimized graph (what compiling would build). */
 #include "tools/tools.h"
+#include "passes/passes.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -78,11 +82,18 @@ static json_t *tensor_list(const IrGraph *g, const int *idx, int n)
     return arr;
 }
 
-static int info_json(const IrGraph *g, const InfoStats *s, int opt_level, UtilBuf *out, UtilDiag *d)
+static json_t *histogram(const InfoStats *s)
 {
     json_t *ops = json_object();
     for (int k = 0; k < s->n_ops; k++)
         json_object_set_new(ops, ir_op_name(s->order[k]), json_integer(s->op_count[s->order[k]]));
+    return ops;
+}
+
+static int info_json(const IrGraph *g, const InfoStats *before, const InfoStats *s, int64_t workspace,
+                     int opt_level, UtilBuf *out, UtilDiag *d)
+{
+    json_t *ops = histogram(s);
     json_t *root = json_pack("{s:s, s:i, s:i, s:o, s:o, s:i, s:o, s:I, s:i, s:I, s:I}",
                              "name", g->name ? g->name : "", "opset", g->opset, "opt_level", opt_level,
                              "inputs", tensor_list(g, g->inputs, g->n_inputs),
@@ -90,6 +101,14 @@ static int info_json(const IrGraph *g, const InfoStats *s, int opt_level, UtilBu
                              "nodes", s->nodes, "ops", ops, "params", (json_int_t)s->params,
                              "initializers", s->initializers, "weights_bytes", (json_int_t)s->weights_bytes,
                              "flops", (json_int_t)s->flops);
+    if (root) {
+        json_object_set_new(root, "nodes_before", json_integer(before->nodes));
+        json_object_set_new(root, "nodes_after", json_integer(s->nodes));
+        json_object_set_new(root, "ops_before", histogram(before));
+        json_object_set_new(root, "ops_after", histogram(s));
+        if (workspace >= 0)
+            json_object_set_new(root, "workspace_bytes", json_integer((json_int_t)workspace));
+    }
     char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
     json_decref(root);
     if (!text)
@@ -113,31 +132,67 @@ static void text_tensors(UtilBuf *out, const IrGraph *g, const char *title, cons
     }
 }
 
-static void info_text(const IrGraph *g, const InfoStats *s, int opt_level, UtilBuf *out)
+static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats *s, int64_t workspace,
+                      int opt_level, UtilBuf *out)
 {
     util_buf_printf(out, "model: %s (opset %d)\n", g->name ? g->name : "", g->opset);
-    util_buf_printf(out, "opt level: -O%d (no graph optimizations are implemented yet)\n", opt_level);
+    util_buf_printf(out, "opt level: -O%d\n", opt_level);
     text_tensors(out, g, "inputs", g->inputs, g->n_inputs);
     text_tensors(out, g, "outputs", g->outputs, g->n_outputs);
-    util_buf_printf(out, "nodes: %d\nops:\n", s->nodes);
-    for (int k = 0; k < s->n_ops; k++)
-        util_buf_printf(out, "  %-24s %d\n", ir_op_name(s->order[k]), s->op_count[s->order[k]]);
+    util_buf_printf(out, "nodes: %d", s->nodes);
+    if (before->nodes != s->nodes)
+        util_buf_printf(out, " (%d before optimization)", before->nodes);
+    util_buf_printf(out, "\nops:\n");
+    for (int k = 0; k < s->n_ops; k++) {
+        int op = s->order[k];
+        util_buf_printf(out, "  %-24s %d", ir_op_name(op), s->op_count[op]);
+        if (before->op_count[op] != s->op_count[op])
+            util_buf_printf(out, " (%d before optimization)", before->op_count[op]);
+        util_buf_printf(out, "\n");
+    }
+    for (int op = 1; op < IR_OP_COUNT; op++)
+        if (before->op_count[op] && !s->op_count[op])
+            util_buf_printf(out, "  %-24s 0 (%d before optimization)\n", ir_op_name(op), before->op_count[op]);
     util_buf_printf(out, "params: %lld in %d initializers (%lld bytes)\n", (long long)s->params,
                     s->initializers, (long long)s->weights_bytes);
     util_buf_printf(out, "flops: %lld (%.3g)\n", (long long)s->flops, (double)s->flops);
+    if (workspace >= 0)
+        util_buf_printf(out, "workspace: %lld bytes\n", (long long)workspace);
 }
 
-int dlcc_info_render(const IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d)
+/* The planned workspace of g lowered for the CPU, or -1 when lowering or
+ * planning does not succeed for this model (its diagnostic is dropped). */
+static int64_t planned_workspace(const IrGraph *g)
 {
-    InfoStats *s = malloc(sizeof *s);
+    UtilDiag d;
+    util_diag_init(&d);
+    LoopProgram *p = pass_lower(g, NULL, &d);
+    int64_t ws = -1;
+    if (p && !pass_plan_memory(p, g, &d))
+        ws = p->workspace_bytes;
+    if (p)
+        loop_program_free(p);
+    return ws;
+}
+
+int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d)
+{
+    InfoStats *s = malloc(2 * sizeof *s);
     if (!s)
         return util_error(d, util_loc_file(g->file), "out of memory");
-    info_collect(g, s);
+    info_collect(g, &s[0]);
+    PassOptions po = pass_options(opt_level);
+    if (pass_run_pipeline(g, &po, d)) {
+        free(s);
+        return -1;
+    }
+    info_collect(g, &s[1]);
+    int64_t ws = planned_workspace(g);
     int rc = 0;
     if (json)
-        rc = info_json(g, s, opt_level, out, d);
+        rc = info_json(g, &s[0], &s[1], ws, opt_level, out, d);
     else
-        info_text(g, s, opt_level, out);
+        info_text(g, &s[0], &s[1], ws, opt_level, out);
     free(s);
     if (!rc && out->oom)
         rc = util_error(d, util_loc_file(g->file), "out of memory");

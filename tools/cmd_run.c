@@ -1,8 +1,12 @@
 /* tools/cmd_run.c — dlcc run: graph inputs from .npy files, the reference
- * interpreter, graph outputs to OUTDIR/<sanitized name>.npy (all or nothing). */
+ * interpreter, graph outputs to OUTDIR/<sanitized name>.npy (all or nothing).
+ * The interpreter runs the graph as the model file gives it; -O (= -O2) or
+ * -O1..-O3 run that level's graph optimizations first (to check that they
+ * keep the outputs). */
 #include "tools/tools.h"
 #include "targets/targets.h"
 #include "interp/interp.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +211,7 @@ int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFil
 int dlcc_cmd_run(int argc, char **argv)
 {
     const char *outdir = ".", *backend = "interp", *v;
+    int level = 0;
     DlccInputFile *files = calloc((size_t)argc, sizeof *files);
     int n_files = 0;
     DlccArgs a;
@@ -233,6 +238,10 @@ int dlcc_cmd_run(int argc, char **argv)
             n_files++;
         } else if ((v = dlcc_arg_value(&a, "-o"))) {
             outdir = v;
+        } else if (strcmp(argv[a.i], "-O") == 0) {
+            level = 2;
+        } else if (dlcc_arg_opt_level(argv[a.i]) >= 0) {
+            level = dlcc_arg_opt_level(argv[a.i]);
         } else if ((v = dlcc_arg_value(&a, "--backend"))) {
             backend = v;
             if (strcmp(v, "interp") && strcmp(v, "cpu") && strcmp(v, "gpu-emulate"))
@@ -256,7 +265,10 @@ int dlcc_cmd_run(int argc, char **argv)
     UtilBuf summary;
     util_buf_init(&summary);
     int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
-    int rc = dlcc_run_graph_on(g, which_backend, n_files, files, outdir, &summary, &d);
+    PassOptions po = pass_options(level);
+    int rc = pass_run_pipeline(g, &po, &d);
+    if (!rc)
+        rc = dlcc_run_graph_on(g, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)
         rc = dlcc_write_stdout(&summary, &d);
     util_buf_free(&summary);

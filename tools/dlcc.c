@@ -17,7 +17,7 @@ static const char usage[] =
     "                  [--fpga-clock MHZ] [--print-after PASS|--print-after-all] [--time-passes] [-v]\n"
     "                  [--weights-section SECTION] [--static-workspace] [--workspace-section SECTION]\n"
     "                  [--no-libm] [--depfile FILE]\n"
-    "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate]\n"
+    "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"
     "Common options: --input-shape NAME=D0,D1,... binds unknown input dims (default 1).\n";

@@ -96,9 +96,10 @@ int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFil
 int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, const char *outdir,
                    UtilBuf *summary, UtilDiag *d);
 
-/* dlcc info: the graph's statistics as text or as one JSON object (sorted
- * keys, 2-space indent, trailing newline). */
-int dlcc_info_render(const IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d);
+/* dlcc info: runs the -O`opt_level` pipeline on g (g is the optimized graph
+ * afterwards) and renders the statistics before and after it, as text or as
+ * one JSON object (sorted keys, 2-space indent, trailing newline). */
+int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d);
 
 /* dlcc convert: writes g as out_path (JSON v1) plus a .safetensors file
  * beside it (out_path with ".json" replaced), atomically. */

@@ -3,12 +3,17 @@
  *
  *   conformance ROOT... [--node-dir DIR]... [--expected FILE] [--update-expected]
  *               [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]
- *               [--backend interp|cpu|gpu-emulate] [-v]
+ *               [--backend interp|cpu|gpu-emulate] [--roundtrip] [--opt N] [-v]
  *
  * --roundtrip loads each model through the JSON format (fe_write_json, as
  * `dlcc convert` writes it) to check that conversion is lossless.
  * --backend cpu compiles each case for the host CPU (the whole CPU pipeline,
  * loaded with LLVM's JIT) instead of running the reference interpreter.
+ * --opt N runs the graph passes of -O N (with the checks between passes)
+ * after inference, before the interpreter or the CPU pipeline: the outputs
+ * must stay within the same tolerance, and at N >= 2 no foldable
+ * BatchNormalization, Identity, Dropout, Shape, Size or ConstantOfShape node
+ * may remain.
  *
  * A case is a folder holding model.onnx and test_data_set_N/{input,output}_K.pb,
  * or (the light/ models) light_X.onnx beside light_X_output_0.pb, whose input
@@ -75,9 +80,11 @@ typedef struct Case {
     int plain;           /* every graph input/output is float32, int64, int32 or bool */
     int backend_cpu;     /* 1: compiled for the host CPU, 2: GPU kernels emulated on the host */
     int roundtrip;       /* load through `dlcc convert`'s JSON + safetensors */
+    int opt;             /* -O level of the graph passes run before the interpreter */
 } Case;
 
 typedef struct Run {
+    int opt;             /* --opt N: graph passes before the interpreter */
     Case *cases;
     int n, cap;
     const char *filter;
@@ -233,6 +240,60 @@ static void fail(Result *r, const char *fmt, const char *a, const char *b)
     snprintf(r->msg, sizeof r->msg, fmt, a, b);
 }
 
+/* A node -O2 should have removed: Shape / Size (static shapes), an
+ * inference Dropout, an Identity not copying a graph input, a
+ * BatchNormalization with constant parameters, a ConstantOfShape that fits
+ * the folding limit.  (An Identity or Dropout from a graph input to a graph
+ * output stays: the output needs a buffer of its own.)  Returns the first such node or NULL. */
+static const IrNode *left_over(const IrGraph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const IrNode *n = &g->nodes[i];
+        const IrTensor *x = ir_in(g, n, 0), *y = ir_out(g, n, 0);
+        int bad = 0;
+        switch (n->op) {
+        case IR_OP_Shape: case IR_OP_Size: bad = 1; break;
+        case IR_OP_Dropout:
+            bad = (n->n_in < 3 || n->in[2] < 0) && x->kind != IR_TK_INPUT; break;
+        case IR_OP_Identity: bad = x && x->kind != IR_TK_INPUT; break;
+        case IR_OP_ConstantOfShape: bad = y && (int64_t)ir_array_bytes(&y->v) <= PASS_FOLD_MAX_BYTES; break;
+        case IR_OP_BatchNormalization:
+            bad = !ir_attr_int(n, IR_A_training_mode) && ir_dtype_is_float(x->v.dtype) && x->v.shape.rank >= 2;
+            for (int k = 1; k < 5 && bad; k++)
+                bad = g->tensors[n->in[k]].v.data != NULL;
+            for (int k = 1; k < n->n_out && bad; k++)
+                bad = n->out[k] < 0;
+            break;
+        default: break;
+        }
+        if (bad)
+            return n;
+    }
+    return NULL;
+}
+
+/* The -O passes of the case (none at 0); fills r on failure. */
+static int optimize(const Case *c, IrGraph *g, Result *r)
+{
+    if (!c->opt)
+        return 0;
+    UtilDiag d;
+    util_diag_init(&d);
+    PassOptions po = pass_options(c->opt);
+    po.verify = 1;
+    if (pass_run_pipeline(g, &po, &d)) {
+        classify_error(r, &d);
+        r->status = ST_FAIL;                  /* an optimizer error is never "unsupported" */
+        return -1;
+    }
+    const IrNode *n = c->opt >= 2 ? left_over(g) : NULL;
+    if (n) {
+        fail(r, "-O2 left a foldable %s node ('%s')", ir_op_name(n->op), n->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* Loads the case's model; with --roundtrip, writes it as JSON + safetensors
  * (fe_write_json, what `dlcc convert` does) into a scratch folder and loads
  * that instead, so every case also checks that conversion is lossless. */
@@ -279,10 +340,12 @@ static int run_backend(int cpu, const IrGraph *g, const IrArray *ins, IrArray *o
 }
 
 /* Runs graph g on inputs and compares with expected outputs; fills r. */
-static int run_and_compare(const Case *c, const IrGraph *g, IrArray *ins, IrArray *want, int n_want, Result *r)
+static int run_and_compare(const Case *c, IrGraph *g, IrArray *ins, IrArray *want, int n_want, Result *r)
 {
     UtilDiag d;
     util_diag_init(&d);
+    if (optimize(c, g, r))
+        return -1;
     if (n_want != g->n_outputs) {
         char a[32], b[32];
         snprintf(a, sizeof a, "%d", n_want);
@@ -657,6 +720,7 @@ static void add_case(Run *run, const char *name, char *model, char *dir, char *l
     c->light_out = light_out;
     c->backend_cpu = run->backend_cpu;
     c->roundtrip = run->roundtrip;
+    c->opt = run->opt;
 }
 
 static int scan_root(Run *run, const char *root)
@@ -835,7 +899,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: conformance ROOT... [--node-dir DIR] [--expected FILE] [--update-expected]\n"
                     "                   [--report FILE.md] [--filter SUBSTRING] [--timeout SECONDS]\n"
-                    "                   [--backend interp|cpu|gpu-emulate] [--roundtrip] [-v]\n");
+                    "                   [--backend interp|cpu|gpu-emulate] [--roundtrip] [--opt N] [-v]\n");
     exit(2);
 }
 
@@ -857,6 +921,8 @@ int main(int argc, char **argv)
             run.filter = argv[++i];
         else if (strcmp(a, "--timeout") == 0 && i + 1 < argc)
             run.timeout = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(a, "--opt") == 0 && i + 1 < argc)
+            run.opt = (int)strtol(argv[++i], NULL, 10);
         else if (strcmp(a, "--update-expected") == 0)
             update = 1;
         else if (strcmp(a, "-v") == 0)

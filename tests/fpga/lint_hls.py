@@ -102,6 +102,8 @@ def lint(folder, name):
         if depth == 0:
             scope.append(ch)
         depth -= ch == "}"
+        if ch == "}" and depth == 0:
+            scope.append(";")      # a function body ends a file-scope item like a ';'
     scope = "\n".join(line for line in "".join(scope).splitlines() if not line.lstrip().startswith("#"))
     for decl in scope.split(";"):
         decl = decl.strip()

@@ -251,7 +251,17 @@ static void test_info_json(void **state)
         "  ],\n"
         "  \"name\": \"mm\",\n"
         "  \"nodes\": 2,\n"
+        "  \"nodes_after\": 2,\n"
+        "  \"nodes_before\": 2,\n"
         "  \"ops\": {\n"
+        "    \"MatMul\": 1,\n"
+        "    \"Relu\": 1\n"
+        "  },\n"
+        "  \"ops_after\": {\n"
+        "    \"MatMul\": 1,\n"
+        "    \"Relu\": 1\n"
+        "  },\n"
+        "  \"ops_before\": {\n"
         "    \"MatMul\": 1,\n"
         "    \"Relu\": 1\n"
         "  },\n"
@@ -268,7 +278,8 @@ static void test_info_json(void **state)
         "    }\n"
         "  ],\n"
         "  \"params\": 12,\n"
-        "  \"weights_bytes\": 48\n"
+        "  \"weights_bytes\": 48,\n"
+        "  \"workspace_bytes\": 64\n"       /* the 2x4 float MatMul result, 64-byte aligned */
         "}\n";
     assert_string_equal(out.data, want);
     util_buf_free(&out);
@@ -291,10 +302,10 @@ static void test_info_text(void **state)
     ir_set_type(g, b, IR_DT_F32, &s);
     UtilBuf out;
     util_buf_init(&out);
-    assert_int_equal(dlcc_info_render(g, 2, 0, &out, &d), 0);
+    assert_int_equal(dlcc_info_render(g, 0, 0, &out, &d), 0);
     const char *want =
         "model: mm (opset 13)\n"
-        "opt level: -O2 (no graph optimizations are implemented yet)\n"
+        "opt level: -O0\n"
         "inputs:\n"
         "  x: float32 [2,3]\n"
         "outputs:\n"
@@ -305,8 +316,28 @@ static void test_info_text(void **state)
         "  Identity                 1\n"
         "  MatMul                   1\n"
         "params: 12 in 1 initializers (48 bytes)\n"
-        "flops: 62 (62)\n";
+        "flops: 62 (62)\n"
+        "workspace: 64 bytes\n";                /* the planner reuses 64-byte slots */
     assert_string_equal(out.data, want);
+    util_buf_free(&out);
+    /* at -O2 the unused Relu and Identity go (dce): counts before and after */
+    util_buf_init(&out);
+    assert_int_equal(dlcc_info_render(g, 2, 0, &out, &d), 0);
+    assert_string_equal(out.data,
+        "model: mm (opset 13)\n"
+        "opt level: -O2\n"
+        "inputs:\n"
+        "  x: float32 [2,3]\n"
+        "outputs:\n"
+        "  z: float32 [2,4]\n"
+        "nodes: 2 (4 before optimization)\n"
+        "ops:\n"
+        "  MatMul                   1\n"
+        "  Relu                     1 (2 before optimization)\n"
+        "  Identity                 0 (1 before optimization)\n"
+        "params: 12 in 1 initializers (48 bytes)\n"
+        "flops: 56 (56)\n"
+        "workspace: 64 bytes\n");
     util_buf_free(&out);
     ir_graph_free(g);
 }
@@ -364,6 +395,79 @@ static void test_convert_writes(void **state)
     assert_true(st.st_size > 0);
 }
 
+/* Runs `dlcc ARGS...` in-process with stderr captured into err (NUL-ended). */
+static int capture_stderr(int (*cmd)(int, char **), int argc, char **argv, const char *dir, char *err, size_t n)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    assert_non_null(f);
+    dup2(fileno(f), 2);
+    int rc = cmd(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t got = fread(err, 1, n - 1, f);
+    err[got] = 0;
+    fclose(f);
+    return rc;
+}
+
+/* dlcc MODEL --print-after simplify --time-passes, and dlcc run -O: the
+ * graph passes run, print to stderr, and keep the outputs. */
+static void test_compile_passes_flags(void **state)
+{
+    Fixture *f = *state;
+    char model[128], outdir[128], npy[128], err[8192];
+    snprintf(model, sizeof model, "%s/m.json", f->dir);
+    snprintf(outdir, sizeof outdir, "%s/out", f->dir);
+    snprintf(npy, sizeof npy, "%s/x.npy", f->dir);
+    FILE *mf = fopen(model, "w");
+    assert_non_null(mf);
+    fputs("{\"format\": \"dlcc-graph\", \"version\": 1, \"name\": \"m\", \"opset\": 13,\n"
+          " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [2]}],\n"
+          " \"outputs\": [{\"name\": \"y\"}],\n"
+          " \"initializers\": [{\"name\": \"one\", \"dtype\": \"float32\", \"shape\": [], \"values\": [1]}],\n"
+          " \"nodes\": [{\"op\": \"Mul\", \"inputs\": [\"x\", \"one\"], \"outputs\": [\"t\"]},\n"
+          "             {\"op\": \"Relu\", \"inputs\": [\"t\"], \"outputs\": [\"y\"]}]}\n", mf);
+    fclose(mf);
+    char *cargv[] = { "dlcc", model, "--print-after", "simplify", "--time-passes", "-o", outdir, NULL };
+    assert_int_equal(capture_stderr(dlcc_cmd_compile, 7, cargv, f->dir, err, sizeof err), 0);
+    assert_non_null(strstr(err, "*** IR after simplify (pass 3 of 10, -O2) ***\ngraph m (opset 13) {\n"
+                                "  input %x: float32[2]\n  %y: float32[2] = Relu(%x)\n  return %y\n}\n"));
+    assert_non_null(strstr(err, "=== pass timing (-O2) ===\n"));
+    char *bad[] = { "dlcc", model, "--print-after", "fuse", "-o", outdir, NULL };
+    assert_int_equal(capture_stderr(dlcc_cmd_compile, 6, bad, f->dir, err, sizeof err), 1);
+    assert_non_null(strstr(err, "error: --print-after: no pass is named 'fuse' (passes: fold-constants, "));
+
+    /* run -O: the same numbers as without */
+    IrArray x = { IR_DT_F32, { 1, { 2 } }, (float[]){ -1.5f, 2.5f } };
+    UtilBuf b;
+    util_buf_init(&b);
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(fe_npy_write(&x, &b, &d), 0);
+    FILE *nf = fopen(npy, "wb");
+    fwrite(b.data, 1, b.len, nf);
+    fclose(nf);
+    util_buf_free(&b);
+    char in[160];
+    snprintf(in, sizeof in, "x=%s", npy);
+    char *rargv[] = { "dlcc", "run", model, "-O", "-i", in, "-o", outdir, NULL };
+    fflush(stdout);
+    assert_int_equal(dlcc_cmd_run(7, rargv + 1), 0);
+    char ypath[160];
+    snprintf(ypath, sizeof ypath, "%s/y.npy", outdir);
+    IrArray y;
+    assert_int_equal(fe_npy_read(ypath, &y, &d), 0);
+    assert_float_equal(((float *)y.data)[0], 0.0, 0);
+    assert_float_equal(((float *)y.data)[1], 2.5, 0);
+    free(y.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_info_text),
         cmocka_unit_test_setup_teardown(test_convert_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_convert_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compile_passes_flags, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
