@@ -55,6 +55,22 @@ if [ ! -f "$W/corpus/.seeded" ]; then
   touch "$W/corpus/.seeded"
 fi
 
+# A dictionary for the JSON harnesses: the format's keys, operator,
+# attribute and dtype names (from the .def tables) and a few value shapes.
+python3 - "$W/json.dict" <<'PY'
+import re, sys
+words = ("format dlcc-graph version name opset weights inputs outputs initializers nodes op domain "
+         "dtype shape values key attrs __metadata__ data_offsets").split()
+for f, pat in (("ir/ops.def", r"^OP\((\w+),"), ("ir/attrs.def", r"^AK\((\w+)\)"),
+               ("ir/dtypes.def", r'^DT\(\w+, *"(\w+)"'), ("ir/dtypes.def", r'^DT\((?:[^,]*,){4} *"(\w+)"')):
+    words += re.findall(pat, open(f).read(), re.M)
+with open(sys.argv[1], "w") as out:
+    for w in words:
+        out.write('"\\"%s\\""\n' % w)
+    for v in ("[1, 3, 4, 4]", "[2, 3]", "-1", "[]", "{}", "null", "0.5", ": [", "}, {"):
+        out.write('"%s"\n' % v)
+PY
+declare -A dict=([json]="-dict=$W/json.dict" [pipeline]="-dict=$W/json.dict" [safetensors]="-dict=$W/json.dict")
 declare -A max_len=([json]=65536 [pipeline]=16384 [onnx]=65536 [safetensors]=65536 [npy]=16384)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -64,7 +80,7 @@ run_one() {
   mkdir -p "$W/artifacts/$h"
   echo "fuzz.sh: fuzz_$h for $secs s"
   if ! "$B/tests/fuzz/fuzz_$h" "$W/corpus/$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-       -max_len="${max_len[$h]}" -print_final_stats=1 -artifact_prefix="$W/artifacts/$h/" ${FUZZ_ARGS:-} \
+       -max_len="${max_len[$h]}" -print_final_stats=1 -artifact_prefix="$W/artifacts/$h/" ${dict[$h]:-} ${FUZZ_ARGS:-} \
        >"$W/$h.log" 2>&1; then
     echo "fuzz.sh: fuzz_$h FAILED; see $root/$W/$h.log and $root/$W/artifacts/$h/" >&2
     grep -E "ERROR|SUMMARY|runtime error" "$W/$h.log" | head -5 >&2
