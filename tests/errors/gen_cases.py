@@ -152,6 +152,8 @@ def npy_cases():
     write("npy", "x.npy", npy(ok, data))
     write("outputs", "x.npy", npy(ok, data))
     write("cli", "x.npy", npy(ok, data))
+    write("outputs", "idx_oob.npy", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+                                        np.array([1, 7], "<i8").tobytes()))
     write("npy", "bad_magic.npy", npy(ok, data, magic=b"\x93NUMPZ"))
     write("npy", "truncated.npy", npy(ok, data)[:-5])
     write("npy", "big_endian.npy",
@@ -199,6 +201,15 @@ def json_models():
                                         outputs=[{"name": "../../evil"}]))
     write("outputs", "relu.json", model(inits=[], nodes=relu))
     write("cli", "relu.json", model(inits=[], nodes=relu))
+    # run time errors, after the inputs were read: an index only known then,
+    # and an operator the CPU target does not lower
+    write("outputs", "gather_runtime.json",
+          model(inits=[], nodes=[{"name": "g", "op": "Gather", "inputs": ["x", "i"], "outputs": ["y"]}],
+                inputs=[{"name": "x", "dtype": "float32", "shape": [3]}, {"name": "i", "dtype": "int64", "shape": [2]}]))
+    write("outputs", "unlowered.json",
+          model(inits=[{"name": "s", "dtype": "float32", "shape": [], "values": [0.5]}],
+                nodes=[{"name": "dq", "op": "DequantizeLinear", "inputs": ["x", "s"], "outputs": ["y"]}],
+                inputs=[{"name": "x", "dtype": "int8", "shape": [3]}]))
 
 
 def attr_models():
