@@ -152,6 +152,8 @@ def npy_cases():
     write("npy", "x.npy", npy(ok, data))
     write("outputs", "x.npy", npy(ok, data))
     write("cli", "x.npy", npy(ok, data))
+    write("outputs", "x_f64.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                                      np.array([[1, -2, 3], [-4, 5, -6]], "<f8").tobytes()))
     write("outputs", "idx_oob.npy", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
                                         np.array([1, 7], "<i8").tobytes()))
     write("npy", "bad_magic.npy", npy(ok, data, magic=b"\x93NUMPZ"))
@@ -201,6 +203,13 @@ def json_models():
                                         outputs=[{"name": "../../evil"}]))
     write("outputs", "relu.json", model(inits=[], nodes=relu))
     write("cli", "relu.json", model(inits=[], nodes=relu))
+    # found by fuzz_pipeline: ReduceMax / ReduceMin of float64 shifted 1 by 63 (UB)
+    axes = [{"name": "axes", "dtype": "int64", "shape": [1], "values": [1]}]
+    write("outputs", "reduce_f64.json",
+          model(inits=axes, inputs=[{"name": "x", "dtype": "float64", "shape": [2, 3]}],
+                nodes=[{"name": "mx", "op": "ReduceMax", "inputs": ["x", "axes"], "outputs": ["mx"]},
+                       {"name": "mn", "op": "ReduceMin", "inputs": ["x", "axes"], "outputs": ["mn"]}],
+                outputs=[{"name": "mx"}, {"name": "mn"}]))
     # run time errors, after the inputs were read: an index only known then,
     # and an operator the CPU target does not lower
     write("outputs", "gather_runtime.json",

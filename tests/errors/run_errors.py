@@ -14,6 +14,7 @@ Optional lines:
                                  links are not committed to git)
     setup: file NAME             puts an older output file {out}/NAME there first;
                                  it must be left untouched (content and mtime)
+    stdout: TEXT                 stdout must contain TEXT
     expect-file: NAME            a positive case (exit: 0): {out}/NAME must be
                                  written; nothing else may appear in {out}
     absent: PATH                 PATH ({out}, {dir} substituted) must not exist
@@ -32,7 +33,7 @@ MEM_LIMIT = 256 << 20
 
 
 def parse(path):
-    spec = {"exit": "1", "stderr": [], "setup": [], "expect-file": [], "absent": []}
+    spec = {"exit": "1", "stderr": [], "stdout": [], "setup": [], "expect-file": [], "absent": []}
     with open(path, encoding="utf-8") as f:
         for raw in f:
             line = raw.rstrip("\n")
@@ -40,7 +41,7 @@ def parse(path):
                 continue
             key, _, val = line.partition(":")
             val = val.strip()
-            if key in ("stderr", "setup", "expect-file", "absent"):
+            if key in ("stderr", "stdout", "setup", "expect-file", "absent"):
                 spec[key].append(val)
             else:
                 spec[key] = val
@@ -87,6 +88,10 @@ def run_case(dlcc, case_dir, name, sanitized):
             want = want.replace("{dir}", work).replace("{out}", out)
             if want not in err:
                 problems.append("diagnostic lacks %r" % want)
+        outtext = p.stdout.decode("utf-8", "replace")
+        for want in spec["stdout"]:
+            if want not in outtext:
+                problems.append("stdout lacks %r" % want)
         if p.returncode in (0, 1, 2) and p.returncode != 0:
             lines = [l for l in err.splitlines() if l.strip()]
             if not lines or not lines[0].startswith("dlcc: "):
