@@ -122,6 +122,7 @@ def st_cases():
     write("safetensors", "header_too_big.safetensors", st(b"{}", length=(100 << 20) + 1))
     write("safetensors", "header_not_object.safetensors", st([1, 2, 3]))
     write("safetensors", "short_file.safetensors", b"\x02\0\0")
+    write("safetensors", "deep_nesting.safetensors", st(b'{"a":' + b"[" * 100000 + b"]" * 100000 + b"}"))
     write("safetensors", "overlap.safetensors",
           st({"w": dict(F3, data_offsets=[0, 12]), "v": dict(F3, data_offsets=[8, 20])}, b"\0" * 20))
     write("safetensors", "gap.safetensors",
@@ -283,11 +284,11 @@ def json_text_models():
 
 
 def main():
+    st_cases()          # before json_models, which writes a model per safetensors file
     json_text_models()
     json_models()
     attr_models()
     onnx_cases()
-    st_cases()
     npy_cases()
     return 0
 
