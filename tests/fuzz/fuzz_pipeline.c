@@ -2,16 +2,11 @@
  * models.  A JSON model that loads and passes inference is run through the
  * reference interpreter on zero inputs (when all its tensors together have
  * few elements) and lowered to a loop program with a memory plan. */
-#include "frontend/frontend.h"
+#include "tests/fuzz/fuzz_load.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #define MAX_TOTAL_ELEMENTS 4096
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int64_t total_elements(const IrGraph *g)
 {
@@ -72,15 +67,8 @@ static void run_lower(const IrGraph *g)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    if (!text)
-        return 0;
-    memcpy(text, data, size);
-    text[size] = 0;
     UtilDiag d;
-    util_diag_init(&d);
-    IrGraph *g = fe_load_json("/nonexistent-dlcc-fuzz/model.json", text, size, NULL, &d);
-    free(text);
+    IrGraph *g = fuzz_load_json(data, size, &d);
     if (!g)
         return 0;
     if (pass_infer(g, &d) == 0) {

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
+from run_compiled import fields as compiled_fields  # noqa: E402
 from run_e2e import compare  # noqa: E402
 
 DRIVER = r"""
@@ -71,19 +72,11 @@ static void zone_check(const Zone *z, const char *when)
     }
 }
 
-/* The payload of a little-endian .npy file (version 1, 2 or 3). */
-static void read_npy(const char *path, void *dst, size_t bytes)
+/* Exactly `bytes` bytes of a raw file. */
+static void read_raw(const char *path, void *dst, size_t bytes)
 {
     FILE *f = fopen(path, "rb");
-    unsigned char h[12];
-    if (!f || fread(h, 1, 10, f) != 10 || memcmp(h, "\x93NUMPY", 6)) { fprintf(stderr, "bad npy %s\n", path); exit(3); }
-    size_t hl = h[8] | (size_t)h[9] << 8, skip = 10;
-    if (h[6] >= 2) {
-        if (fread(h + 10, 1, 2, f) != 2) exit(3);
-        hl |= (size_t)h[10] << 16 | (size_t)h[11] << 24;
-        skip = 12;
-    }
-    if (fseek(f, (long)(skip + hl), SEEK_SET) || fread(dst, 1, bytes, f) != bytes) { fprintf(stderr, "short npy %s\n", path); exit(3); }
+    if (!f || fread(dst, 1, bytes, f) != bytes || fgetc(f) != EOF) { fprintf(stderr, "bad input file %s\n", path); exit(3); }
     fclose(f);
 }
 
@@ -106,10 +99,10 @@ int main(int argc, char **argv)
     static const char *const out_names[NO + 1] = { @OUT_NAMES@ };
     Zone zi[NI + 1], zo[NO + 1], zw;
     void *inp[NI + 1], *outp[NO + 1], *copy[NI + 1], *first[NO + 1];
-    if (argc != 1 + NI + NO) { fprintf(stderr, "usage: driver INPUT.npy... OUTPUT.bin...\n"); return 2; }
+    if (argc != 1 + NI + NO) { fprintf(stderr, "usage: driver INPUT.bin... OUTPUT.bin...\n"); return 2; }
     for (int i = 0; i < NI; i++) {
         inp[i] = zone_new(&zi[i], in_bytes[i], in_names[i]);
-        read_npy(argv[1 + i], inp[i], in_bytes[i]);
+        read_raw(argv[1 + i], inp[i], in_bytes[i]);
         copy[i] = malloc(in_bytes[i] + 1);
         memcpy(copy[i], inp[i], in_bytes[i]);
     }
@@ -209,10 +202,7 @@ int main(int argc, char **argv)
 
 def fields(header, kind):
     """(field, NAME_BYTES macro, NAME_SIZE macro) of the inputs or outputs struct, in order."""
-    end = header.index("} m_%s;" % kind)
-    body = header[header.rindex("typedef struct {", 0, end):end]
-    tag = "INPUT" if kind == "inputs" else "OUTPUT"
-    return [(n, "m_%s_%s_BYTES" % (tag, n), "m_%s_%s_SIZE" % (tag, n)) for n in re.findall(r"\*(\w+);", body)]
+    return [(n, b, b[:-len("_BYTES")] + "_SIZE") for n, b in compiled_fields(header, kind)]
 
 
 def driver_source(header):
@@ -233,6 +223,43 @@ def driver_source(header):
             .replace("@OUT_NAMES@", lst(['"%s"' % n for n, _, _ in outs]))), len(ins), len(outs)
 
 
+def step(what, argv):
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode:
+        print("FAIL: %s exited with status %d\n%s" % (what, p.returncode, p.stderr))
+    return p.returncode == 0
+
+
+def check(a, tmp):
+    """Compiles, builds the driver, runs it; True when every check passed."""
+    cmd = [a.dlcc, str(a.model_dir / "model.json"), "-o", str(tmp), "--name", "m"] + a.options
+    build = [a.cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O1", "-I", str(tmp),
+             str(tmp / "driver.c"), str(tmp / "m.o"), "-lm", "-o", str(tmp / "driver")]
+    print("$ " + " ".join(cmd))
+    if not step("dlcc", cmd):
+        return False
+    src, n_in, n_out = driver_source((tmp / "m.h").read_text())
+    (tmp / "driver.c").write_text(src)
+    if not step("the driver's build", build):
+        return False
+    args = []
+    for i in range(n_in):      # the inputs as raw bytes (the driver reads nothing else)
+        np.load(a.model_dir / ("input_%d.npy" % i)).tofile(tmp / ("in_%d.bin" % i))
+        args.append(str(tmp / ("in_%d.bin" % i)))
+    args += [str(tmp / ("out_%d.bin" % k)) for k in range(n_out)]
+    p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=300)
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode:
+        print("FAIL: the driver exited with status %d" % p.returncode)
+        return False
+    ok = True
+    for k in range(n_out):
+        ref = np.load(a.model_dir / ("output_%d.npy" % k))
+        got = np.fromfile(tmp / ("out_%d.bin" % k), dtype=ref.dtype).reshape(ref.shape)
+        ok &= compare("output %d" % k, got, ref, 1e-3, 1e-4)
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dlcc")
@@ -241,35 +268,9 @@ def main():
     ap.add_argument("options", nargs="*")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dlcc-guards-") as tmp:
-        tmp = Path(tmp)
-        cmd = [a.dlcc, str(a.model_dir / "model.json"), "-o", str(tmp), "--name", "m"] + a.options
-        print("$ " + " ".join(cmd))
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode:
-            print("FAIL: dlcc exited with status %d\n%s" % (p.returncode, p.stderr))
-            return 1
-        src, n_in, n_out = driver_source((tmp / "m.h").read_text())
-        (tmp / "driver.c").write_text(src)
-        build = [a.cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O1", "-I", str(tmp),
-                 str(tmp / "driver.c"), str(tmp / "m.o"), "-lm", "-o", str(tmp / "driver")]
-        p = subprocess.run(build, capture_output=True, text=True)
-        if p.returncode:
-            print("FAIL: the driver did not build\n%s" % p.stderr)
-            return 1
-        args = [str(a.model_dir / ("input_%d.npy" % i)) for i in range(n_in)]
-        args += [str(tmp / ("out_%d.bin" % k)) for k in range(n_out)]
-        p = subprocess.run([str(tmp / "driver")] + args, capture_output=True, text=True, timeout=300)
-        sys.stdout.write(p.stdout + p.stderr)
-        if p.returncode:
-            print("FAIL: the driver exited with status %d" % p.returncode)
-            return 1
-        ok = True
-        for k in range(n_out):
-            ref = np.load(a.model_dir / ("output_%d.npy" % k))
-            got = np.fromfile(tmp / ("out_%d.bin" % k), dtype=ref.dtype).reshape(ref.shape)
-            ok &= compare("output %d" % k, got, ref, 1e-3, 1e-4)
-        print("PASS" if ok else "FAIL")
-        return 0 if ok else 1
+        ok = check(a, Path(tmp))
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
