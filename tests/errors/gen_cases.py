@@ -95,6 +95,16 @@ def onnx_cases():
     write("onnx", "opset_too_new.onnx", relu_model(opset=99).SerializeToString())
     # not a protobuf at all: a wire type 7 (invalid) in the first tag
     write("onnx", "garbage.onnx", b"\x0f\xff\xff\xff\xff garbage")
+    # found by fuzz_onnx: Pad-2's float 'value' for an int16 input was cast
+    # to int64 out of range (UB); it saturates now
+    x = helper.make_tensor_value_info("x", TensorProto.INT16, [1, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.INT16, [1, 3])
+    n = helper.make_node("Pad", ["x"], ["y"], name="pad", pads=[0, 1, 0, 0], value=-6.5e32)
+    m = helper.make_model(helper.make_graph([n], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 6)],
+                          ir_version=3)
+    write("onnx", "pad_value_range.onnx", m.SerializeToString())
+    write("onnx", "x_i16.npy", npy("{'descr': '<i2', 'fortran_order': False, 'shape': (1, 2), }",
+                                   np.array([[7, -9]], "<i2").tobytes()))
     # external data
     write("paths", "w.bin", np.arange(3, dtype=np.float32).tobytes())
     write("paths", "ext_absolute.onnx", external("/etc/passwd"))
