@@ -1,83 +1,13 @@
 /* tests/fuzz/fuzz_pipeline.c — libFuzzer harness: the whole pipeline on small
- * models.  A JSON model that loads and passes inference is run through the
- * reference interpreter on zero inputs (when all its tensors together have
- * few elements) and lowered to a loop program with a memory plan. */
+ * JSON models (fuzz_pipeline.h: inference, the interpreter, lowering). */
 #include "tests/fuzz/fuzz_load.h"
-#include "interp/interp.h"
-#include "passes/passes.h"
-
-#define MAX_TOTAL_ELEMENTS 4096
-
-static int64_t total_elements(const IrGraph *g)
-{
-    int64_t total = 0;
-    for (int i = 0; i < g->n_tensors; i++) {
-        int64_t n = ir_shape_numel(&g->tensors[i].v.shape);
-        if (n < 0 || total + n > MAX_TOTAL_ELEMENTS)
-            return -1;
-        total += n;
-    }
-    return total;
-}
-
-static void run_interp(const IrGraph *g)
-{
-    IrArray *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
-    IrArray *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
-    int ok = in && out;
-    for (int i = 0; ok && i < g->n_inputs; i++) {
-        in[i] = g->tensors[g->inputs[i]].v;
-        in[i].data = calloc(ir_array_bytes(&in[i]) + 1, 1);
-        ok = in[i].data != NULL;
-    }
-    UtilDiag d;
-    util_diag_init(&d);
-    if (ok && interp_run(g, in, out, &d) == 0) {
-        for (int i = 0; i < g->n_outputs; i++) {
-            const IrTensor *t = &g->tensors[g->outputs[i]];
-            if (out[i].dtype != t->v.dtype || !ir_shape_equal(&out[i].shape, &t->v.shape))
-                abort();    /* the interpreter disagrees with inference */
-            interp_array_free(&out[i]);
-        }
-    } else if (ok && !d.has_error) {
-        abort();
-    }
-    for (int i = 0; in && i < g->n_inputs; i++)
-        free(in[i].data);
-    free(in);
-    free(out);
-}
-
-static void run_lower(const IrGraph *g)
-{
-    UtilDiag d;
-    util_diag_init(&d);
-    PassSchedule s = pass_schedule_cpu(256);
-    LoopProgram *p = pass_lower(g, &s, &d);
-    if (!p) {
-        if (!d.has_error)
-            abort();
-        return;
-    }
-    pass_apply_schedule(p, &s);
-    if (pass_plan_memory(p, g, &d) && !d.has_error)
-        abort();
-    loop_program_free(p);
-}
+#include "tests/fuzz/fuzz_pipeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     UtilDiag d;
     IrGraph *g = fuzz_load_json(data, size, &d);
-    if (!g)
-        return 0;
-    if (pass_infer(g, &d) == 0) {
-        if (total_elements(g) >= 0)
-            run_interp(g);
-        run_lower(g);
-    } else if (!d.has_error) {
-        abort();
-    }
-    ir_graph_free(g);
+    if (g)
+        fuzz_run_pipeline(g);
     return 0;
 }
