@@ -23,6 +23,7 @@ ninja -C "$B" $(printf 'tests/fuzz/fuzz_%s ' "${harnesses[@]}") tools/dlcc >/dev
 W=$B/fuzz
 mkdir -p "$W"
 backend=${ONNX_BACKEND_DATA:-/work/shared/onnx-backend-data}
+node_dir=${ONNX_NODE_DIR:-}       # onnx/backend/test/data/node (scripts/venv.sh prints it)
 
 # seed NAME FILE...: copies the files (at most 256 KiB each) into NAME's corpus.
 seed() {
@@ -36,7 +37,7 @@ seed() {
 }
 
 if [ ! -f "$W/corpus/.seeded" ]; then
-  mapfile -t onnx < <(find tests "$backend" -name '*.onnx' -size -64k 2>/dev/null | sort)
+  mapfile -t onnx < <(find tests "$backend" $node_dir -name '*.onnx' -size -64k 2>/dev/null | sort)
   # JSON models: the committed ones plus the small ONNX models converted.
   mkdir -p "$W/converted"
   i=0

@@ -35,4 +35,4 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   tests/e2e/mlp tests/e2e/cnn
 
 # libFuzzer harnesses (clang), FUZZ_SECONDS each; docs/fuzzing.md for long runs.
-if [ "${FUZZ_SECONDS:-20}" != 0 ]; then scripts/fuzz.sh "${FUZZ_SECONDS:-20}"; fi
+if [ "${FUZZ_SECONDS:-20}" != 0 ]; then ONNX_NODE_DIR="$node_dir" scripts/fuzz.sh "${FUZZ_SECONDS:-20}"; fi
