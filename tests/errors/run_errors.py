@@ -21,6 +21,7 @@ Optional lines:
                                  after the run (e.g. an escape from {out})
 """
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -94,7 +95,7 @@ def run_case(dlcc, case_dir, name, sanitized):
                 problems.append("stdout lacks %r" % want)
         if p.returncode in (0, 1, 2) and p.returncode != 0:
             lines = [l for l in err.splitlines() if l.strip()]
-            if not lines or not lines[0].startswith("dlcc: "):
+            if not lines or not re.match(r"dlcc: (\S.*: )?error: \S", lines[0]):
                 problems.append("diagnostic is not 'dlcc: ...: error: ...'")
         if p.returncode < 0 or p.returncode > 2:
             problems.append("crashed (status %d)" % p.returncode)
