@@ -105,6 +105,22 @@ def onnx_cases():
     write("onnx", "pad_value_range.onnx", m.SerializeToString())
     write("onnx", "x_i16.npy", npy("{'descr': '<i2', 'fortran_order': False, 'shape': (1, 2), }",
                                    np.array([[7, -9]], "<i2").tobytes()))
+    # found by fuzz_onnx: Clip-6's float max on int64 became 2^63 in lowering,
+    # cast to int64 out of range (UB); it saturates now
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, [3, 4])
+    n = helper.make_node("Clip", ["x"], ["y"], name="clip", min=-0.5, max=1.7e38)
+    m = helper.make_model(helper.make_graph([n], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 6)],
+                          ir_version=3)
+    write("onnx", "clip_int64_range.onnx", m.SerializeToString())
+    # found by fuzz_onnx: an Upsample to 865 million rows made lowering
+    # allocate gigabytes of Resize tables
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    n = helper.make_node("Upsample", ["x"], ["y"], name="up", mode="nearest", scales=[865370112.0, 1, 2, 3])
+    m = helper.make_model(helper.make_graph([n], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 7)],
+                          ir_version=3)
+    write("onnx", "resize_huge_axis.onnx", m.SerializeToString())
     # external data
     write("paths", "w.bin", np.arange(3, dtype=np.float32).tobytes())
     write("paths", "ext_absolute.onnx", external("/etc/passwd"))
