@@ -127,6 +127,7 @@ def onnx_cases():
     write("paths", "ext_dotdot.onnx", external("../w.bin"))
     write("paths", "ext_nested_dotdot.onnx", external("a/../../w.bin"))
     write("paths", "ext_symlink.onnx", external("link.bin"))
+    write("paths", "ext_symlink_dir.onnx", external("linkdir/passwd"))
     write("paths", "ext_offset_past_end.onnx", external("w.bin", offset=100))
     write("paths", "ext_length_past_end.onnx", external("w.bin", offset=4, length=12))
     write("paths", "ext_bad_offset.onnx", external("w.bin", offset="-4"))
