@@ -121,6 +121,17 @@ def onnx_cases():
     m = helper.make_model(helper.make_graph([n], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 7)],
                           ir_version=3)
     write("onnx", "resize_huge_axis.onnx", m.SerializeToString())
+    # found by fuzz_onnx: a Resize whose output is empty (a dim of 0) but has an
+    # axis of 268 million made the interpreter allocate 4 GB of tap tables
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 47])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    sc = helper.make_tensor("scales", TensorProto.FLOAT, [4], [1.0, 268435456.0, 1e-30, 3.0])
+    n = helper.make_node("Resize", ["x", "scales"], ["y"], name="rs", mode="linear")
+    m = helper.make_model(helper.make_graph([n], "g", [x], [y], initializer=[sc]),
+                          opset_imports=[helper.make_opsetid("", 10)], ir_version=5)
+    write("onnx", "resize_empty_output.onnx", m.SerializeToString())
+    write("onnx", "x_1x1x2x47.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 47), }",
+                                        np.zeros(94, "<f4").tobytes()))
     # external data
     write("paths", "w.bin", np.arange(3, dtype=np.float32).tobytes())
     write("paths", "ext_absolute.onnx", external("/etc/passwd"))
