@@ -72,6 +72,8 @@ typedef struct FeSafetensors {
  * shape × dtype size = byte span, offsets contiguous, non-overlapping and
  * covering the data section, no element-count overflow). */
 int  fe_st_open(FeSafetensors *st, const char *path, UtilDiag *d);
+/* The same on bytes already in memory (copied); path names them in diagnostics. */
+int  fe_st_parse(FeSafetensors *st, const char *path, const uint8_t *bytes, size_t len, UtilDiag *d);
 const FeStEntry *fe_st_find(const FeSafetensors *st, const char *name);
 void fe_st_close(FeSafetensors *st);
 /* Serializes tensors (names sorted for determinism) into a safetensors image. */

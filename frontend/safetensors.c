@@ -186,6 +186,25 @@ int fe_st_open(FeSafetensors *st, const char *path, UtilDiag *d)
     return 0;
 }
 
+int fe_st_parse(FeSafetensors *st, const char *path, const uint8_t *bytes, size_t len, UtilDiag *d)
+{
+    memset(st, 0, sizeof *st);
+    st->bytes = malloc(len ? len : 1);
+    st->path = strdup(path);
+    if (!st->bytes || !st->path) {
+        fe_st_close(st);
+        return util_error(d, util_loc_file(path), "out of memory");
+    }
+    if (len)
+        memcpy(st->bytes, bytes, len);
+    st->len = len;
+    if (st_parse(st, d)) {
+        fe_st_close(st);
+        return -1;
+    }
+    return 0;
+}
+
 const FeStEntry *fe_st_find(const FeSafetensors *st, const char *name)
 {
     FeStEntry key = { .name = (char *)name };

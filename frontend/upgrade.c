@@ -102,10 +102,7 @@ int fe_up_scalar_like(FeUp *u, int at, const char *hint, double v, int like)
     IrShape s = { .rank = 0 };
     uint8_t buf[8];
     IrDType cdt = dt == IR_DT_UNDEF ? IR_DT_F32 : dt;
-    if (ir_dtype_is_float(cdt))
-        ir_store_f64(cdt, buf, 0, v);
-    else
-        ir_store_i64(cdt, buf, 0, (int64_t)v);
+    ir_store_f64(cdt, buf, 0, v);       /* saturates (no UB) for integer types */
     int t = new_const(u, at, hint, cdt, &s, buf);
     if (t < 0)
         return fe_up_oom(u, at);

@@ -25,18 +25,19 @@ static void split_axis(const IrShape *s, int a, int64_t *outer, int64_t *len, in
 
 static int norm_axis(int64_t axis, int rank) { return (int)(axis < 0 ? axis + rank : axis); }
 
-/* Extremes of an integer dtype, as int64 bit patterns (uint64 max is -1). */
+/* Extremes of an integer dtype, as int64 bit patterns (uint64 max is -1);
+ * 0 (bool: 0 and 1) for other dtypes, whose reductions do not use them. */
 static int64_t int_min(IrDType t)
 {
-    if (!ir_dtype_is_signed(t) || t == IR_DT_BOOL)
+    if (!ir_dtype_is_int(t) || !ir_dtype_is_signed(t))
         return 0;
     return t == IR_DT_I64 ? INT64_MIN : -((int64_t)1 << (8 * ir_dtype_size(t) - 1));
 }
 
 static int64_t int_max(IrDType t)
 {
-    if (t == IR_DT_BOOL)
-        return 1;
+    if (!ir_dtype_is_int(t))
+        return t == IR_DT_BOOL;
     if (t == IR_DT_I64)
         return INT64_MAX;
     if (t == IR_DT_U64)

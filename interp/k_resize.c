@@ -193,6 +193,8 @@ int interp_k_resize(const IrGraph *g, const IrNode *n, const IrArray *const *in,
             r1[axes[i]] = ir_load_f64(roi->dtype, roi->data, nax + i);
         }
 
+    if (ir_array_numel(y) == 0)     /* nothing to compute; an axis may still be huge */
+        return 0;
     /* per-axis tap tables */
     RzAxis tab[IR_MAX_RANK];
     memset(tab, 0, sizeof tab);

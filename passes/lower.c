@@ -130,7 +130,9 @@ LoopExpr *low_const(Low *L, IrDType t, double v)
 {
     if (ir_dtype_is_float(t))
         return loop_float(L->p, t, v);
-    LoopExpr *e = loop_int(L->p, (int64_t)v);
+    int64_t iv;
+    ir_store_f64(IR_DT_I64, &iv, 0, v);     /* saturating: v may lie beyond int64 */
+    LoopExpr *e = loop_int(L->p, iv);
     if (e && t == IR_DT_BOOL) {
         e->type = IR_DT_BOOL;
         e->u.i = v != 0;

@@ -491,6 +491,10 @@ static double rz_filter(int mode, double a, double t)
     return t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0;
 }
 
+/* Longest output axis of a Resize: its index and weight tables (up to 4
+ * taps of 16 bytes per position) stay below 256 MiB. */
+#define RZ_MAX_AXIS ((int64_t)1 << 22)
+
 static int64_t rz_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
 static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *nearest, double a, int excl,
@@ -633,6 +637,10 @@ int low_resize(Low *L)
             r0[axes[i]] = ir_load_f64(roi->dtype, roi->data, i);
             r1[axes[i]] = ir_load_f64(roi->dtype, roi->data, nax + i);
         }
+    for (int a = 0; a < r; a++)     /* the tables are built at compile time, per output position */
+        if (ys->dims[a] > RZ_MAX_AXIS)
+            return ir_node_error(L->g, n, L->d, "output axis %d has %lld positions; Resize on target cpu allows at "
+                                 "most %lld per axis", a, (long long)ys->dims[a], (long long)RZ_MAX_AXIS);
     RzCtx c = { .r = r, .extrap = ir_attr_float(n, IR_A_extrapolation_value), .t = low_ctype(low_buf(L, y)->dtype) };
     if (!ir_dtype_is_float(c.t))
         c.t = IR_DT_F64;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything dlcc needs to build and test on Debian 12, from Debian's
-# packages.  Idempotent; needs root (or sudo).
+# packages.  Idempotent; needs root (or sudo).  clang (14 on Debian 12) and
+# libclang-rt-14-dev (its libFuzzer and sanitizer runtimes) build the fuzzing
+# harnesses of tests/fuzz/ only; the main build uses the default C compiler.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -9,6 +11,7 @@ PKGS=(
   libjansson-dev libcmocka-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   llvm-19-dev libhalide14-0-dev g++
+  clang libclang-rt-14-dev
   python3 python3-numpy python3-venv
   cmake
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs the whole test suite twice: once in
 # the normal build and once built with AddressSanitizer + UndefinedBehavior-
-# Sanitizer (-fno-sanitize-recover=all).
+# Sanitizer (-fno-sanitize-recover=all, plus float-cast-overflow, which GCC
+# leaves out of -fsanitize=undefined); then checks that both builds write
+# byte-identical outputs, and runs each fuzzing harness briefly
+# (FUZZ_SECONDS, default 20; 0 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -20,7 +23,16 @@ meson test -C build --print-errorlogs
 grep -h "^conformance:" build/meson-logs/testlog.txt || true
 
 [ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dc_args=-fno-sanitize-recover=all -Dbuildtype=debug
+  "-Dc_args=-fno-sanitize-recover=all -fsanitize=float-cast-overflow" -Dbuildtype=debug
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  meson test -C build-asan --print-errorlogs --suite unit --suite errors --suite cli --suite e2e
+  meson test -C build-asan --print-errorlogs --suite unit --suite errors --suite cli --suite e2e \
+  --suite reproducible --suite safety
+
+# The same outputs from two build folders (and two settings: tests/reproducible/).
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  python3 tests/reproducible/run_reproducible.py build/tools/dlcc --other-dlcc build-asan/tools/dlcc \
+  tests/e2e/mlp tests/e2e/cnn
+
+# libFuzzer harnesses (clang), FUZZ_SECONDS each; docs/fuzzing.md for long runs.
+if [ "${FUZZ_SECONDS:-20}" != 0 ]; then ONNX_NODE_DIR="$node_dir" scripts/fuzz.sh "${FUZZ_SECONDS:-20}"; fi

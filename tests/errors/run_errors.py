@@ -8,10 +8,20 @@ A case is a file CASE.expect beside its inputs, with lines:
                                                      {out} a fresh empty output folder)
     exit: 1                                         (expected exit status; default 1)
     stderr: <substring the one-line diagnostic must contain>
-An optional 'setup: symlink NAME TARGET' line creates a symbolic link in a
-scratch copy of the case folder first (links are not committed to git).
+Optional lines:
+    setup: symlink NAME TARGET   creates a symbolic link in the scratch copy of
+                                 the case folder ({tmp}: the scratch folder;
+                                 links are not committed to git)
+    setup: file NAME             puts an older output file {out}/NAME there first;
+                                 it must be left untouched (content and mtime)
+    stdout: TEXT                 stdout must contain TEXT
+    expect-file: NAME            a positive case (exit: 0): {out}/NAME must be
+                                 written; nothing else may appear in {out}
+    absent: PATH                 PATH ({out}, {dir} substituted) must not exist
+                                 after the run (e.g. an escape from {out})
 """
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -24,7 +34,7 @@ MEM_LIMIT = 256 << 20
 
 
 def parse(path):
-    spec = {"exit": "1", "stderr": [], "setup": []}
+    spec = {"exit": "1", "stderr": [], "stdout": [], "setup": [], "expect-file": [], "absent": []}
     with open(path, encoding="utf-8") as f:
         for raw in f:
             line = raw.rstrip("\n")
@@ -32,7 +42,7 @@ def parse(path):
                 continue
             key, _, val = line.partition(":")
             val = val.strip()
-            if key in ("stderr", "setup"):
+            if key in ("stderr", "stdout", "setup", "expect-file", "absent"):
                 spec[key].append(val)
             else:
                 spec[key] = val
@@ -50,10 +60,19 @@ def run_case(dlcc, case_dir, name, sanitized):
         shutil.copytree(case_dir, work, symlinks=True)
         out = os.path.join(tmp, "out")
         os.mkdir(out)
+        old = {}
         for s in spec["setup"]:
             parts = s.split()
             if parts[0] == "symlink":
                 os.symlink(parts[2].replace("{tmp}", tmp), os.path.join(work, parts[1]))
+            elif parts[0] == "file":
+                path = os.path.join(out, parts[1])
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write("an older %s that a failed command must not touch\n" % parts[1])
+                os.utime(path, (1000000000, 1000000000))
+                old[parts[1]] = os.stat(path)
+            else:
+                return "unknown setup %r" % s
         args = [a.replace("{dir}", work).replace("{out}", out) for a in spec["args"].split()]
         start = time.monotonic()
         try:
@@ -70,14 +89,34 @@ def run_case(dlcc, case_dir, name, sanitized):
             want = want.replace("{dir}", work).replace("{out}", out)
             if want not in err:
                 problems.append("diagnostic lacks %r" % want)
+        outtext = p.stdout.decode("utf-8", "replace")
+        for want in spec["stdout"]:
+            if want not in outtext:
+                problems.append("stdout lacks %r" % want)
         if p.returncode in (0, 1, 2) and p.returncode != 0:
             lines = [l for l in err.splitlines() if l.strip()]
-            if not lines or not lines[0].startswith("dlcc: "):
+            if not lines or not re.match(r"dlcc: (\S.*: )?error: \S", lines[0]):
                 problems.append("diagnostic is not 'dlcc: ...: error: ...'")
         if p.returncode < 0 or p.returncode > 2:
             problems.append("crashed (status %d)" % p.returncode)
-        if os.listdir(out):
-            problems.append("left files in the output folder: %s" % os.listdir(out))
+        left = set(os.listdir(out)) - set(old)
+        for name in spec["expect-file"]:
+            if name not in left:
+                problems.append("did not write %s into the output folder" % name)
+            left.discard(name)
+        if left:
+            problems.append("left files in the output folder: %s" % sorted(left))
+        for name, st in old.items():
+            path = os.path.join(out, name)
+            now = os.stat(path) if os.path.lexists(path) else None
+            if not now or now.st_mtime != st.st_mtime or now.st_size != st.st_size or now.st_ino != st.st_ino:
+                problems.append("changed the older output file %s" % name)
+        for a in spec["absent"]:
+            path = a.replace("{dir}", work).replace("{out}", out)
+            if os.path.lexists(path):
+                problems.append("wrote %s" % a)
+                if not os.path.isdir(path):
+                    os.unlink(path)
         if not sanitized and elapsed > TIME_LIMIT_S:
             problems.append("took %.2f s (limit %.1f s)" % (elapsed, TIME_LIMIT_S))
         if problems:
