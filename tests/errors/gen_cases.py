@@ -255,9 +255,9 @@ def json_models():
           model(inits=[], nodes=[{"name": "g", "op": "Gather", "inputs": ["x", "i"], "outputs": ["y"]}],
                 inputs=[{"name": "x", "dtype": "float32", "shape": [3]}, {"name": "i", "dtype": "int64", "shape": [2]}]))
     write("outputs", "unlowered.json",
-          model(inits=[{"name": "s", "dtype": "float32", "shape": [], "values": [0.5]}],
-                nodes=[{"name": "dq", "op": "DequantizeLinear", "inputs": ["x", "s"], "outputs": ["y"]}],
-                inputs=[{"name": "x", "dtype": "int8", "shape": [3]}]))
+          model(inits=[],
+                nodes=[{"name": "det", "op": "Det", "inputs": ["x"], "outputs": ["y"]}],
+                inputs=[{"name": "x", "dtype": "float32", "shape": [2, 3, 3]}]))
 
 
 def attr_models():
