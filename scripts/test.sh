@@ -36,3 +36,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 # libFuzzer harnesses (clang), FUZZ_SECONDS each; docs/fuzzing.md for long runs.
 if [ "${FUZZ_SECONDS:-20}" != 0 ]; then ONNX_NODE_DIR="$node_dir" scripts/fuzz.sh "${FUZZ_SECONDS:-20}"; fi
+
+# One closing line for both builds (meson's own summaries are above).
+ok=0; fail=0; skip=0
+for b in build build-asan; do
+  ok=$((ok + $(awk '/^Ok:/ {print $2}' "$b/meson-logs/testlog.txt" | tail -n 1)))
+  fail=$((fail + $(awk '/^Fail:/ {print $2}' "$b/meson-logs/testlog.txt" | tail -n 1)))
+  skip=$((skip + $(awk '/^Skipped:/ {print $2}' "$b/meson-logs/testlog.txt" | tail -n 1)))
+done
+echo "test.sh: $ok passed, $fail failed, $skip skipped"
