@@ -22,7 +22,7 @@ ninja -C "$B" $(printf 'tests/fuzz/fuzz_%s ' "${harnesses[@]}") tools/dlcc >/dev
 
 W=$B/fuzz
 mkdir -p "$W"
-backend=${ONNX_BACKEND_DATA:-/work/shared/onnx-backend-data}
+backend=${ONNX_BACKEND_DATA:-$root/../shared/onnx-backend-data}
 node_dir=${ONNX_NODE_DIR:-}       # onnx/backend/test/data/node (scripts/venv.sh prints it)
 
 # seed NAME FILE...: copies the files (at most 256 KiB each) into NAME's corpus.

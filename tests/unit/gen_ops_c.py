@@ -2,7 +2,7 @@
 """Generates tests/unit/ops_c_cases.h: operator cases for test_ops_c.c.
 
 Run with a Python that has onnx (1.19) and numpy:
-    /work/main/.venv/bin/python tests/unit/gen_ops_c.py > tests/unit/ops_c_cases.h
+    .venv/bin/python tests/unit/gen_ops_c.py > tests/unit/ops_c_cases.h
 
 Expected values come from (a) ONNX's node test cases (inputs and outputs as
 shipped with the onnx package, i.e. onnx.reference's numbers), (b)
