@@ -39,7 +39,8 @@ typedef struct CgCtx {
     LLVMValueRef args[3];            /* inputs, outputs, workspace */
     LLVMValueRef *bufptr;            /* per buffer: base pointer in fn, or NULL */
     LLVMValueRef *var;               /* per variable: SSA value, or the alloca if mutable */
-    unsigned char *var_mut;
+    unsigned char *var_mut;          /* 1: var[] is the alloca of a mutable variable; 2: a vector
+                                        (a LET in a widened VECTORIZED loop, vector.c) */
     LLVMValueRef *globals;           /* per CONST buffer: its global, or NULL */
     unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
 } CgCtx;
@@ -74,9 +75,21 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e);
 LLVMValueRef cg_call_intrinsic(CgCtx *c, const char *name, LLVMTypeRef *ovl, size_t n_ovl, LLVMValueRef *args,
                                unsigned n);
 LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v);     /* register -> memory form */
+/* On evaluated operands (scalars, or vectors where the LLVM operation is
+ * elementwise: float arithmetic, comparisons, float casts, intrinsics). */
+LLVMValueRef cg_float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n);
+LLVMValueRef cg_cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v);
+int cg_contractible(const LoopExpr *e, const LoopExpr **m, const LoopExpr **z, int *neg_m, int *neg_z);
+LLVMValueRef cg_muladd(CgCtx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z, int neg_m, int neg_z);
 LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> register form */
 int cg_fail(CgCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
+
+/* vector.c: a VECTORIZED loop of constant extent W whose body qualifies,
+ * emitted as W-lane vector operations without a loop; 1 when the loop does
+ * not qualify (the caller emits a scalar loop with vectorizer hints). */
+int cg_vector_loop(CgCtx *c, const LoopStmt *s);
 
 /* mathlib.c (CgOptions.no_libm): a call of the module's own internal math
  * function `name` (an intrinsic's name from loop_intrinsic_name, or "trunc",

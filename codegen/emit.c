@@ -224,6 +224,11 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     if (!(gpu_kind && c->o.gpu_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
         k != LOOP_UNROLLED)
         return cg_fail(c, "'%s' is not a CPU loop kind", loop_for_kind_name(k));
+    if (k == LOOP_VECTORIZED) {
+        int r = cg_vector_loop(c, s);          /* vector.c: the body as W-lane operations */
+        if (r <= 0)
+            return r;
+    }
     LLVMValueRef n = cg_expr(c, s->u.loop.extent);
     if (!n)
         return -1;

@@ -95,17 +95,21 @@ static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
     for (int i = 0; i < e->u.call.n && i < 3; i++)
         if (!(a[i] = cg_expr(c, e->u.call.args[i])))
             return NULL;
+    return cg_intrinsic(c, e->u.call.fn, a, (unsigned)e->u.call.n);
+}
+
+LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n)
+{
     LLVMTypeRef t = LLVMTypeOf(a[0]);
-    unsigned n = (unsigned)e->u.call.n;
     if (c->gpu)   /* NVPTX does not lower llvm.exp/log/sin/cos/pow: libdevice does them */
-        switch (e->u.call.fn) {
+        switch (fn) {
         case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:
-            return call_libm(c, loop_intrinsic_name(e->u.call.fn), t, a, n);
+            return call_libm(c, loop_intrinsic_name(fn), t, a, n);
         default: break;
         }
-    if (c->o.no_libm && e->u.call.fn != LOOP_I_isnan && e->u.call.fn != LOOP_I_isinf)
-        return cg_math(c, loop_intrinsic_name(e->u.call.fn), a, n);
-    switch (e->u.call.fn) {
+    if (c->o.no_libm && fn != LOOP_I_isnan && fn != LOOP_I_isinf)
+        return cg_math(c, loop_intrinsic_name(fn), a, n);
+    switch (fn) {
     case LOOP_I_exp: return cg_call_intrinsic(c, "llvm.exp", &t, 1, a, n);
     case LOOP_I_log: return cg_call_intrinsic(c, "llvm.log", &t, 1, a, n);
     case LOOP_I_sqrt: return cg_call_intrinsic(c, "llvm.sqrt", &t, 1, a, n);
@@ -122,7 +126,7 @@ static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
         return m ? LLVMBuildFCmp(c->b, LLVMRealOEQ, m, LLVMConstReal(t, INFINITY), "") : NULL;
     }
     default:   /* tanh erf tan asin acos atan sinh cosh asinh acosh atanh: libm */
-        return call_libm(c, loop_intrinsic_name(e->u.call.fn), t, a, n);
+        return call_libm(c, loop_intrinsic_name(fn), t, a, n);
     }
 }
 
@@ -206,7 +210,7 @@ static LLVMValueRef fmod_of(CgCtx *c, LLVMValueRef a, LLVMValueRef b)
     return cg_math(c, "fmod", ab, 2);
 }
 
-static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b)
+LLVMValueRef cg_float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef B = c->b;
     LLVMTypeRef t = LLVMTypeOf(a);
@@ -241,6 +245,41 @@ static LLVMValueRef float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueR
     }
 }
 
+/* ------------------------------------------------------------ contraction */
+
+/* Float a*b + z, z + a*b, a*b - z and z - a*b are contracted into one
+ * multiply-add, fused where the target has FMA instructions (as C compilers
+ * do with FP_CONTRACT on): *m is the product, *z the addend, *neg_m / *neg_z
+ * say which is subtracted. */
+int cg_contractible(const LoopExpr *e, const LoopExpr **m, const LoopExpr **z, int *neg_m, int *neg_z)
+{
+    if (e->kind != LOOP_E_BIN || (e->u.bin.op != LOOP_ADD && e->u.bin.op != LOOP_SUB) ||
+        (e->type != IR_DT_F32 && e->type != IR_DT_F64))
+        return 0;
+    const LoopExpr *a = e->u.bin.a, *b = e->u.bin.b;
+    int sub = e->u.bin.op == LOOP_SUB;
+    if (a->kind == LOOP_E_BIN && a->u.bin.op == LOOP_MUL && a->type == e->type) {
+        *m = a, *z = b, *neg_m = 0, *neg_z = sub;
+        return 1;
+    }
+    if (b->kind == LOOP_E_BIN && b->u.bin.op == LOOP_MUL && b->type == e->type) {
+        *m = b, *z = a, *neg_m = sub, *neg_z = 0;
+        return 1;
+    }
+    return 0;
+}
+
+LLVMValueRef cg_muladd(CgCtx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z, int neg_m, int neg_z)
+{
+    if (neg_m)
+        x = LLVMBuildFNeg(c->b, x, "");
+    if (neg_z)
+        z = LLVMBuildFNeg(c->b, z, "");
+    LLVMValueRef a[3] = { x, y, z };
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return cg_call_intrinsic(c, "llvm.fmuladd", &t, 1, a, 3);
+}
+
 /* ------------------------------------------------------------ casts */
 
 /* A float register value rounded to what float16 / bfloat16 can hold. */
@@ -251,7 +290,7 @@ static LLVMValueRef round_half(CgCtx *c, IrDType to, LLVMValueRef v)
     return cg_from_mem(c, to, cg_to_mem(c, to, v));
 }
 
-static LLVMValueRef cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v)
+LLVMValueRef cg_cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v)
 {
     LLVMBuilderRef B = c->b;
     LLVMTypeRef tt = cg_reg_type(c, to), ft = cg_reg_type(c, from);
@@ -305,11 +344,18 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
         return cg_from_mem(c, buf->dtype, v);
     }
     case LOOP_E_BIN: {
+        const LoopExpr *m, *z;
+        int neg_m, neg_z;
+        if (cg_contractible(e, &m, &z, &neg_m, &neg_z)) {
+            LLVMValueRef x = cg_expr(c, m->u.bin.a), y = x ? cg_expr(c, m->u.bin.b) : NULL;
+            LLVMValueRef w = y ? cg_expr(c, z) : NULL;
+            return w ? cg_muladd(c, x, y, w, neg_m, neg_z) : NULL;
+        }
         LLVMValueRef a = cg_expr(c, e->u.bin.a), b = a ? cg_expr(c, e->u.bin.b) : NULL;
         if (!b)
             return NULL;
         IrDType t = e->u.bin.a->type;
-        LLVMValueRef r = ir_dtype_is_float(t) ? float_bin(c, e->u.bin.op, a, b) : int_bin(c, e->u.bin.op, t, a, b);
+        LLVMValueRef r = ir_dtype_is_float(t) ? cg_float_bin(c, e->u.bin.op, a, b) : int_bin(c, e->u.bin.op, t, a, b);
         if (!r && !c->d->has_error)
             cg_fail(c, "binary operation %d not defined on %s", (int)e->u.bin.op, ir_dtype_name(t));
         return r;
@@ -342,7 +388,7 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
         return intrinsic(c, e);
     case LOOP_E_CAST: {
         LLVMValueRef a = cg_expr(c, e->u.cast.a);
-        return a ? cast(c, e->u.cast.a->type, e->type, a) : NULL;
+        return a ? cg_cast(c, e->u.cast.a->type, e->type, a) : NULL;
     }
     }
     cg_fail(c, "unknown expression kind %d", (int)e->kind);

@@ -1,0 +1,403 @@
+/* codegen/vector.c — a VECTORIZED loop emitted as vector instructions.
+ *
+ * The loop IR says a VECTORIZED loop of W iterations is one SIMD operation
+ * per statement.  When its body qualifies, the loop is not emitted at all:
+ * each statement becomes one W-lane operation, so the vector code does not
+ * depend on LLVM's loop vectorizer and its cost model (register-blocked
+ * kernels keep their accumulators in vector registers this way: a LOCAL
+ * buffer read and written only by whole vectors at constant offsets is
+ * promoted to registers by SROA).
+ *
+ * An expression is varying when it mentions the loop variable or a LET bound
+ * to a varying value; everything else is uniform and emitted once as a
+ * scalar (splatted where it meets a vector).  Loads: a uniform index reads one
+ * element, an index i0 + v reads W consecutive elements, any other index
+ * reads lane by lane.  Stores: i0 + v writes W consecutive elements, any
+ * other varying index writes lane by lane (in lane order).
+ *
+ * A body qualifies when it holds only immutable LETs, STOREs and BLOCKs, and
+ * its varying expressions are float32 / float64 / bool values built from
+ * loads of float32 / float64 buffers, float arithmetic (+ - * / min max),
+ * comparisons, selects, negation, abs, float casts and the intrinsics LLVM
+ * widens itself (libm-backed ones only when libm may be called).  The loop
+ * variable itself may appear in indices only. */
+#include "codegen/cg_impl.h"
+
+#include <stdlib.h>
+
+typedef struct Vec {
+    CgCtx *c;
+    int var;                  /* the loop variable */
+    unsigned w;               /* lanes */
+    unsigned char *varying;   /* per variable: 1 when its LET value is varying (check pass) */
+} Vec;
+
+static int is_vtype(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_BOOL; }
+
+/* Does e mention the loop variable or a varying LET? */
+static int varying(const Vec *v, const LoopExpr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LOOP_E_VAR: return e->u.var == v->var || v->varying[e->u.var];
+    case LOOP_E_LOAD: return varying(v, e->u.load.index);
+    case LOOP_E_BIN: return varying(v, e->u.bin.a) || varying(v, e->u.bin.b);
+    case LOOP_E_UN: return varying(v, e->u.un.a);
+    case LOOP_E_SELECT: return varying(v, e->u.sel.cond) || varying(v, e->u.sel.a) || varying(v, e->u.sel.b);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (varying(v, e->u.call.args[i]))
+                return 1;
+        return 0;
+    case LOOP_E_CAST: return varying(v, e->u.cast.a);
+    default: return 0;
+    }
+}
+
+/* Mentions a varying LET (not the loop variable)? */
+static int mentions_vlet(const Vec *v, const LoopExpr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LOOP_E_VAR: return v->varying[e->u.var];
+    case LOOP_E_LOAD: return mentions_vlet(v, e->u.load.index);
+    case LOOP_E_BIN: return mentions_vlet(v, e->u.bin.a) || mentions_vlet(v, e->u.bin.b);
+    case LOOP_E_UN: return mentions_vlet(v, e->u.un.a);
+    case LOOP_E_SELECT:
+        return mentions_vlet(v, e->u.sel.cond) || mentions_vlet(v, e->u.sel.a) || mentions_vlet(v, e->u.sel.b);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (mentions_vlet(v, e->u.call.args[i]))
+                return 1;
+        return 0;
+    case LOOP_E_CAST: return mentions_vlet(v, e->u.cast.a);
+    default: return 0;
+    }
+}
+
+/* Coefficient of the loop variable when index e is var * k + (uniform),
+ * k >= 0 constant; -1 otherwise. */
+static int64_t coef(const Vec *v, const LoopExpr *e)
+{
+    switch (e->kind) {
+    case LOOP_E_INT: return 0;
+    case LOOP_E_VAR: return e->u.var == v->var ? 1 : v->varying[e->u.var] ? -1 : 0;
+    case LOOP_E_BIN: {
+        int64_t a = coef(v, e->u.bin.a), b = coef(v, e->u.bin.b);
+        if (a < 0 || b < 0)
+            return -1;
+        if (a == 0 && b == 0)
+            return varying(v, e) ? -1 : 0;
+        switch (e->u.bin.op) {
+        case LOOP_ADD: return a + b;
+        case LOOP_SUB: return b == 0 ? a : -1;
+        case LOOP_MUL:
+            if (b == 0 && e->u.bin.b->kind == LOOP_E_INT && e->u.bin.b->u.i >= 0)
+                return a * e->u.bin.b->u.i;
+            if (a == 0 && e->u.bin.a->kind == LOOP_E_INT && e->u.bin.a->u.i >= 0)
+                return b * e->u.bin.a->u.i;
+            return -1;
+        default: return -1;
+        }
+    }
+    default: return varying(v, e) ? -1 : 0;
+    }
+}
+
+static int intrinsic_ok(const CgCtx *c, LoopIntrinsic fn)
+{
+    switch (fn) {
+    case LOOP_I_sqrt: case LOOP_I_floor: case LOOP_I_ceil: case LOOP_I_round_even: case LOOP_I_fma:
+    case LOOP_I_isnan: case LOOP_I_isinf:
+        return !c->o.no_libm || fn == LOOP_I_isnan || fn == LOOP_I_isinf;
+    case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:
+        return !c->o.no_libm;      /* LLVM calls libm per lane */
+    default: return 0;             /* plain libm calls: scalar functions */
+    }
+}
+
+/* Can varying expression e be widened? (Uniform parts are always fine.) */
+static int expr_ok(const Vec *v, const LoopExpr *e)
+{
+    if (!varying(v, e))
+        return 1;
+    if (!is_vtype(e->type) && e->kind != LOOP_E_LOAD)
+        return 0;
+    const CgCtx *c = v->c;
+    switch (e->kind) {
+    case LOOP_E_VAR: return e->u.var != v->var;              /* a varying LET */
+    case LOOP_E_LOAD: {
+        IrDType t = c->p->bufs[e->u.load.buf].dtype;
+        return (t == IR_DT_F32 || t == IR_DT_F64) && !mentions_vlet(v, e->u.load.index);
+    }
+    case LOOP_E_BIN:
+        if (!ir_dtype_is_float(e->u.bin.a->type) && !(e->type == IR_DT_BOOL && e->u.bin.a->type == IR_DT_BOOL &&
+                                                      (e->u.bin.op == LOOP_AND || e->u.bin.op == LOOP_OR ||
+                                                       e->u.bin.op == LOOP_XOR)))
+            return 0;
+        switch (e->u.bin.op) {
+        case LOOP_ADD: case LOOP_SUB: case LOOP_MUL: case LOOP_DIV: case LOOP_MIN: case LOOP_MAX:
+        case LOOP_LT: case LOOP_LE: case LOOP_EQ: case LOOP_NE: case LOOP_AND: case LOOP_OR: case LOOP_XOR:
+            return expr_ok(v, e->u.bin.a) && expr_ok(v, e->u.bin.b);
+        default: return 0;
+        }
+    case LOOP_E_UN:
+        if (e->u.un.op == LOOP_NOT ? e->type != IR_DT_BOOL : !ir_dtype_is_float(e->type))
+            return 0;
+        return expr_ok(v, e->u.un.a);
+    case LOOP_E_SELECT: return expr_ok(v, e->u.sel.cond) && expr_ok(v, e->u.sel.a) && expr_ok(v, e->u.sel.b);
+    case LOOP_E_CALL:
+        if (!intrinsic_ok(c, e->u.call.fn))
+            return 0;
+        for (int i = 0; i < e->u.call.n; i++)
+            if (!ir_dtype_is_float(e->u.call.args[i]->type) || !expr_ok(v, e->u.call.args[i]))
+                return 0;
+        return 1;
+    case LOOP_E_CAST: {
+        IrDType f = e->u.cast.a->type;
+        int ok = (ir_dtype_is_float(e->type) && (f == IR_DT_F32 || f == IR_DT_F64 || f == IR_DT_BOOL)) ||
+                 (e->type == IR_DT_BOOL && f == IR_DT_BOOL);
+        return ok && e->type != IR_DT_F16 && e->type != IR_DT_BF16 && expr_ok(v, e->u.cast.a);
+    }
+    default: return 0;
+    }
+}
+
+static int body_ok(Vec *v, const LoopStmt *s)
+{
+    switch (s->kind) {
+    case LOOP_S_LET:
+        if (s->u.let.mutable_ || !expr_ok(v, s->u.let.value))
+            return 0;
+        if (varying(v, s->u.let.value))
+            v->varying[s->u.let.var] = 1;
+        return 1;
+    case LOOP_S_STORE: {
+        IrDType t = v->c->p->bufs[s->u.store.buf].dtype;
+        if (!varying(v, s->u.store.index))
+            return 0;                                   /* every lane would write one element */
+        if (mentions_vlet(v, s->u.store.index))
+            return 0;
+        return (t == IR_DT_F32 || t == IR_DT_F64) && expr_ok(v, s->u.store.value);
+    }
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (!body_ok(v, s->u.block.items[i]))
+                return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* ------------------------------------------------------------ emission */
+
+static LLVMValueRef splat(const Vec *v, LLVMValueRef x)
+{
+    LLVMBuilderRef B = v->c->b;
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), v->w);
+    LLVMValueRef one = LLVMBuildInsertElement(B, LLVMGetPoison(vt), x, LLVMConstInt(v->c->t_i32, 0, 0), "");
+    LLVMValueRef *zeros = calloc(v->w, sizeof *zeros);
+    if (!zeros)
+        return NULL;
+    for (unsigned i = 0; i < v->w; i++)
+        zeros[i] = LLVMConstInt(v->c->t_i32, 0, 0);
+    LLVMValueRef r = LLVMBuildShuffleVector(B, one, LLVMGetPoison(vt), LLVMConstVector(zeros, v->w), "");
+    free(zeros);
+    return r;
+}
+
+static int is_vec(LLVMValueRef x) { return LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind; }
+
+/* Scalar index of lane l: the loop variable bound to the constant l. */
+static LLVMValueRef lane_index(const Vec *v, const LoopExpr *idx, unsigned l)
+{
+    CgCtx *c = v->c;
+    c->var[v->var] = LLVMConstInt(c->t_i64, l, 0);
+    return cg_expr(c, idx);
+}
+
+static LLVMValueRef elem_ptr(CgCtx *c, int buf, LLVMValueRef idx)
+{
+    LLVMTypeRef mt = cg_mem_type(c, c->p->bufs[buf].dtype);
+    return LLVMBuildInBoundsGEP2(c->b, mt, c->bufptr[buf], &idx, 1, "");
+}
+
+static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e);
+
+static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
+{
+    CgCtx *c = v->c;
+    int buf = e->u.load.buf;
+    IrDType t = c->p->bufs[buf].dtype;
+    LLVMTypeRef et = cg_mem_type(c, t), vt = LLVMVectorType(et, v->w);
+    unsigned align = (unsigned)ir_dtype_size(t);
+    if (coef(v, e->u.load.index) == 1) {
+        LLVMValueRef i0 = lane_index(v, e->u.load.index, 0);
+        if (!i0)
+            return NULL;
+        LLVMValueRef r = LLVMBuildLoad2(c->b, vt, elem_ptr(c, buf, i0), "");
+        LLVMSetAlignment(r, align);
+        return r;
+    }
+    LLVMValueRef r = LLVMGetPoison(vt);
+    for (unsigned l = 0; l < v->w; l++) {
+        LLVMValueRef il = lane_index(v, e->u.load.index, l);
+        if (!il)
+            return NULL;
+        LLVMValueRef x = LLVMBuildLoad2(c->b, et, elem_ptr(c, buf, il), "");
+        LLVMSetAlignment(x, align);
+        r = LLVMBuildInsertElement(c->b, r, x, LLVMConstInt(c->t_i32, l, 0), "");
+    }
+    return r;
+}
+
+/* Both operands vectors (the uniform one splatted). */
+static int pair(const Vec *v, LLVMValueRef *a, LLVMValueRef *b)
+{
+    if (!is_vec(*a) && !(*a = splat(v, *a)))
+        return -1;
+    if (!is_vec(*b) && !(*b = splat(v, *b)))
+        return -1;
+    return 0;
+}
+
+static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
+{
+    CgCtx *c = v->c;
+    LLVMBuilderRef B = c->b;
+    if (!varying(v, e))
+        return cg_expr(c, e);
+    switch (e->kind) {
+    case LOOP_E_VAR: return c->var[e->u.var];
+    case LOOP_E_LOAD: return vload(v, e);
+    case LOOP_E_BIN: {
+        const LoopExpr *m, *z;
+        int neg_m, neg_z;
+        if (cg_contractible(e, &m, &z, &neg_m, &neg_z)) {
+            LLVMValueRef x = vexpr(v, m->u.bin.a), y = x ? vexpr(v, m->u.bin.b) : NULL;
+            LLVMValueRef w = y ? vexpr(v, z) : NULL;
+            if (!w || pair(v, &x, &y) || (!is_vec(w) && !(w = splat(v, w))))
+                return NULL;
+            return cg_muladd(c, x, y, w, neg_m, neg_z);
+        }
+        LLVMValueRef a = vexpr(v, e->u.bin.a), b = a ? vexpr(v, e->u.bin.b) : NULL;
+        if (!b || pair(v, &a, &b))
+            return NULL;
+        if (!ir_dtype_is_float(e->u.bin.a->type))
+            return e->u.bin.op == LOOP_AND ? LLVMBuildAnd(B, a, b, "")
+                   : e->u.bin.op == LOOP_OR ? LLVMBuildOr(B, a, b, "")
+                                            : LLVMBuildXor(B, a, b, "");
+        return cg_float_bin(c, e->u.bin.op, a, b);
+    }
+    case LOOP_E_UN: {
+        LLVMValueRef a = vexpr(v, e->u.un.a);
+        if (!a)
+            return NULL;
+        if (e->u.un.op == LOOP_NOT)
+            return LLVMBuildNot(B, a, "");
+        if (e->u.un.op == LOOP_NEG)
+            return LLVMBuildFNeg(B, a, "");
+        LLVMTypeRef t = LLVMTypeOf(a);
+        return cg_call_intrinsic(c, "llvm.fabs", &t, 1, &a, 1);
+    }
+    case LOOP_E_SELECT: {
+        LLVMValueRef k = vexpr(v, e->u.sel.cond);
+        LLVMValueRef a = k ? vexpr(v, e->u.sel.a) : NULL, b = a ? vexpr(v, e->u.sel.b) : NULL;
+        if (!b || pair(v, &a, &b))
+            return NULL;
+        return LLVMBuildSelect(B, k, a, b, "");
+    }
+    case LOOP_E_CALL: {
+        LLVMValueRef a[3];
+        for (int i = 0; i < e->u.call.n && i < 3; i++)
+            if (!(a[i] = vexpr(v, e->u.call.args[i])) || (!is_vec(a[i]) && !(a[i] = splat(v, a[i]))))
+                return NULL;
+        return cg_intrinsic(c, e->u.call.fn, a, (unsigned)e->u.call.n);
+    }
+    case LOOP_E_CAST: {
+        LLVMValueRef a = vexpr(v, e->u.cast.a);
+        if (!a)
+            return NULL;
+        IrDType f = e->u.cast.a->type, t = e->type;
+        if (f == t)
+            return a;
+        LLVMTypeRef vt = LLVMVectorType(cg_reg_type(c, t), v->w);
+        if (f == IR_DT_BOOL)
+            return LLVMBuildUIToFP(B, a, vt, "");
+        return LLVMBuildFPCast(B, a, vt, "");
+    }
+    default: break;
+    }
+    cg_fail(c, "internal error: expression kind %d in a vector loop", (int)e->kind);
+    return NULL;
+}
+
+static int vstmt(const Vec *v, const LoopStmt *s)
+{
+    CgCtx *c = v->c;
+    switch (s->kind) {
+    case LOOP_S_LET: {
+        LLVMValueRef x = vexpr(v, s->u.let.value);
+        if (!x)
+            return -1;
+        c->var[s->u.let.var] = x;
+        c->var_mut[s->u.let.var] = is_vec(x) ? 2 : 0;
+        return 0;
+    }
+    case LOOP_S_STORE: {
+        int buf = s->u.store.buf;
+        IrDType t = c->p->bufs[buf].dtype;
+        unsigned align = (unsigned)ir_dtype_size(t);
+        LLVMValueRef x = vexpr(v, s->u.store.value);
+        if (!x || (!is_vec(x) && !(x = splat(v, x))))
+            return -1;
+        if (coef(v, s->u.store.index) == 1) {
+            LLVMValueRef i0 = lane_index(v, s->u.store.index, 0);
+            if (!i0)
+                return -1;
+            LLVMSetAlignment(LLVMBuildStore(c->b, x, elem_ptr(c, buf, i0)), align);
+            return 0;
+        }
+        for (unsigned l = 0; l < v->w; l++) {
+            LLVMValueRef il = lane_index(v, s->u.store.index, l);
+            if (!il)
+                return -1;
+            LLVMValueRef xl = LLVMBuildExtractElement(c->b, x, LLVMConstInt(c->t_i32, l, 0), "");
+            LLVMSetAlignment(LLVMBuildStore(c->b, xl, elem_ptr(c, buf, il)), align);
+        }
+        return 0;
+    }
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (vstmt(v, s->u.block.items[i]) != 0)
+                return -1;
+        return 0;
+    default:
+        return cg_fail(c, "internal error: statement kind %d in a vector loop", (int)s->kind);
+    }
+}
+
+int cg_vector_loop(CgCtx *c, const LoopStmt *s)
+{
+    const LoopExpr *ext = s->u.loop.extent;
+    if (c->gpu || s->u.loop.kind != LOOP_VECTORIZED || ext->kind != LOOP_E_INT || ext->u.i < 2 || ext->u.i > 64 ||
+        ext->u.i != s->u.loop.factor)
+        return 1;
+    Vec v = { .c = c, .var = s->u.loop.var, .w = (unsigned)ext->u.i };
+    v.varying = calloc((size_t)c->p->n_vars, 1);
+    if (!v.varying)
+        return cg_fail(c, "out of memory");
+    int ok = body_ok(&v, s->u.loop.body);
+    int rc = 1;
+    if (ok) {
+        rc = vstmt(&v, s->u.loop.body);
+        for (int i = 0; i < c->p->n_vars; i++)      /* the body's LETs are out of scope now */
+            if (v.varying[i])
+                c->var_mut[i] = 0;
+        c->var[v.var] = NULL;
+    }
+    free(v.varying);
+    return rc;
+}
