@@ -153,4 +153,11 @@ int  cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r,
 /* The host's normalized target triple, malloc'd (for reports and headers). */
 char *cg_host_triple(void);
 
+/* Width in bits of the float SIMD registers the code for o (triple, cpu,
+ * features; jit: the host CPU unless o->cpu says otherwise) may use: 512
+ * (AVX-512), 256 (AVX), 128 (SSE, NEON), 0 (no float SIMD: Cortex-M,
+ * RISC-V without V, unknown).  Read off the feature string, or for a named
+ * CPU without one, from a table of well-known x86 CPUs. */
+int cg_simd_bits(const CgOptions *o, int jit);
+
 #endif

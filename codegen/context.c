@@ -46,6 +46,58 @@ char *cg_host_triple(void)
     return take_message(norm);
 }
 
+static int has_feature(const char *features, const char *f)
+{
+    size_t n = strlen(f);
+    for (const char *q = features; q && (q = strstr(q, f)) != NULL; q += n)
+        if ((q == features || q[-1] == ',') && (q[n] == ',' || q[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+int cg_simd_bits(const CgOptions *o, int jit)
+{
+    char *host = cg_host_triple();
+    char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
+    const char *t = triple ? triple : host ? host : "";
+    int is_host = host && strcmp(t, host) == 0;
+    int native = is_host && ((jit && !o->cpu) || (o->cpu && strcmp(o->cpu, "native") == 0));
+    char *feat = o->features ? strdup(o->features) : native ? take_message(LLVMGetHostCPUFeatures()) : NULL;
+    const char *cpu = o->cpu ? o->cpu : "generic";
+    int bits = 0;
+    if (strncmp(t, "x86_64", 6) == 0 || (t[0] == 'i' && strstr(t, "86-"))) {
+        static const char *const avx512[] = { "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
+                                              "icelake-client", "icelake-server", "tigerlake", "rocketlake",
+                                              "sapphirerapids", "graniterapids", "emeraldrapids", "znver4",
+                                              "znver5", "x86-64-v4", NULL };
+        static const char *const avx[] = { "sandybridge", "ivybridge", "haswell", "broadwell", "skylake",
+                                           "alderlake", "raptorlake", "meteorlake", "znver1", "znver2",
+                                           "znver3", "x86-64-v3", "bdver1", "bdver2", "bdver3", "bdver4",
+                                           "btver2", NULL };
+        bits = 128;
+        for (int i = 0; avx[i]; i++)
+            if (strcmp(cpu, avx[i]) == 0)
+                bits = 256;
+        for (int i = 0; avx512[i]; i++)
+            if (strcmp(cpu, avx512[i]) == 0)
+                bits = 512;
+        if (feat && has_feature(feat, "+avx"))
+            bits = 256;
+        if (feat && has_feature(feat, "+avx512f"))
+            bits = 512;
+        if (feat && has_feature(feat, "-avx"))
+            bits = 128;
+    } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
+        bits = feat && has_feature(feat, "-neon") ? 0 : 128;
+    } else if (strncmp(t, "arm", 3) == 0 || strncmp(t, "thumb", 5) == 0) {
+        bits = feat && has_feature(feat, "+neon") ? 128 : 0;    /* Cortex-M: none */
+    }
+    free(feat);
+    free(triple);
+    free(host);
+    return bits;
+}
+
 int cg_internal_error(CgCtx *c, const char *what, char *llvm_msg)
 {
     util_error(c->d, util_loc_file(NULL), "internal error: %s in '%s': %s", what, c->p->name,

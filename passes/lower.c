@@ -483,7 +483,7 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
         tbuf[t] = -1;
     p->n_inputs = g->n_inputs;
     p->n_outputs = g->n_outputs;
-    Low L = { .p = p, .g = g, .d = d, .tbuf = tbuf };
+    Low L = { .p = p, .g = g, .d = d, .tbuf = tbuf, .s = s };
     int r = 0;
     /* every graph input gets its buffer, used or not */
     for (int i = 0; r == 0 && i < g->n_inputs; i++)

@@ -24,6 +24,7 @@ typedef struct Low {
     UtilDiag *d;
     int *tbuf;              /* tensor → buffer id, -1 when none yet */
     int oom;                /* a buffer could not be made (low_in) */
+    const PassSchedule *s;  /* the target's schedule (NULL: plain loop nests) */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
@@ -65,6 +66,11 @@ int low_roialign(Low *L);
 int low_deformconv(Low *L);
 int low_col2im(Low *L);
 int low_gridsample(Low *L);
+/* lower_tile.c: register-blocked float32 forms; 1 = not applicable (the
+ * plain template follows), 0 done, -1 error. */
+int low_conv_tiled(Low *L);
+int low_matmul_tiled(Low *L);
+int low_gemm_tiled(Low *L);
 int low_matmul(Low *L);       /* lower_matmul.c */
 int low_gemm(Low *L);
 int low_matmulinteger(Low *L);

@@ -96,6 +96,9 @@ static int matmul_common(Low *L, int ia, int ib, Mm *mp, LoopExpr *(*post)(Low *
 
 int low_matmul(Low *L)
 {
+    int r = low_matmul_tiled(L);
+    if (r <= 0)
+        return r;
     Mm m = { 0 };
     return matmul_common(L, 0, 1, &m, NULL, NULL);
 }
@@ -182,6 +185,9 @@ static LoopExpr *gemm_post(Low *L, Mm *m, LoopExpr *acc)
 
 int low_gemm(Low *L)
 {
+    int r = low_gemm_tiled(L);
+    if (r <= 0)
+        return r;
     Mm m = { .a = low_in(L, 0), .b = low_in(L, 1), .y = low_out(L, 0) };
     int ta = ir_attr_int(L->n, IR_A_transA) != 0, tb = ir_attr_int(L->n, IR_A_transB) != 0;
     m.K = low_buf(L, m.a)->shape.dims[ta ? 0 : 1];

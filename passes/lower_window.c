@@ -212,7 +212,11 @@ static int conv_float(Low *L, int transpose)
     return conv_lower(L, &io);
 }
 
-int low_conv(Low *L) { return conv_float(L, 0); }
+int low_conv(Low *L)
+{
+    int r = low_conv_tiled(L);
+    return r <= 0 ? r : conv_float(L, 0);
+}
 int low_convtranspose(Low *L) { return conv_float(L, 1); }
 
 int low_convinteger(Low *L)

@@ -26,10 +26,13 @@ typedef struct PassSchedule {
     int vectorize;           /* mark innermost contiguous loops VECTORIZED (lanes = vector_bits / element bits) */
     int parallel;            /* mark each kernel's outermost independent loop PARALLEL */
     int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
+    int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
+                                lanes (passes/lower_tile.c); tile_nr 0 = the plain loop nests */
 } PassSchedule;
 
 /* The CPU schedule for SIMD registers of vector_bits (128 SSE/NEON, 256 AVX2,
- * 512 AVX-512; 0 = scalar). */
+ * 512 AVX-512; 0 = scalar): elementwise loops vectorized by 256 bits (or
+ * wider), register blocks of 6 rows x 2 registers when there is SIMD. */
 PassSchedule pass_schedule_cpu(int vector_bits);
 
 /* Lowers inferred graph g (pass_infer ran) to a loop program: one kernel

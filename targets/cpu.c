@@ -35,9 +35,10 @@ int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf 
 
 /* The target-independent half of the CPU pipeline: graph → scheduled,
  * simplified, memory-planned, verified loop program. */
-static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
+static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, int jit, UtilDiag *d)
 {
-    PassSchedule sched = pass_schedule_cpu(256);
+    CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
+    PassSchedule sched = pass_schedule_cpu(cg_simd_bits(&cgo, jit));   /* SIMD width of the target */
     LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
     if (!p)
         return NULL;
@@ -88,7 +89,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     cg_result_init(&res);
     int rc = -1;
 
-    LoopProgram *p = cpu_program(g, o, d);
+    LoopProgram *p = cpu_program(g, o, 0, d);
     if (!p)
         goto done;
     if (cg_compile(p, &cgo, &res, d))                        /* loops → LLVM IR → object */
@@ -152,7 +153,7 @@ int tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilD
         m->in_types[i] = (IrArray){ g->tensors[g->inputs[i]].v.dtype, g->tensors[g->inputs[i]].v.shape, NULL };
     for (int i = 0; i < g->n_outputs; i++)
         m->out_types[i] = (IrArray){ g->tensors[g->outputs[i]].v.dtype, g->tensors[g->outputs[i]].v.shape, NULL };
-    LoopProgram *p = o->gpu_emulate ? tgt_gpu_program(g, o, d) : cpu_program(g, o, d);
+    LoopProgram *p = o->gpu_emulate ? tgt_gpu_program(g, o, d) : cpu_program(g, o, 1, d);
     CgOptions cgo = { .opt_level = o->opt_level, .gpu_emulate = o->gpu_emulate };
     int rc = !p || cg_jit(p, &cgo, &m->jit, d) ? -1 : 0;
     if (p) {

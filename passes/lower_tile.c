@@ -1,0 +1,450 @@
+/* passes/lower_tile.c — register-blocked compute templates for float32
+ * Conv (constant weights, any group count) and MatMul / Gemm with a
+ * constant right operand: the CPU schedule's micro-kernel (PassSchedule
+ * tile_mr x tile_nr; 0 = the plain templates of lower_window.c and
+ * lower_matmul.c).
+ *
+ * Both are a GEMM  Y[m, n] = sum_k A[m, k] * B[k, n]  per group:
+ *   Conv:   m = output position (flattened), n = output channel of the
+ *           group, k = (input channel of the group, tap...); A is read from
+ *           the input, copied first into a zero-padded workspace buffer when
+ *           the window has padding so that no tap needs a bounds test;
+ *   MatMul: m = row of A (batch dims of A folded into rows), n = column.
+ * The output is cut into MR x NR blocks.  A block's accumulators live in a
+ * LOCAL buffer that is read and written only as whole NR-lane vectors at
+ * constant offsets (VECTORIZED loops, codegen/vector.c), so they stay in
+ * vector registers; each k step broadcasts MR elements of A and loads one
+ * NR-vector of packed B:
+ *
+ *   for n < batch, g < groups, nt < ceil(N/NR), mt < ceil(M/MR):
+ *     row_r = min(mt*MR + r, M-1)                          (r < MR, unrolled)
+ *     acc[r][:] = bias[g, nt*NR : nt*NR+NR]
+ *     for k...:  acc[r][:] += A[row_r, k] * Bp[g, nt, k, :]
+ *     Y[row_r, min(nt*NR + c, N-1)] = acc[r][c]           (c < NR)
+ *
+ * B is packed at compile time into [G][NT][K][NR] panels read in order.
+ * Edge blocks need no branch: rows past M recompute row M-1, and columns
+ * past N are packed as copies of column N-1, so their lanes store the same
+ * value into the same element once more.  (The kernel writes each element
+ * only from its own block, so reruns are harmless; the output is never an
+ * in-place alias of an input, memplan only does that for one-node
+ * elementwise kernels.) */
+#include "passes/lower_impl.h"
+
+#include <string.h>
+
+#define TILE_MAX_MR 16
+
+typedef struct Gemm Gemm;
+struct Gemm {
+    int64_t batch, G, M, N, K;    /* loops: batch, groups; GEMM sizes per group */
+    int mr, nr;
+    int64_t nt;                   /* ceil(N / nr) */
+    int nk;                       /* k loops (flattened row-major into k) */
+    int kv[IR_MAX_RANK + 1];
+    int64_t kext[IR_MAX_RANK + 1];
+    int a, y, bp, bias;           /* buffers; bias -1: none */
+    int b_rt;                     /* B's buffer when it is known only at run time, else -1 */
+    /* Flat index of A at (row, k = 0) and the offset of k (from the k
+     * variables); flat index of Y at (row, col).  n, g: loop variables. */
+    LoopExpr *(*a_base)(Low *L, const Gemm *t, int n, int g, LoopExpr *row);
+    LoopExpr *(*a_koff)(Low *L, const Gemm *t);
+    LoopExpr *(*y_index)(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
+    /* B[k, col] of group g, and the bias of column col of group g. */
+    float (*b_at)(const Gemm *t, int64_t g, int64_t k, int64_t col);
+    float (*bias_at)(const Gemm *t, int64_t g, int64_t col);
+    /* operator specifics */
+    const float *w, *bv;
+    IrWindow win;
+    int64_t x_strides[IR_MAX_RANK];
+    int trans_a, trans_b;
+    double alpha, beta;
+};
+
+static LoopExpr *add(Low *L, LoopExpr *a, LoopExpr *b) { return low_bin(L, LOOP_ADD, a, b); }
+static LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MUL, a, low_i(L, k)); }
+
+static int pack_bias(Low *L, Gemm *t);
+
+/* B known only at run time (MatMul / Gemm): a kernel of its own packs it
+ * into a workspace buffer, alpha applied:
+ *   Bp[nt, k, c] = alpha * B[k, min(nt*NR + c, N-1)]   (B^T's element for transB) */
+static int pack_runtime(Low *L, Gemm *t, const IrShape *sh)
+{
+    int v[3];
+    t->bp = loop_add_buf(L->p, "packed_b", IR_DT_F32, sh, LOOP_ST_WORKSPACE);
+    if (t->bp < 0 || low_vars(L, 1, "nt", &v[0]) || low_vars(L, 1, "k", &v[1]) || low_vars(L, 1, "c", &v[2]))
+        return low_oom(L);
+    LoopExpr *col = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, v[0]), t->nr), low_v(L, v[2])), low_i(L, t->N - 1));
+    LoopExpr *at = t->trans_b ? add(L, mul(L, col, t->K), low_v(L, v[1])) : add(L, mul(L, low_v(L, v[1]), t->N), col);
+    LoopExpr *val = low_load(L, t->b_rt, at, IR_DT_F32);
+    if (t->alpha != 1.0)
+        val = low_bin(L, LOOP_MUL, val, low_const(L, IR_DT_F32, t->alpha));
+    LoopExpr *dst = add(L, mul(L, add(L, mul(L, low_v(L, v[0]), t->K), low_v(L, v[1])), t->nr), low_v(L, v[2]));
+    int64_t ext[3] = { t->nt, t->K, t->nr };
+    LoopStmt *st = low_store(L, t->bp, dst, val);
+    if (!st || low_kernel(L, low_nest(L, 3, v, ext, st)))
+        return low_oom(L);
+    return 0;
+}
+
+/* The packed operands as CONST buffers in the program's arena. */
+static int pack(Low *L, Gemm *t)
+{
+    int64_t nr = t->nr, panel = t->K * nr;
+    IrShape sh = { .rank = 1, .dims = { t->G * t->nt * panel } };
+    if (t->b_rt >= 0)
+        return pack_runtime(L, t, &sh) || pack_bias(L, t);
+    float *bp = util_arena_array(&L->p->arena, (size_t)sh.dims[0], sizeof *bp);
+    if (!bp)
+        return low_oom(L);
+    for (int64_t g = 0; g < t->G; g++)
+        for (int64_t j = 0; j < t->nt; j++)
+            for (int64_t k = 0; k < t->K; k++)
+                for (int64_t c = 0; c < nr; c++) {
+                    int64_t col = j * nr + c < t->N ? j * nr + c : t->N - 1;
+                    bp[((g * t->nt + j) * t->K + k) * nr + c] = t->b_at(t, g, k, col);
+                }
+    if ((t->bp = loop_add_buf(L->p, "packed_b", IR_DT_F32, &sh, LOOP_ST_CONST)) < 0)
+        return low_oom(L);
+    L->p->bufs[t->bp].data = bp;
+    return pack_bias(L, t);
+}
+static int pack_bias(Low *L, Gemm *t)
+{
+    int64_t nr = t->nr;
+    t->bias = -1;
+    if (!t->bias_at)
+        return 0;
+    IrShape bs = { .rank = 1, .dims = { t->G * t->nt * nr } };
+    float *bb = util_arena_array(&L->p->arena, (size_t)bs.dims[0], sizeof *bb);
+    if (!bb)
+        return low_oom(L);
+    for (int64_t g = 0; g < t->G; g++)
+        for (int64_t c = 0; c < t->nt * nr; c++)
+            bb[g * t->nt * nr + c] = t->bias_at(t, g, c < t->N ? c : t->N - 1);
+    if ((t->bias = loop_add_buf(L->p, "packed_bias", IR_DT_F32, &bs, LOOP_ST_CONST)) < 0)
+        return low_oom(L);
+    L->p->bufs[t->bias].data = bb;
+    return 0;
+}
+
+/* for c < NR VECTORIZED: acc[r*NR + c] = v(c) appended to blk. */
+static int vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
+{
+    LoopStmt *f = loop_for(L->p, c, low_i(L, nr), LOOP_VECTORIZED, body);
+    if (!f)
+        return low_oom(L);
+    f->u.loop.factor = nr;
+    return low_add(L, blk, f);
+}
+
+static int gemm_emit(Low *L, Gemm *t)
+{
+    LoopProgram *p = L->p;
+    int mr = t->mr, nr = t->nr;
+    int64_t mt_n = (t->M + mr - 1) / mr;
+    int n, g, nt, mt;
+    if (pack(L, t) != 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "nt", &nt) ||
+        low_vars(L, 1, "mt", &mt))
+        return low_oom(L);
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
+    if (acc < 0 || !tile || !kb)
+        return low_oom(L);
+    int row[TILE_MAX_MR], base[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *rv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, t->M - 1));
+        row[r] = low_let(L, tile, "row", rv, 0);
+        if (row[r] < 0 || (base[r] = low_let(L, tile, "abase", t->a_base(L, t, n, g, low_v(L, row[r])), 0)) < 0)
+            return low_oom(L);
+    }
+    /* the block's first column in the packed operands: (g * NT + nt) */
+    LoopExpr *panel = add(L, mul(L, low_v(L, g), t->nt), low_v(L, nt));
+    for (int r = 0; r < mr; r++) {                       /* acc = bias */
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *v = t->bias >= 0 ? low_load(L, t->bias, add(L, mul(L, loop_expr_copy(p, panel), nr), low_v(L, c)),
+                                              IR_DT_F32)
+                                   : low_const(L, IR_DT_F32, 0);
+        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
+        if (vec_loop(L, tile, c, low_store(L, acc, at, v), nr))
+            return low_oom(L);
+    }
+    /* k step: kf = flattened k; wb = ((g*NT + nt) * K + kf) * NR */
+    LoopExpr *kf = low_v(L, t->kv[0]);
+    for (int i = 1; i < t->nk; i++)
+        kf = add(L, mul(L, kf, t->kext[i]), low_v(L, t->kv[i]));
+    int wb = low_let(L, kb, "wb", mul(L, add(L, mul(L, loop_expr_copy(p, panel), t->K), kf), nr), 0);
+    int ko = wb < 0 ? -1 : low_let(L, kb, "koff", t->a_koff(L, t), 0);
+    if (ko < 0)
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int a = low_let(L, kb, "a", low_load(L, t->a, add(L, low_v(L, base[r]), low_v(L, ko)), IR_DT_F32), 0), c;
+        if (a < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
+        LoopExpr *bv = low_load(L, t->bp, add(L, low_v(L, wb), low_v(L, c)), IR_DT_F32);
+        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, a), bv));
+        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+            return low_oom(L);
+    }
+    if (low_add(L, tile, low_nest(L, t->nk, t->kv, t->kext, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {                       /* Y = acc */
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *col = add(L, mul(L, low_v(L, nt), nr), low_v(L, c));
+        if (t->N % nr)
+            col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
+        LoopExpr *v = low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
+        if (vec_loop(L, tile, c, low_store(L, t->y, t->y_index(L, t, n, g, low_v(L, row[r]), col), v), nr))
+            return low_oom(L);
+    }
+    int vars[4] = { n, g, nt, mt };
+    int64_t ext[4] = { t->batch, t->G, t->nt, mt_n };
+    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+}
+
+/* Sizes of the block for this schedule; 0 when there is none. */
+static int tile_init(Low *L, Gemm *t)
+{
+    const PassSchedule *s = L->s;
+    memset(t, 0, sizeof *t);
+    if (!s || s->tile_nr < 2 || s->tile_mr < 1 || s->tile_mr > TILE_MAX_MR)
+        return 0;
+    t->mr = s->tile_mr;
+    t->nr = s->tile_nr;
+    return 1;
+}
+
+/* Worth a block: enough columns to fill most of the lanes, and enough work. */
+static int tile_pays(const Gemm *t)
+{
+    return t->N * 4 >= t->nr * 3 || t->N >= 2 * t->nr ? t->M * t->N * t->K >= 4096 : 0;
+}
+
+/* ---------------------------------------------------------------- Conv */
+
+static LoopExpr *conv_a_base(Low *L, const Gemm *t, int n, int g, LoopExpr *row)
+{
+    const IrWindow *w = &t->win;
+    LoopExpr *e = add(L, mul(L, low_v(L, n), t->x_strides[0]),
+                      mul(L, low_v(L, g), (w->channels_in / w->group) * t->x_strides[1]));
+    int64_t below = 1;                        /* positions of the dims after i */
+    for (int i = w->rank - 1; i >= 0; i--) {
+        LoopExpr *o = loop_expr_copy(L->p, row);
+        if (below > 1)
+            o = low_bin(L, LOOP_DIV, o, low_i(L, below));
+        if (i > 0)
+            o = low_bin(L, LOOP_MOD, o, low_i(L, w->out[i]));
+        e = add(L, e, mul(L, o, w->stride[i] * t->x_strides[2 + i]));
+        below *= w->out[i];
+    }
+    return e;
+}
+
+static LoopExpr *conv_a_koff(Low *L, const Gemm *t)
+{
+    const IrWindow *w = &t->win;
+    LoopExpr *e = mul(L, low_v(L, t->kv[0]), t->x_strides[1]);
+    for (int i = 0; i < w->rank; i++)
+        e = add(L, e, mul(L, low_v(L, t->kv[1 + i]), w->dilation[i] * t->x_strides[2 + i]));
+    return e;
+}
+
+static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col)
+{
+    const LoopBuf *y = low_buf(L, t->y);
+    LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), col);
+    return add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1])), row);
+}
+
+static float conv_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
+{
+    return t->w[(g * t->N + col) * t->K + k];
+}
+
+static float conv_bias_at(const Gemm *t, int64_t g, int64_t col) { return t->bv[g * t->N + col]; }
+
+/* xp = x zero-padded by the window's pads (a kernel of its own). */
+static int pad_input(Low *L, int x, const IrWindow *w)
+{
+    const LoopBuf *xb = low_buf(L, x);
+    IrShape sh = xb->shape;
+    for (int i = 0; i < w->rank; i++)
+        sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i];
+    int xp = loop_add_buf(L->p, "padded", IR_DT_F32, &sh, LOOP_ST_WORKSPACE);
+    int v[IR_MAX_RANK];
+    if (xp < 0 || low_vars(L, sh.rank, "i", v))
+        return low_oom(L);
+    LoopExpr *src[IR_MAX_RANK], *dst[IR_MAX_RANK], *inside = NULL;
+    for (int i = 0; i < sh.rank; i++) {
+        dst[i] = low_v(L, v[i]);
+        src[i] = low_v(L, v[i]);
+        if (i >= 2 && (w->pad_begin[i - 2] || w->pad_end[i - 2])) {
+            LoopExpr *q = low_bin(L, LOOP_SUB, low_v(L, v[i]), low_i(L, w->pad_begin[i - 2]));
+            inside = low_and(L, inside, low_in_range(L, q, 0, xb->shape.dims[i]));
+            src[i] = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, loop_expr_copy(L->p, q), low_i(L, 0)),
+                             low_i(L, xb->shape.dims[i] - 1));
+        }
+    }
+    LoopExpr *val = low_load(L, x, low_index(L, x, src), IR_DT_F32);
+    if (inside)
+        val = loop_select(L->p, inside, val, low_const(L, IR_DT_F32, 0));
+    LoopStmt *st = low_store(L, xp, low_index(L, xp, dst), val);
+    if (!st || low_kernel(L, low_nest(L, sh.rank, v, sh.dims, st)))
+        return low_oom(L);
+    return xp;
+}
+
+int low_conv_tiled(Low *L)
+{
+    Gemm t;
+    if (!tile_init(L, &t) || !low_has(L, 1))
+        return 1;
+    const IrArray *wk = low_known(L, 1), *bk = low_has(L, 2) ? low_known(L, 2) : NULL;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    if (x < 0 || y < 0 || !wk || (low_has(L, 2) && (!bk || bk->dtype != IR_DT_F32)) || wk->dtype != IR_DT_F32 ||
+        low_buf(L, x)->dtype != IR_DT_F32 || low_buf(L, y)->dtype != IR_DT_F32)
+        return 1;
+    if (ir_window(L->g, L->n, &low_buf(L, x)->shape, &wk->shape, &t.win, L->d) != 0)
+        return -1;
+    const IrWindow *w = &t.win;
+    t.batch = w->batch;
+    t.G = w->group;
+    t.N = w->channels_out / w->group;
+    t.M = 1;
+    t.K = w->channels_in / w->group;
+    int pad = 0;
+    for (int i = 0; i < w->rank; i++) {
+        t.M *= w->out[i];
+        t.K *= w->kernel[i];
+        pad |= w->pad_begin[i] != 0 || w->pad_end[i] != 0;
+        if (w->pad_begin[i] < 0 || w->pad_end[i] < 0)
+            return 1;
+    }
+    if (!tile_pays(&t) || w->rank < 1 || w->rank > 3)
+        return 1;
+    t.w = wk->data;
+    t.b_rt = -1;
+    t.bv = bk ? bk->data : NULL;
+    t.b_at = conv_b_at;
+    t.bias_at = bk ? conv_bias_at : NULL;
+    t.nt = (t.N + t.nr - 1) / t.nr;
+    t.y = y;
+    t.a = pad ? pad_input(L, x, w) : x;
+    if (t.a < 0)
+        return -1;
+    memcpy(t.x_strides, low_buf(L, t.a)->strides, sizeof t.x_strides);
+    t.nk = 1 + w->rank;
+    t.kext[0] = w->channels_in / w->group;
+    for (int i = 0; i < w->rank; i++)
+        t.kext[1 + i] = w->kernel[i];
+    if (low_vars(L, 1, "ci", &t.kv[0]) || low_vars(L, w->rank, "k", &t.kv[1]))
+        return low_oom(L);
+    t.a_base = conv_a_base;
+    t.a_koff = conv_a_koff;
+    t.y_index = conv_y_index;
+    return gemm_emit(L, &t);
+}
+
+/* ---------------------------------------------------------- MatMul, Gemm */
+
+/* A [M, K] (or [K, M] transposed), Y [M, N]: row-major, contiguous. */
+static LoopExpr *mm_a_base(Low *L, const Gemm *t, int n, int g, LoopExpr *row)
+{
+    (void)n, (void)g;
+    return t->trans_a ? row : mul(L, row, t->K);
+}
+
+static LoopExpr *mm_a_koff(Low *L, const Gemm *t)
+{
+    return t->trans_a ? mul(L, low_v(L, t->kv[0]), t->M) : low_v(L, t->kv[0]);
+}
+
+static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col)
+{
+    (void)n, (void)g;
+    return add(L, mul(L, row, t->N), col);
+}
+
+static float mm_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
+{
+    (void)g;
+    return (float)(t->alpha * t->w[t->trans_b ? col * t->K + k : k * t->N + col]);
+}
+
+static float mm_bias_at(const Gemm *t, int64_t g, int64_t col)
+{
+    (void)g;
+    return (float)(t->beta * t->bv[col]);
+}
+
+/* Y = alpha * A' B' + beta * bias; B and the bias (a row vector, or none)
+ * constant. */
+static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta, int has_c)
+{
+    Gemm t;
+    if (!tile_init(L, &t))
+        return 1;
+    const IrArray *bk = low_known(L, 1), *ck = has_c ? low_known(L, 2) : NULL;
+    int a = low_in(L, 0), y = low_out(L, 0), b = bk ? -1 : low_in(L, 1);
+    const IrShape *bs = bk ? &bk->shape : b >= 0 ? &low_buf(L, b)->shape : NULL;
+    if (a < 0 || y < 0 || !bs || bs->rank != 2 || (bk ? bk->dtype : low_buf(L, b)->dtype) != IR_DT_F32 ||
+        (has_c && !ck) || low_buf(L, a)->dtype != IR_DT_F32 || low_buf(L, y)->dtype != IR_DT_F32)
+        return 1;
+    const IrShape *as = &low_buf(L, a)->shape;
+    t.b_rt = b;
+    t.K = bs->dims[trans_b ? 1 : 0];
+    t.N = bs->dims[trans_b ? 0 : 1];
+    if (as->rank < 1 || t.K <= 0 || t.N <= 0)
+        return 1;
+    if (trans_a) {                                      /* Gemm: A is [K, M] */
+        if (as->rank != 2)
+            return 1;
+        t.M = as->dims[1];
+    } else {
+        if (as->dims[as->rank - 1] != t.K)
+            return 1;
+        t.M = ir_shape_numel(as) / t.K;                 /* batch dims folded into rows */
+    }
+    if (ck) {                                           /* a bias per column only */
+        if (ck->dtype != IR_DT_F32 || ir_shape_numel(&ck->shape) != t.N ||
+            (ck->shape.rank >= 1 && ck->shape.dims[ck->shape.rank - 1] != t.N))
+            return 1;
+    }
+    if (t.M <= 0 || ir_shape_numel(&low_buf(L, y)->shape) != t.M * t.N || !tile_pays(&t))
+        return 1;
+    t.batch = t.G = 1;
+    t.nt = (t.N + t.nr - 1) / t.nr;
+    t.a = a;
+    t.y = y;
+    t.w = bk ? bk->data : NULL;
+    t.bv = ck ? ck->data : NULL;
+    t.trans_a = trans_a;
+    t.trans_b = trans_b;
+    t.alpha = alpha;
+    t.beta = beta;
+    t.b_at = mm_b_at;
+    t.bias_at = ck && beta != 0 ? mm_bias_at : NULL;
+    t.nk = 1;
+    t.kext[0] = t.K;
+    if (low_vars(L, 1, "k", &t.kv[0]))
+        return low_oom(L);
+    t.a_base = mm_a_base;
+    t.a_koff = mm_a_koff;
+    t.y_index = mm_y_index;
+    return gemm_emit(L, &t);
+}
+
+int low_matmul_tiled(Low *L) { return mm_tiled(L, 0, 0, 1.0, 0.0, 0); }
+
+int low_gemm_tiled(Low *L)
+{
+    return mm_tiled(L, (int)ir_attr_int(L->n, IR_A_transA), (int)ir_attr_int(L->n, IR_A_transB),
+                    ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta), low_has(L, 2));
+}
