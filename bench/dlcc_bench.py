@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Compiles each benchmark model with dlcc and times it with bench/harness.c.
 
-    dlcc_bench.py DLCC CC MODELS_DIR OUT.json [--runs N] [--warmup W] [--opt -O2] [NAME ...]
+    dlcc_bench.py DLCC CC MODELS_DIR OUT.json [--runs N] [--warmup W] [--opt -O2] [--mcpu native] [NAME ...]
 
-For each MODELS_DIR/<name>/model.onnx: `dlcc model.onnx -O2 --name m -o WORK/<name>`
+For each MODELS_DIR/<name>/model.onnx: `dlcc model.onnx -O2 --mcpu native --name m -o WORK/<name>`
 (wall and CPU time recorded), `dlcc info --json` for parameters and FLOPs, then the
 generator step: WORK/<name>/m_io.h lists the byte sizes of the inputs and
 outputs in order (from m.h), and harness.c is compiled against m.h/m.o and run
@@ -43,7 +43,7 @@ def bench_one(a, name):
     work = a.work / name
     work.mkdir(parents=True, exist_ok=True)
     r = {"name": name}
-    cmd = [a.dlcc, str(mdir / "model.onnx"), a.opt, "--name", "m", "-o", str(work)]
+    cmd = [a.dlcc, str(mdir / "model.onnx"), a.opt, "--mcpu", a.mcpu, "--name", "m", "-o", str(work)]
     t0, c0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True)
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -88,6 +88,7 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--opt", default="-O2")
+    ap.add_argument("--mcpu", default="native", help="dlcc --mcpu (default native: this machine's CPU, as ORT uses)")
     ap.add_argument("names", nargs="*")
     a = ap.parse_intermixed_args()
     names = a.names or sorted(p.name for p in a.models.iterdir() if (p / "model.onnx").exists())

@@ -8,6 +8,8 @@
 # early, default 60: dlcc's naive MatMul needs minutes at 2048³; the table gives the run count),
 # CC (default cc).
 #
+# dlcc compiles with --mcpu native (this machine's CPU and SIMD width, as ONNX Runtime and OpenBLAS pick
+# their kernels at run time).
 # Steps: a release build of dlcc in bench/build/dlcc; the models exported to ONNX
 # (bench/models.py, Debian's Python); dlcc compile + timing harness per model
 # (bench/dlcc_bench.py, bench/harness.c); ONNX Runtime and PyTorch at 1 and 2 threads
@@ -51,7 +53,7 @@ echo "\"load_gemm\": \"$(load)\"," >> "$B/run.json"
 for n in 256 1024 2048; do
   d=$B/gemm/gemm$n
   t0=$(date +%s.%N)
-  "$DLCC" "$d/model.onnx" -O2 --name g -o "$d/out"
+  "$DLCC" "$d/model.onnx" -O2 --mcpu native --name g -o "$d/out"
   t1=$(date +%s.%N)
   "$CC" -std=c11 -O2 -Wall -Wextra -Werror -I "$d/out" -DGEMM_N=$n bench/gemm.c "$d/out/g.o" -lopenblas -lm \
     -o "$d/gemm"

@@ -209,22 +209,32 @@ static int gemm_emit(Low *L, Gemm *t)
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
 }
 
-/* Sizes of the block for this schedule; 0 when there is none. */
+/* Is there a block for this schedule? */
 static int tile_init(Low *L, Gemm *t)
 {
     const PassSchedule *s = L->s;
     memset(t, 0, sizeof *t);
-    if (!s || s->tile_nr < 2 || s->tile_mr < 1 || s->tile_mr > TILE_MAX_MR)
-        return 0;
-    t->mr = s->tile_mr;
-    t->nr = s->tile_nr;
-    return 1;
+    return s && s->tile_nr >= 4 && s->tile_mr >= 1 && s->tile_mr <= TILE_MAX_MR;
 }
 
-/* Worth a block: enough columns to fill most of the lanes, and enough work. */
-static int tile_pays(const Gemm *t)
+/* The block for N columns: the schedule's tile_nr (two registers) when N
+ * fills three quarters of it, else one register, half or a quarter of one
+ * (at least 4 lanes), with more rows (8) as the block gets narrower so that
+ * enough independent accumulators hide the FMA latency.  0 when the GEMM is
+ * too small or too narrow to pay. */
+static int tile_pays(Low *L, Gemm *t)
 {
-    return t->N * 4 >= t->nr * 3 || t->N >= 2 * t->nr ? t->M * t->N * t->K >= 4096 : 0;
+    int nr = L->s->tile_nr, mr = L->s->tile_mr;
+    while (nr > 4 && t->N * 4 < nr * 3) {
+        nr /= 2;
+        mr = 8 < TILE_MAX_MR ? 8 : TILE_MAX_MR;
+    }
+    if (t->N * 4 < nr * 3 && t->N < 3)
+        return 0;
+    t->nr = nr;
+    t->mr = mr;
+    t->nt = (t->N + nr - 1) / nr;
+    return t->M * t->N * t->K >= 4096;
 }
 
 /* ---------------------------------------------------------------- Conv */
@@ -327,14 +337,13 @@ int low_conv_tiled(Low *L)
         if (w->pad_begin[i] < 0 || w->pad_end[i] < 0)
             return 1;
     }
-    if (!tile_pays(&t) || w->rank < 1 || w->rank > 3)
+    if (w->rank < 1 || w->rank > 3 || !tile_pays(L, &t))
         return 1;
     t.w = wk->data;
     t.b_rt = -1;
     t.bv = bk ? bk->data : NULL;
     t.b_at = conv_b_at;
     t.bias_at = bk ? conv_bias_at : NULL;
-    t.nt = (t.N + t.nr - 1) / t.nr;
     t.y = y;
     t.a = pad ? pad_input(L, x, w) : x;
     if (t.a < 0)
@@ -417,10 +426,9 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
             (ck->shape.rank >= 1 && ck->shape.dims[ck->shape.rank - 1] != t.N))
             return 1;
     }
-    if (t.M <= 0 || ir_shape_numel(&low_buf(L, y)->shape) != t.M * t.N || !tile_pays(&t))
+    if (t.M <= 0 || ir_shape_numel(&low_buf(L, y)->shape) != t.M * t.N || !tile_pays(L, &t))
         return 1;
     t.batch = t.G = 1;
-    t.nt = (t.N + t.nr - 1) / t.nr;
     t.a = a;
     t.y = y;
     t.w = bk ? bk->data : NULL;
