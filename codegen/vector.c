@@ -11,11 +11,14 @@
  * An expression is varying when it mentions the loop variable or a LET bound
  * to a varying value; everything else is uniform and emitted once as a
  * scalar (splatted where it meets a vector).  Loads: a uniform index reads one
- * element, an index i0 + v reads W consecutive elements, any other index
- * reads lane by lane.  Stores: i0 + v writes W consecutive elements, any
+ * element, an index i0 + v reads W consecutive elements, i0 + k*v (k = 2..4)
+ * one k*W-element vector then every k-th lane when the buffer declares the
+ * slack (LoopBuf.slack), any other index reads lane by lane.  Stores: i0 + v
+ * writes W consecutive elements, under `if (cond)` a masked store, any
  * other varying index writes lane by lane (in lane order).
  *
- * A body qualifies when it holds only immutable LETs, STOREs and BLOCKs, and
+ * A body qualifies when it holds only immutable LETs, STOREs, BLOCKs and
+ * IFs (no else) around one contiguous STORE, and
  * its varying expressions are float32 / float64 / bool values built from
  * loads of float32 / float64 buffers, float arithmetic (+ - * / min max),
  * comparisons, selects, negation, abs, float casts and the intrinsics LLVM
@@ -187,6 +190,13 @@ static int body_ok(Vec *v, const LoopStmt *s)
             if (!body_ok(v, s->u.block.items[i]))
                 return 0;
         return 1;
+    case LOOP_S_IF: {       /* if (cond) store, index i0 + v: a masked store */
+        const LoopStmt *t = s->u.cond.then_;
+        if (t && t->kind == LOOP_S_BLOCK && t->u.block.n == 1)
+            t = t->u.block.items[0];
+        return !s->u.cond.else_ && t && t->kind == LOOP_S_STORE && s->u.cond.cond->type == IR_DT_BOOL &&
+               expr_ok(v, s->u.cond.cond) && coef(v, t->u.store.index) == 1 && body_ok(v, t);
+    }
     default: return 0;
     }
 }
@@ -226,6 +236,13 @@ static LLVMValueRef elem_ptr(CgCtx *c, int buf, LLVMValueRef idx)
 
 static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e);
 
+/* May a strided load of buf read k*W elements from its lane 0 on?  The
+ * k-1 elements past its last lane must be allocated (LoopBuf.slack). */
+static int buf_slack(const CgCtx *c, int buf, int64_t k)
+{
+    return c->p->bufs[buf].slack >= k - 1;
+}
+
 static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
@@ -239,6 +256,24 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
             return NULL;
         LLVMValueRef r = LLVMBuildLoad2(c->b, vt, elem_ptr(c, buf, i0), "");
         LLVMSetAlignment(r, align);
+        return r;
+    }
+    int64_t k = coef(v, e->u.load.index);
+    if (k >= 2 && k <= 4 && buf_slack(c, buf, k)) {
+        /* every k-th element of k*W consecutive ones: one wide load and a
+         * shuffle (the buffer has k-1 elements of slack past any lane's) */
+        LLVMValueRef i0 = lane_index(v, e->u.load.index, 0);
+        if (!i0)
+            return NULL;
+        LLVMValueRef wide = LLVMBuildLoad2(c->b, LLVMVectorType(et, v->w * (unsigned)k), elem_ptr(c, buf, i0), "");
+        LLVMSetAlignment(wide, align);
+        LLVMValueRef *m = calloc(v->w, sizeof *m);
+        if (!m)
+            return NULL;
+        for (unsigned l = 0; l < v->w; l++)
+            m[l] = LLVMConstInt(c->t_i32, l * (unsigned)k, 0);
+        LLVMValueRef r = LLVMBuildShuffleVector(c->b, wide, LLVMGetPoison(LLVMTypeOf(wide)), LLVMConstVector(m, v->w), "");
+        free(m);
         return r;
     }
     LLVMValueRef r = LLVMGetPoison(vt);
@@ -374,6 +409,25 @@ static int vstmt(const Vec *v, const LoopStmt *s)
             if (vstmt(v, s->u.block.items[i]) != 0)
                 return -1;
         return 0;
+    case LOOP_S_IF: {
+        const LoopStmt *t = s->u.cond.then_;
+        if (t->kind == LOOP_S_BLOCK)
+            t = t->u.block.items[0];
+        LLVMValueRef k = vexpr(v, s->u.cond.cond);
+        if (!k || (!is_vec(k) && !(k = splat(v, k))))
+            return -1;
+        int buf = t->u.store.buf;
+        LLVMValueRef x = vexpr(v, t->u.store.value);
+        if (!x || (!is_vec(x) && !(x = splat(v, x))))
+            return -1;
+        LLVMValueRef i0 = lane_index(v, t->u.store.index, 0);
+        if (!i0)
+            return -1;
+        LLVMTypeRef ovl[2] = { LLVMTypeOf(x), c->t_ptr };
+        LLVMValueRef args[4] = { x, elem_ptr(c, buf, i0),
+                                 LLVMConstInt(c->t_i32, ir_dtype_size(c->p->bufs[buf].dtype), 0), k };
+        return cg_call_intrinsic(c, "llvm.masked.store", ovl, 2, args, 4) ? 0 : -1;
+    }
     default:
         return cg_fail(c, "internal error: statement kind %d in a vector loop", (int)s->kind);
     }

@@ -280,35 +280,133 @@ static float conv_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
 
 static float conv_bias_at(const Gemm *t, int64_t g, int64_t col) { return t->bv[g * t->N + col]; }
 
-/* xp = x zero-padded by the window's pads (a kernel of its own). */
-static int pad_input(Low *L, int x, const IrWindow *w)
+/* xp = x zero-padded by the window's pads, the last dim by `extra` more
+ * zeros and `slack` elements allocated past the end (strided vector loads):
+ * two kernels, zeros everywhere then the input copied inside. */
+static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra, int slack)
 {
     const LoopBuf *xb = low_buf(L, x);
     IrShape sh = xb->shape;
     for (int i = 0; i < w->rank; i++)
-        sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i];
+        sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i] + (i == w->rank - 1 ? extra : 0);
     int xp = loop_add_buf(L->p, "padded", IR_DT_F32, &sh, LOOP_ST_WORKSPACE);
-    int v[IR_MAX_RANK];
-    if (xp < 0 || low_vars(L, sh.rank, "i", v))
+    int z, v[IR_MAX_RANK];
+    if (xp < 0 || low_vars(L, 1, "i", &z) || low_vars(L, sh.rank, "i", v))
         return low_oom(L);
-    LoopExpr *src[IR_MAX_RANK], *dst[IR_MAX_RANK], *inside = NULL;
+    L->p->bufs[xp].slack = slack;
+    L->p->bufs[xp].bytes += (int64_t)slack * 4;
+    int64_t numel = ir_shape_numel(&sh);
+    LoopStmt *k = loop_block(L->p);
+    if (!k || low_add(L, k, low_nest(L, 1, &z, &numel, low_store(L, xp, low_v(L, z), low_const(L, IR_DT_F32, 0)))))
+        return low_oom(L);
+    LoopExpr *src[IR_MAX_RANK], *dst[IR_MAX_RANK];
     for (int i = 0; i < sh.rank; i++) {
-        dst[i] = low_v(L, v[i]);
         src[i] = low_v(L, v[i]);
-        if (i >= 2 && (w->pad_begin[i - 2] || w->pad_end[i - 2])) {
-            LoopExpr *q = low_bin(L, LOOP_SUB, low_v(L, v[i]), low_i(L, w->pad_begin[i - 2]));
-            inside = low_and(L, inside, low_in_range(L, q, 0, xb->shape.dims[i]));
-            src[i] = low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, loop_expr_copy(L->p, q), low_i(L, 0)),
-                             low_i(L, xb->shape.dims[i] - 1));
-        }
+        dst[i] = i >= 2 && w->pad_begin[i - 2] ? add(L, low_v(L, v[i]), low_i(L, w->pad_begin[i - 2])) : low_v(L, v[i]);
     }
-    LoopExpr *val = low_load(L, x, low_index(L, x, src), IR_DT_F32);
-    if (inside)
-        val = loop_select(L->p, inside, val, low_const(L, IR_DT_F32, 0));
-    LoopStmt *st = low_store(L, xp, low_index(L, xp, dst), val);
-    if (!st || low_kernel(L, low_nest(L, sh.rank, v, sh.dims, st)))
+    LoopStmt *st = low_store(L, xp, low_index(L, xp, dst), low_load(L, x, low_index(L, x, src), IR_DT_F32));
+    if (!st || low_add(L, k, low_nest(L, sh.rank, v, xb->shape.dims, st)) || low_kernel(L, k))
         return low_oom(L);
     return xp;
+}
+
+/* Depthwise (one input channel per output channel, 2-D): the lanes run
+ * along an output row (NR positions), a block is MR rows of it; each tap
+ * broadcasts one weight:
+ *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
+ * The padded input has enough columns for the last block's lanes, and the
+ * lanes past the row's end are masked at the store. */
+static int dw_emit(Low *L, const IrWindow *w, int x, int y)
+{
+    int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
+    int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
+    int64_t cout_g = w->channels_out / w->group;
+    int nr = L->s->tile_nr / 2, mr = 4;
+    while (nr > 4 && OW * 4 < nr * 3)
+        nr /= 2;
+    int64_t owt = (OW + nr - 1) / nr, oht = (OH + mr - 1) / mr;
+    int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
+    int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
+    int64_t extra = need > have ? need - have : 0;
+    int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
+    int pad = extra || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
+    int xp = pad ? pad_input(L, x, w, extra, slack) : x;
+    int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
+    if (xp < 0 || wb < 0 || (low_has(L, 2) && bb < 0))
+        return -1;
+    const int64_t *xs = low_buf(L, xp)->strides, *ys = low_buf(L, y)->strides;
+    LoopProgram *p = L->p;
+    int n, co, ht, wt, kh, kw;
+    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "ht", &ht) ||
+        low_vars(L, 1, "wt", &wt) || low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
+        return low_oom(L);
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
+    if (acc < 0 || !tile || !kb)
+        return low_oom(L);
+    LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
+    int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
+    int ow0 = chan < 0 ? -1 : low_let(L, tile, "ow0", mul(L, low_v(L, wt), nr), 0);
+    if (ow0 < 0)
+        return low_oom(L);
+    int row[TILE_MAX_MR], rb[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *rv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, ht), mr), low_i(L, r)), low_i(L, OH - 1));
+        if ((row[r] = low_let(L, tile, "oh", rv, 0)) < 0 ||
+            (rb[r] = low_let(L, tile, "xrow", add(L, low_v(L, chan), mul(L, low_v(L, row[r]), sh * xs[2])), 0)) < 0)
+            return low_oom(L);
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
+        if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
+            return low_oom(L);
+    }
+    LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
+    int wv = low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
+    LoopExpr *toff = add(L, add(L, mul(L, low_v(L, kh), dh * xs[2]), mul(L, low_v(L, ow0), sw)), mul(L, low_v(L, kw), dw));
+    int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
+    if (to < 0)
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
+        LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
+        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wv), xv));
+        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+            return low_oom(L);
+    }
+    int kv[2] = { kh, kw };
+    int64_t kext[2] = { KH, KW };
+    if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
+        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co), ys[1])),
+                                  mul(L, low_v(L, row[r]), ys[2])), col);
+        LoopStmt *st = low_store(L, y, yi, low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
+        if (OW % nr)
+            st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, col), low_i(L, OW)), st, NULL);
+        if (vec_loop(L, tile, c, st, nr))
+            return low_oom(L);
+    }
+    int vars[4] = { n, co, ht, wt };
+    int64_t ext[4] = { w->batch, w->channels_out, oht, owt };
+    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+}
+
+static int pad_neg(const IrWindow *w)
+{
+    for (int i = 0; i < w->rank; i++)
+        if (w->pad_begin[i] < 0 || w->pad_end[i] < 0)
+            return 1;
+    return 0;
 }
 
 int low_conv_tiled(Low *L)
@@ -334,9 +432,11 @@ int low_conv_tiled(Low *L)
         t.M *= w->out[i];
         t.K *= w->kernel[i];
         pad |= w->pad_begin[i] != 0 || w->pad_end[i] != 0;
-        if (w->pad_begin[i] < 0 || w->pad_end[i] < 0)
-            return 1;
     }
+    if (pad_neg(w))
+        return 1;
+    if (w->rank == 2 && t.K == w->kernel[0] * w->kernel[1] && t.N <= 4 && w->out[1] >= 4 && !pad_neg(w))
+        return dw_emit(L, w, x, y);                   /* depthwise */
     if (w->rank < 1 || w->rank > 3 || !tile_pays(L, &t))
         return 1;
     t.w = wk->data;
@@ -345,7 +445,7 @@ int low_conv_tiled(Low *L)
     t.b_at = conv_b_at;
     t.bias_at = bk ? conv_bias_at : NULL;
     t.y = y;
-    t.a = pad ? pad_input(L, x, w) : x;
+    t.a = pad ? pad_input(L, x, w, 0, 0) : x;
     if (t.a < 0)
         return -1;
     memcpy(t.x_strides, low_buf(L, t.a)->strides, sizeof t.x_strides);
