@@ -395,12 +395,27 @@ static int vstmt(const Vec *v, const LoopStmt *s)
             LLVMSetAlignment(LLVMBuildStore(c->b, x, elem_ptr(c, buf, i0)), align);
             return 0;
         }
-        for (unsigned l = 0; l < v->w; l++) {
-            LLVMValueRef il = lane_index(v, s->u.store.index, l);
-            if (!il)
+        int64_t k = coef(v, s->u.store.index);   /* > 1: lane l at lane 0's element + l*k */
+        LLVMValueRef p0 = NULL;
+        if (k > 1) {
+            LLVMValueRef i0 = lane_index(v, s->u.store.index, 0);
+            if (!i0)
                 return -1;
+            p0 = elem_ptr(c, buf, i0);
+        }
+        for (unsigned l = 0; l < v->w; l++) {
+            LLVMValueRef pl;
+            if (p0) {
+                LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)(k * l), 0);
+                pl = LLVMBuildInBoundsGEP2(c->b, cg_mem_type(c, t), p0, &off, 1, "");
+            } else {
+                LLVMValueRef il = lane_index(v, s->u.store.index, l);
+                if (!il)
+                    return -1;
+                pl = elem_ptr(c, buf, il);
+            }
             LLVMValueRef xl = LLVMBuildExtractElement(c->b, x, LLVMConstInt(c->t_i32, l, 0), "");
-            LLVMSetAlignment(LLVMBuildStore(c->b, xl, elem_ptr(c, buf, il)), align);
+            LLVMSetAlignment(LLVMBuildStore(c->b, xl, pl), align);
         }
         return 0;
     }

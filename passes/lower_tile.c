@@ -139,6 +139,51 @@ static int vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
     return low_add(L, blk, f);
 }
 
+static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
+
+/* Y = acc.  Rows of Y contiguous along the lanes and no column tail
+ * (MatMul, N % NR == 0): one vector store per row.  Otherwise the block is
+ * spilled by vector stores into a second LOCAL buffer and stored element by
+ * element from a loop: a compact loop instead of MR x NR unrolled stores,
+ * while acc itself is only ever touched as whole vectors. */
+static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, int nt, int mt, const int *row)
+{
+    LoopProgram *p = L->p;
+    int mr = t->mr, nr = t->nr;
+    int direct = t->N % nr == 0 && t->y_index == mm_y_index;
+    int spill = acc;
+    if (!direct) {
+        IrShape sh = { .rank = 1, .dims = { (int64_t)mr * nr } };
+        if ((spill = loop_add_buf(p, "block", IR_DT_F32, &sh, LOOP_ST_LOCAL)) < 0)
+            return low_oom(L);
+    }
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
+        LoopExpr *v = low_load(L, acc, at, IR_DT_F32);
+        LoopStmt *st = direct ? low_store(L, t->y, t->y_index(L, t, n, g, low_v(L, row[r]),
+                                                              add(L, mul(L, low_v(L, nt), nr), low_v(L, c))), v)
+                              : low_store(L, spill, loop_expr_copy(p, at), v);
+        if (vec_loop(L, tile, c, st, nr))
+            return low_oom(L);
+    }
+    if (direct)
+        return 0;
+    int r, c;
+    if (low_vars(L, 1, "r", &r) || low_vars(L, 1, "c", &c))
+        return low_oom(L);
+    LoopExpr *rowe = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_v(L, r)), low_i(L, t->M - 1));
+    LoopExpr *col = add(L, mul(L, low_v(L, nt), nr), low_v(L, c));
+    if (t->N % nr)
+        col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
+    LoopExpr *v = low_load(L, spill, add(L, mul(L, low_v(L, r), nr), low_v(L, c)), IR_DT_F32);
+    int vars[2] = { r, c };
+    int64_t ext[2] = { mr, nr };
+    return low_add(L, tile, low_nest(L, 2, vars, ext, low_store(L, t->y, t->y_index(L, t, n, g, rowe, col), v)));
+}
+
 static int gemm_emit(Low *L, Gemm *t)
 {
     LoopProgram *p = L->p;
@@ -193,17 +238,8 @@ static int gemm_emit(Low *L, Gemm *t)
     }
     if (low_add(L, tile, low_nest(L, t->nk, t->kv, t->kext, kb)))
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {                       /* Y = acc */
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *col = add(L, mul(L, low_v(L, nt), nr), low_v(L, c));
-        if (t->N % nr)
-            col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
-        LoopExpr *v = low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
-        if (vec_loop(L, tile, c, low_store(L, t->y, t->y_index(L, t, n, g, low_v(L, row[r]), col), v), nr))
-            return low_oom(L);
-    }
+    if (store_block(L, t, tile, acc, n, g, nt, mt, row))
+        return -1;
     int vars[4] = { n, g, nt, mt };
     int64_t ext[4] = { t->batch, t->G, t->nt, mt_n };
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
