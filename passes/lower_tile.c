@@ -437,6 +437,113 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y)
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
 }
 
+/* Rows of a block of nr lanes over `rows` rows: as many as the vector
+ * registers allow for the accumulators (32 registers with 16 float lanes,
+ * AVX-512; else 16), preferring the count that wastes the fewest rows in the
+ * last block, then the larger. */
+static int pick_mr(Low *L, int nr, int64_t rows)
+{
+    int lanes = L->s->tile_nr / 2, per_row = nr > lanes ? nr / lanes : 1;
+    int budget = lanes >= 16 ? 26 : 13, max = budget / per_row;
+    if (max > 12)
+        max = 12;
+    if (max < 1)
+        max = 1;
+    int best = 1;
+    int64_t best_waste = -1;
+    for (int mr = max; mr >= (max >= 3 ? 3 : 1); mr--) {
+        int64_t waste = (rows + mr - 1) / mr * mr - rows;
+        if (best_waste < 0 || waste < best_waste) {
+            best = mr;
+            best_waste = waste;
+        }
+    }
+    return best;
+}
+
+/* Pointwise (1x1, stride 1, no padding): per group Y[co, p] = sum_ci
+ * W[co, ci] X[ci, p] with the lanes along the pixels, which are contiguous
+ * in both X and Y, and a block of MR output channels broadcasting their
+ * weights:
+ *   acc[r][:] = bias[co_r];  acc[r][:] += W[co_r, ci] * X[ci, p0 : p0+NR];  Y[co_r, p0 : p0+NR] = acc[r]
+ * The last block starts at P - NR (NR <= P), overlapping the one before:
+ * its pixels are computed again by the same operations in the same order and
+ * stored with the same values, so no lane needs a mask or reads past the row. */
+static int pw_emit(Low *L, const IrWindow *w, int x, int y)
+{
+    LoopProgram *p = L->p;
+    int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
+    for (int i = 0; i < w->rank; i++)
+        P *= w->out[i];
+    int nr = L->s->tile_nr;
+    while (nr > 4 && P < nr)
+        nr /= 2;
+    int mr = pick_mr(L, nr, cout);
+    int64_t mt_n = (cout + mr - 1) / mr, n_pt = (P + nr - 1) / nr;
+    int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
+    const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
+    int n, g, mt, pt, ci;
+    if (wb < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
+        low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
+        return low_oom(L);
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
+    if (acc < 0 || !tile || !kb)
+        return low_oom(L);
+    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, P - nr)), 0);
+    int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", add(L, add(L, mul(L, low_v(L, n), xs[0]),
+                                                            mul(L, low_v(L, g), cin * xs[1])), low_v(L, p0)), 0);
+    if (xb < 0)
+        return low_oom(L);
+    int co[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, cout - 1));
+        int c;
+        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), cout), cv), 0)) < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co[r]), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
+        if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
+            return low_oom(L);
+    }
+    for (int r = 0; r < mr; r++) {
+        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, ci)), IR_DT_F32), 0);
+        int c;
+        if (wv < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
+        LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb), mul(L, low_v(L, ci), xs[1])), low_v(L, c)), IR_DT_F32);
+        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wv), xv));
+        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+            return low_oom(L);
+    }
+    int64_t ci_n = cin;
+    if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), low_v(L, p0)),
+                           low_v(L, c));
+        LoopExpr *v = low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
+        if (vec_loop(L, tile, c, low_store(L, y, yi, v), nr))
+            return low_oom(L);
+    }
+    int vars[4] = { n, g, mt, pt };
+    int64_t ext[4] = { w->batch, G, mt_n, n_pt };
+    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+}
+
+/* 1x1 window, unit strides, no padding. */
+static int pointwise(const IrWindow *w)
+{
+    for (int i = 0; i < w->rank; i++)
+        if (w->kernel[i] != 1 || w->stride[i] != 1 || w->pad_begin[i] || w->pad_end[i])
+            return 0;
+    return 1;
+}
+
 static int pad_neg(const IrWindow *w)
 {
     for (int i = 0; i < w->rank; i++)
@@ -475,6 +582,8 @@ int low_conv_tiled(Low *L)
         return dw_emit(L, w, x, y);                   /* depthwise */
     if (w->rank < 1 || w->rank > 3 || !tile_pays(L, &t))
         return 1;
+    if (pointwise(w) && t.M >= L->s->tile_nr)
+        return pw_emit(L, w, x, y);
     t.w = wk->data;
     t.b_rt = -1;
     t.bv = bk ? bk->data : NULL;
