@@ -43,6 +43,8 @@ typedef struct CgCtx {
                                         (a LET in a widened VECTORIZED loop, vector.c) */
     LLVMValueRef *globals;           /* per CONST buffer: its global, or NULL */
     unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
+    int in_task;                     /* emitting a parallel loop's task function (parallel.c) */
+    unsigned n_tasks;                /* task functions made so far (unique names) */
 } CgCtx;
 
 /* context.c: targets, target machine, passes and output. */
@@ -90,6 +92,10 @@ void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
  * emitted as W-lane vector operations without a loop; 1 when the loop does
  * not qualify (the caller emits a scalar loop with vectorizer hints). */
 int cg_vector_loop(CgCtx *c, const LoopStmt *s);
+
+/* parallel.c: a PARALLEL loop as tasks of the Halide runtime's thread pool
+ * (CgOptions.threads > 1); 1 when it stays a serial loop. */
+int cg_parallel_loop(CgCtx *c, const LoopStmt *s);
 
 /* mathlib.c (CgOptions.no_libm): a call of the module's own internal math
  * function `name` (an intrinsic's name from loop_intrinsic_name, or "trunc",

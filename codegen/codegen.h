@@ -78,6 +78,9 @@ typedef struct CgOptions {
      * symbol on any triple.  Float results within 1e-6 relative.  Loops that
      * call these functions get no forced vectorize hint. */
     int no_libm;
+    int threads;             /* > 1: each PARALLEL loop runs as `threads` tasks through the Halide
+                                runtime's halide_do_par_for (the object then links dlcc-runtime);
+                                the JIT ignores it */
 } CgOptions;
 
 /* Outputs of cg_compile; each buffer is filled when its CG_EMIT_* bit is set. */

@@ -224,8 +224,9 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     if (!(gpu_kind && c->o.gpu_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
         k != LOOP_UNROLLED)
         return cg_fail(c, "'%s' is not a CPU loop kind", loop_for_kind_name(k));
-    if (k == LOOP_VECTORIZED) {
-        int r = cg_vector_loop(c, s);          /* vector.c: the body as W-lane operations */
+    if (k == LOOP_VECTORIZED || k == LOOP_PARALLEL) {
+        /* vector.c: the body as W-lane operations; parallel.c: thread-pool tasks */
+        int r = k == LOOP_VECTORIZED ? cg_vector_loop(c, s) : cg_parallel_loop(c, s);
         if (r <= 0)
             return r;
     }

@@ -11,9 +11,10 @@
  *               or 1  →  for io < E/W { for i < W VECTORIZED } with
  *               i := io*W + i substituted in the body;
  *  - parallel:  each top-level loop nest of a kernel, descending through
- *               loops of extent 1, whose body assigns no outer accumulator
- *               and stores into no kernel-local buffer nor at a position
- *               read from memory (scatters)  →  PARALLEL.
+ *               loops of extent 1, whose body assigns no outer accumulator,
+ *               stores at no position read from memory (scatters), and uses
+ *               kernel-local buffers only if no other part of the kernel
+ *               does (per-block scratch, private to a thread)  →  PARALLEL.
  * Lowering puts a kernel's output loops outermost, so a parallel loop's
  * iterations write disjoint elements. */
 #include "passes/passes.h"
@@ -364,8 +365,112 @@ static int is_scatter(Sched *c, const LoopStmt *s)
     return r;
 }
 
-/* The loop to parallelize in top-level nest s: skip extent-1 loops. */
-static void parallelize(Sched *c, LoopStmt *s)
+/* Marks in used[] the LOCAL buffers statement s (or expression e) touches. */
+static void locals_expr(const Sched *c, const LoopExpr *e, unsigned char *used)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LOOP_E_LOAD:
+        if (c->p->bufs[e->u.load.buf].storage == LOOP_ST_LOCAL)
+            used[e->u.load.buf] = 1;
+        locals_expr(c, e->u.load.index, used);
+        break;
+    case LOOP_E_BIN: locals_expr(c, e->u.bin.a, used); locals_expr(c, e->u.bin.b, used); break;
+    case LOOP_E_UN: locals_expr(c, e->u.un.a, used); break;
+    case LOOP_E_SELECT:
+        locals_expr(c, e->u.sel.cond, used);
+        locals_expr(c, e->u.sel.a, used);
+        locals_expr(c, e->u.sel.b, used);
+        break;
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            locals_expr(c, e->u.call.args[i], used);
+        break;
+    case LOOP_E_CAST: locals_expr(c, e->u.cast.a, used); break;
+    default: break;
+    }
+}
+
+static void locals_stmt(const Sched *c, const LoopStmt *s, unsigned char *used)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_FOR: locals_expr(c, s->u.loop.extent, used); locals_stmt(c, s->u.loop.body, used); break;
+    case LOOP_S_LET: locals_expr(c, s->u.let.value, used); break;
+    case LOOP_S_ASSIGN: locals_expr(c, s->u.assign.value, used); break;
+    case LOOP_S_STORE:
+        if (c->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL)
+            used[s->u.store.buf] = 1;
+        locals_expr(c, s->u.store.index, used);
+        locals_expr(c, s->u.store.value, used);
+        break;
+    case LOOP_S_IF:
+        locals_expr(c, s->u.cond.cond, used);
+        locals_stmt(c, s->u.cond.then_, used);
+        locals_stmt(c, s->u.cond.else_, used);
+        break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            locals_stmt(c, s->u.block.items[i], used);
+        break;
+    default: break;
+    }
+}
+
+/* Are the LOCAL buffers loop s uses touched nowhere else in the kernel?
+ * Then every iteration writes them before it reads them (the lowering's
+ * blocks: scratch per output block), and a thread running some iterations
+ * may have its own copy. */
+static int locals_private(const Sched *c, const LoopStmt *s, const LoopStmt *kernel)
+{
+    size_t n = (size_t)c->p->n_bufs + 1;
+    unsigned char *in = calloc(n, 1), *all = calloc(n, 1);
+    int ok = in && all;
+    if (ok) {
+        locals_stmt(c, s, in);
+        /* uses outside s: everything in the kernel minus s's own */
+        const LoopStmt *const *items = kernel->kind == LOOP_S_BLOCK ? (const LoopStmt *const *)kernel->u.block.items
+                                                                    : &kernel;
+        int ni = kernel->kind == LOOP_S_BLOCK ? kernel->u.block.n : 1;
+        for (int i = 0; i < ni; i++) {
+            unsigned char *u = calloc(n, 1);
+            if (!u) {
+                ok = 0;
+                break;
+            }
+            locals_stmt(c, items[i], u);
+            int contains = 0;                 /* is s inside items[i]? then s's top-level nest */
+            for (const LoopStmt *q = items[i]; q; ) {
+                if (q == s) {
+                    contains = 1;
+                    break;
+                }
+                if (q->kind == LOOP_S_FOR)
+                    q = q->u.loop.body;
+                else if (q->kind == LOOP_S_BLOCK && q->u.block.n == 1)
+                    q = q->u.block.items[0];
+                else
+                    break;
+            }
+            if (!contains)
+                for (size_t b = 0; b < n; b++)
+                    all[b] |= u[b];
+            free(u);
+        }
+        for (size_t b = 0; ok && b < n; b++)
+            if (in[b] && all[b])
+                ok = 0;
+    }
+    free(in);
+    free(all);
+    return ok;
+}
+
+/* The loop to parallelize in top-level nest s (of kernel body `kernel`):
+ * skip extent-1 loops. */
+static void parallelize(Sched *c, LoopStmt *s, const LoopStmt *kernel)
 {
     while (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && s->u.loop.extent->kind == LOOP_E_INT &&
            s->u.loop.extent->u.i == 1) {
@@ -377,7 +482,7 @@ static void parallelize(Sched *c, LoopStmt *s)
         s = b;
     }
     if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
-        !any_stmt(c, s, stores_local) && !is_scatter(c, s) &&
+        !(any_stmt(c, s, stores_local) && !locals_private(c, s, kernel)) && !is_scatter(c, s) &&
         !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1))
         s->u.loop.kind = LOOP_PARALLEL;
 }
@@ -398,9 +503,9 @@ void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)
         if (b->kind == LOOP_S_BLOCK) {
             for (int i = 0; i < b->u.block.n; i++)
                 if (b->u.block.items[i]->kind == LOOP_S_FOR)
-                    parallelize(&c, b->u.block.items[i]);
+                    parallelize(&c, b->u.block.items[i], b);
         } else {
-            parallelize(&c, b);
+            parallelize(&c, b, b);
         }
     }
     free(c.local);

@@ -84,7 +84,8 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
                       .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
                               (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
                       .weights_section = o->weights_section, .static_workspace = o->static_workspace,
-                      .workspace_section = o->workspace_section, .no_libm = o->no_libm };
+                      .workspace_section = o->workspace_section, .no_libm = o->no_libm,
+                      .threads = o->threads };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;

@@ -218,8 +218,8 @@ int dlcc_cmd_compile(int argc, char **argv)
         } else if ((v = dlcc_arg_value(&a, "--threads"))) {
             if (parse_long(v, 1, 1024, &n))
                 a.status = dlcc_usage_error("--threads wants a number from 1 to 1024, not '%s'", v);
-            else if (n > 1)
-                later = "--threads N > 1";
+            else
+                o.threads = (int)n;
         } else if ((v = dlcc_arg_value(&a, "--gpu-arch"))) {
             if (strncmp(v, "sm_", 3) || parse_long(v + 3, 10, 999, &n))
                 a.status = dlcc_usage_error("--gpu-arch wants sm_XX (e.g. sm_75), not '%s'", v);
@@ -297,6 +297,12 @@ int dlcc_cmd_compile(int argc, char **argv)
     else if (gpu && (o.static_workspace || o.workspace_section || o.weights_section || o.no_libm))
         rc = util_error(&d, util_loc_file(a.model), "--static-workspace, --workspace-section, --weights-section and "
                         "--no-libm belong to the cpu target");
+    else if (o.threads > 1 && (gpu || fpga))
+        rc = util_error(&d, util_loc_file(a.model), "--threads N > 1 belongs to the cpu target (-t %s runs "
+                        "its own parallelism)", target);
+    else if (o.threads > 1 && (o.static_workspace || o.no_libm))
+        rc = util_error(&d, util_loc_file(a.model), "--threads N > 1 needs the Halide runtime's thread pool, "
+                        "which firmware builds (--static-workspace, --no-libm) do not link");
     else if (later)
         rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
     else if (!fpga && (foreign || (o.emit & (TGT_EMIT_HLS | TGT_EMIT_C)) || (!gpu && (o.emit & TGT_EMIT_PTX))))
