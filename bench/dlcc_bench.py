@@ -11,7 +11,10 @@ outputs in order (from m.h), and harness.c is compiled against m.h/m.o and run
 output_K.npy at rtol 1e-3, atol 1e-4).  A model dlcc cannot compile, or whose
 output is wrong, is recorded with the error; nothing is skipped.
 
-Writes OUT.json: {name: {compile_s, compile_cpu_s, params, flops, median_ms, min_ms, runs, check, error}}.
+With --runtime LIB the model is also compiled with --threads 2 and timed linked with the dlcc
+runtime (median_ms_2t, min_ms_2t, runs_2t, check_2t, error_2t).
+
+Writes OUT.json: {name: {compile_s, compile_cpu_s, params, flops, median_ms, min_ms, runs, check, error, ...}}.
 """
 
 import argparse
@@ -59,23 +62,44 @@ def bench_one(a, name):
         info = json.loads(p.stdout)
         r["params"], r["flops"] = info.get("params"), info.get("flops")
     (work / "m_io.h").write_text(io_header((work / "m.h").read_text()))
+    if not time_harness(a, r, work, mdir, [str(work / "m.o")], ""):
+        return r
+    if a.runtime:
+        # the same model with --threads 2 (tasks of the Halide runtime's thread pool)
+        w2 = work / "threads2"
+        w2.mkdir(exist_ok=True)
+        p = subprocess.run([a.dlcc, str(mdir / "model.onnx"), a.opt, "--mcpu", a.mcpu, "--threads", "2",
+                            "--name", "m", "-o", str(w2)], capture_output=True, text=True)
+        if p.returncode:
+            r["error_2t"] = "dlcc --threads 2 failed: " + (p.stderr.strip() or p.stdout.strip())
+            return r
+        (w2 / "m_io.h").write_text(io_header((w2 / "m.h").read_text()))
+        time_harness(a, r, w2, mdir, [str(w2 / "m.o"), a.runtime, "-ldl", "-lpthread"], "_2t")
+    return r
+
+
+def time_harness(a, r, work, mdir, objs, suffix):
+    """Builds harness.c against WORK/m.h and objs, runs it; fills r[median_ms+suffix] etc."""
     exe = work / "harness"
-    build = [a.cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(work), str(HERE / "harness.c"),
-             str(work / "m.o"), "-lm", "-o", str(exe)]
+    build = [a.cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(work), str(HERE / "harness.c")] + \
+        objs + ["-lm", "-o", str(exe)]
     p = subprocess.run(build, capture_output=True, text=True)
     if p.returncode:
-        r["error"] = "the harness did not build: " + p.stderr.strip()
-        return r
+        r["error" + suffix] = "the harness did not build: " + p.stderr.strip()
+        return False
     p = subprocess.run([str(exe), str(a.runs), str(a.warmup), "1e-3", "1e-4", str(mdir)],
                        capture_output=True, text=True)
     m = re.search(r"time_ms median=(\S+) min=(\S+) runs=(\d+)", p.stdout)
     if m:
-        r["median_ms"], r["min_ms"], r["runs"] = float(m.group(1)), float(m.group(2)), int(m.group(3))
+        r["median_ms" + suffix], r["min_ms" + suffix], r["runs" + suffix] = \
+            float(m.group(1)), float(m.group(2)), int(m.group(3))
     c = re.search(r"^check (.*)$", p.stdout, re.M)
-    r["check"] = c.group(1) if c else None
+    r["check" + suffix] = c.group(1) if c else None
     if p.returncode:
-        r["error"] = "harness exited with status %d: %s %s" % (p.returncode, p.stdout.strip(), p.stderr.strip())
-    return r
+        r["error" + suffix] = "harness exited with status %d: %s %s" % (p.returncode, p.stdout.strip(),
+                                                                         p.stderr.strip())
+        return False
+    return True
 
 
 def main():
@@ -89,6 +113,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--opt", default="-O2")
     ap.add_argument("--mcpu", default="native", help="dlcc --mcpu (default native: this machine's CPU, as ORT uses)")
+    ap.add_argument("--runtime", help="libdlcc_runtime.a: also time the model compiled with --threads 2")
     ap.add_argument("names", nargs="*")
     a = ap.parse_intermixed_args()
     names = a.names or sorted(p.name for p in a.models.iterdir() if (p / "model.onnx").exists())
@@ -99,8 +124,10 @@ def main():
         if "error" in r:
             print("dlcc %-18s ERROR: %s" % (nm, r["error"]), flush=True)
         else:
-            print("dlcc %-18s compile %6.2f s  median %10.3f ms  min %10.3f ms  check %s" % (
-                nm, r["compile_s"], r["median_ms"], r["min_ms"], r["check"]), flush=True)
+            print("dlcc %-18s compile %6.2f s  median %10.3f ms  min %10.3f ms  check %s%s" % (
+                nm, r["compile_s"], r["median_ms"], r["min_ms"], r["check"],
+                "  2T median %.3f ms check %s" % (r["median_ms_2t"], r["check_2t"]) if "median_ms_2t" in r
+                else "  2T: " + r.get("error_2t", "not run")), flush=True)
     a.out.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
     return 0
 

@@ -32,7 +32,7 @@ echo "\"commit\": \"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':
 
 log "building dlcc (release) in $B/dlcc"
 [ -f "$B/dlcc/build.ninja" ] || meson setup "$B/dlcc" --buildtype=release >/dev/null
-ninja -C "$B/dlcc" tools/dlcc >/dev/null
+ninja -C "$B/dlcc" tools/dlcc runtime/libdlcc_runtime.a >/dev/null
 DLCC=$B/dlcc/tools/dlcc
 
 log "exporting the models"
@@ -41,7 +41,8 @@ log "exporting the models"
 
 log "dlcc: compile and time (RUNS=$RUNS, WARMUP=$WARMUP)"
 echo "\"load_dlcc\": \"$(load)\"," >> "$B/run.json"
-/usr/bin/python3 bench/dlcc_bench.py "$DLCC" "$CC" "$B/models" "$B/dlcc.json" --runs "$RUNS" --warmup "$WARMUP" "$@"
+/usr/bin/python3 bench/dlcc_bench.py "$DLCC" "$CC" "$B/models" "$B/dlcc.json" --runs "$RUNS" --warmup "$WARMUP" \
+  --runtime "$B/dlcc/runtime/libdlcc_runtime.a" "$@"
 
 log "peers: ONNX Runtime and PyTorch at 1 and 2 threads"
 echo "\"load_peers\": \"$(load)\"," >> "$B/run.json"
@@ -58,8 +59,7 @@ for n in 256 1024 2048; do
   "$CC" -std=c11 -O2 -Wall -Wextra -Werror -I "$d/out" -DGEMM_N=$n bench/gemm.c "$d/out/g.o" -lopenblas -lm \
     -o "$d/gemm"
   echo "n=$n compile_s=$(echo "$t1 - $t0" | bc)" >> "$B/gemm.txt"
-  w=$WARMUP; [ "$n" -ge 1024 ] && w=0   # one naive 1024³ call is many seconds: no warm-up for dlcc there
-  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$w" dlcc "$GEMM_BUDGET" | sed "s/^/n=$n /" >> "$B/gemm.txt" || true
+  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" dlcc "$GEMM_BUDGET" | sed "s/^/n=$n /" >> "$B/gemm.txt" || true
   OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" blas | sed "s/^/n=$n env=machine /" >> "$B/gemm.txt" || true
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" blas \
     | sed "s/^/n=$n env=unset /" >> "$B/gemm.txt" || true
