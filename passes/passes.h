@@ -25,6 +25,8 @@ typedef struct PassSchedule {
     int vector_bits;         /* SIMD register width (0 = no vectorization) */
     int vectorize;           /* mark innermost contiguous loops VECTORIZED (lanes = vector_bits / element bits) */
     int parallel;            /* mark each kernel's outermost independent loop PARALLEL */
+    int64_t parallel_min_flops;   /* ... in kernels of at least this much arithmetic (a thread pool's
+                                     wake-up costs microseconds) */
     int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
     int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
                                 lanes (passes/lower_tile.c); tile_nr 0 = the plain loop nests */

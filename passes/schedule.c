@@ -25,7 +25,7 @@ PassSchedule pass_schedule_cpu(int vector_bits)
 {
     int simd = vector_bits >= 128 ? vector_bits : 0;
     return (PassSchedule){ .target = "cpu", .vector_bits = vector_bits > 256 ? vector_bits : 256 * (vector_bits > 0),
-                           .vectorize = vector_bits > 0, .parallel = 1, .unroll_max = 7,
+                           .vectorize = vector_bits > 0, .parallel = 1, .parallel_min_flops = 1 << 20, .unroll_max = 7,
                            .tile_mr = simd ? 6 : 0, .tile_nr = simd ? 2 * simd / 32 : 0 };
 }
 
@@ -498,7 +498,7 @@ void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)
     for (int k = 0; k < p->n_kernels; k++) {
         LoopStmt *b = p->kernels[k].body;
         walk(&c, b);
-        if (!s->parallel)
+        if (!s->parallel || p->kernels[k].flops < s->parallel_min_flops)
             continue;
         if (b->kind == LOOP_S_BLOCK) {
             for (int i = 0; i < b->u.block.n; i++)
