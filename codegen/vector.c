@@ -14,11 +14,12 @@
  * element, an index i0 + v reads W consecutive elements, i0 + k*v (k = 2..4)
  * one k*W-element vector then every k-th lane when the buffer declares the
  * slack (LoopBuf.slack), any other index reads lane by lane.  Stores: i0 + v
- * writes W consecutive elements, under `if (cond)` a masked store, any
+ * writes W consecutive elements, under `if (cond)` a masked store (the
+ * LETs before it under the IF read with masked loads), any
  * other varying index writes lane by lane (in lane order).
  *
  * A body qualifies when it holds only immutable LETs, STOREs, BLOCKs and
- * IFs (no else) around one contiguous STORE, and
+ * IFs (no else) around immutable LETs and one contiguous STORE, and
  * its varying expressions are float32 / float64 / bool values built from
  * loads of float32 / float64 buffers, float arithmetic (+ - * / min max),
  * comparisons, selects, negation, abs, float casts and the intrinsics LLVM
@@ -33,6 +34,8 @@ typedef struct Vec {
     int var;                  /* the loop variable */
     unsigned w;               /* lanes */
     unsigned char *varying;   /* per variable: 1 when its LET value is varying (check pass) */
+    int masked;               /* check pass: inside an IF (loads must be contiguous: masked loads) */
+    LLVMValueRef mask;        /* emission: the lane mask of the enclosing IF, or NULL */
 } Vec;
 
 static int is_vtype(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_BOOL; }
@@ -133,7 +136,8 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
     case LOOP_E_VAR: return e->u.var != v->var;              /* a varying LET */
     case LOOP_E_LOAD: {
         IrDType t = c->p->bufs[e->u.load.buf].dtype;
-        return (t == IR_DT_F32 || t == IR_DT_F64) && !mentions_vlet(v, e->u.load.index);
+        return (t == IR_DT_F32 || t == IR_DT_F64) && !mentions_vlet(v, e->u.load.index) &&
+               (!v->masked || coef(v, e->u.load.index) == 1);
     }
     case LOOP_E_BIN:
         if (!ir_dtype_is_float(e->u.bin.a->type) && !(e->type == IR_DT_BOOL && e->u.bin.a->type == IR_DT_BOOL &&
@@ -168,6 +172,24 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
     }
 }
 
+/* The STORE of `if (c) { let...; store }` (then-part a store, or a block of
+ * immutable LETs ending with one), or NULL. */
+static const LoopStmt *masked_store(const LoopStmt *s)
+{
+    const LoopStmt *t = s->u.cond.then_;
+    if (!t)
+        return NULL;
+    if (t->kind == LOOP_S_STORE)
+        return t;
+    if (t->kind != LOOP_S_BLOCK || t->u.block.n < 1)
+        return NULL;
+    for (int i = 0; i < t->u.block.n - 1; i++)
+        if (t->u.block.items[i]->kind != LOOP_S_LET)
+            return NULL;
+    t = t->u.block.items[t->u.block.n - 1];
+    return t->kind == LOOP_S_STORE ? t : NULL;
+}
+
 static int body_ok(Vec *v, const LoopStmt *s)
 {
     switch (s->kind) {
@@ -190,12 +212,14 @@ static int body_ok(Vec *v, const LoopStmt *s)
             if (!body_ok(v, s->u.block.items[i]))
                 return 0;
         return 1;
-    case LOOP_S_IF: {       /* if (cond) store, index i0 + v: a masked store */
-        const LoopStmt *t = s->u.cond.then_;
-        if (t && t->kind == LOOP_S_BLOCK && t->u.block.n == 1)
-            t = t->u.block.items[0];
-        return !s->u.cond.else_ && t && t->kind == LOOP_S_STORE && s->u.cond.cond->type == IR_DT_BOOL &&
-               expr_ok(v, s->u.cond.cond) && coef(v, t->u.store.index) == 1 && body_ok(v, t);
+    case LOOP_S_IF: {       /* if (cond) { lets; store at i0 + v }: the lets, then a masked store */
+        if (s->u.cond.else_ || s->u.cond.cond->type != IR_DT_BOOL || !expr_ok(v, s->u.cond.cond))
+            return 0;
+        const LoopStmt *t = masked_store(s);
+        v->masked = 1;
+        int ok = t && coef(v, t->u.store.index) == 1 && body_ok(v, s->u.cond.then_);
+        v->masked = 0;
+        return ok;
     }
     default: return 0;
     }
@@ -254,6 +278,12 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
         LLVMValueRef i0 = lane_index(v, e->u.load.index, 0);
         if (!i0)
             return NULL;
+        if (v->mask) {                                /* under an IF: masked lanes read nothing */
+            LLVMTypeRef ovl[2] = { vt, c->t_ptr };
+            LLVMValueRef args[4] = { elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), v->mask,
+                                     LLVMGetPoison(vt) };
+            return cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4);
+        }
         LLVMValueRef r = LLVMBuildLoad2(c->b, vt, elem_ptr(c, buf, i0), "");
         LLVMSetAlignment(r, align);
         return r;
@@ -425,12 +455,14 @@ static int vstmt(const Vec *v, const LoopStmt *s)
                 return -1;
         return 0;
     case LOOP_S_IF: {
-        const LoopStmt *t = s->u.cond.then_;
-        if (t->kind == LOOP_S_BLOCK)
-            t = t->u.block.items[0];
+        const LoopStmt *t = masked_store(s), *th = s->u.cond.then_;
         LLVMValueRef k = vexpr(v, s->u.cond.cond);
         if (!k || (!is_vec(k) && !(k = splat(v, k))))
             return -1;
+        ((Vec *)v)->mask = k;                         /* the lets' loads are masked too */
+        for (int i = 0; th->kind == LOOP_S_BLOCK && i < th->u.block.n - 1; i++)
+            if (vstmt(v, th->u.block.items[i]) != 0)
+                return -1;
         int buf = t->u.store.buf;
         LLVMValueRef x = vexpr(v, t->u.store.value);
         if (!x || (!is_vec(x) && !(x = splat(v, x))))
@@ -441,6 +473,7 @@ static int vstmt(const Vec *v, const LoopStmt *s)
         LLVMTypeRef ovl[2] = { LLVMTypeOf(x), c->t_ptr };
         LLVMValueRef args[4] = { x, elem_ptr(c, buf, i0),
                                  LLVMConstInt(c->t_i32, ir_dtype_size(c->p->bufs[buf].dtype), 0), k };
+        ((Vec *)v)->mask = NULL;
         return cg_call_intrinsic(c, "llvm.masked.store", ovl, 2, args, 4) ? 0 : -1;
     }
     default:
