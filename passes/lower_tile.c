@@ -461,6 +461,117 @@ static int pick_mr(Low *L, int nr, int64_t rows)
     return best;
 }
 
+/* Direct convolution (2-D, short reduction K = C_in/group * KH * KW): the
+ * lanes run along an output row (NR positions), a block is MR output
+ * channels of that row.  Each (ci, kh, kw) step loads one vector of the
+ * padded input row, shared by the MR channels, and broadcasts MR weights
+ * packed at compile time as [G][ceil(C_out/MR)][ci][kh][kw][MR]:
+ *   acc[r][:] += Wp[co_r, ci, kh, kw] * Xp[ci, oh*s + kh*d, (ow0 + lane)*s + kw*d]
+ * and the block is stored as MR contiguous row pieces (masked past the row's
+ * end) — where the GEMM form would spend more on scattering its output
+ * block than on its short reduction. */
+static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
+{
+    int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
+    int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
+    int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, K = cin * KH * KW;
+    int nr = L->s->tile_nr;
+    while (nr > 4 && OW * 4 < nr * 3)
+        nr /= 2;
+    int mr = pick_mr(L, nr, cout);
+    int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
+    int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
+    int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
+    int64_t extra = need > have ? need - have : 0;
+    int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
+    int pad = extra || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
+    int xp = pad ? pad_input(L, x, w, extra, slack) : x;
+    int bb = low_has(L, 2) ? low_in(L, 2) : -1;
+    if (xp < 0 || (low_has(L, 2) && bb < 0))
+        return -1;
+    LoopProgram *p = L->p;
+    IrShape wsh = { .rank = 1, .dims = { G * ct * K * mr } };
+    float *wp = util_arena_array(&p->arena, (size_t)wsh.dims[0], sizeof *wp);
+    if (!wp)
+        return low_oom(L);
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t t = 0; t < ct; t++)
+            for (int64_t k = 0; k < K; k++)
+                for (int r = 0; r < mr; r++) {
+                    int64_t co = t * mr + r < cout ? t * mr + r : cout - 1;
+                    wp[((g * ct + t) * K + k) * mr + r] = wt[(g * cout + co) * K + k];
+                }
+    int wb = loop_add_buf(p, "packed_w", IR_DT_F32, &wsh, LOOP_ST_CONST);
+    if (wb < 0)
+        return low_oom(L);
+    p->bufs[wb].data = wp;
+    const int64_t *xs = low_buf(L, xp)->strides, *ys = low_buf(L, y)->strides;
+    int n, g, t, oh, wt_, ci, kh, kw;
+    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "ct", &t) ||
+        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "wt", &wt_) || low_vars(L, 1, "ci", &ci) ||
+        low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
+        return low_oom(L);
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
+    if (acc < 0 || !tile || !kb)
+        return low_oom(L);
+    LoopExpr *xrow = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
+                         mul(L, low_v(L, oh), sh * xs[2]));
+    int xr = low_let(L, tile, "xrow", xrow, 0);
+    int ow0 = xr < 0 ? -1 : low_let(L, tile, "ow0", mul(L, low_v(L, wt_), nr), 0);
+    if (ow0 < 0)
+        return low_oom(L);
+    int co[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, t), mr), low_i(L, r)), low_i(L, cout - 1));
+        int c;
+        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), cout), cv), 0)) < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co[r]), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
+        if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
+            return low_oom(L);
+    }
+    LoopExpr *kf = add(L, mul(L, add(L, mul(L, low_v(L, ci), KH), low_v(L, kh)), KW), low_v(L, kw));
+    LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), ct), low_v(L, t)), K), kf), mr);
+    int wv0 = low_let(L, kb, "wb", wbase, 0);
+    LoopExpr *xo = add(L, add(L, add(L, low_v(L, xr), mul(L, low_v(L, ci), xs[1])), mul(L, low_v(L, kh), dh * xs[2])),
+                       add(L, mul(L, low_v(L, ow0), sw), mul(L, low_v(L, kw), dw)));
+    int xov = wv0 < 0 ? -1 : low_let(L, kb, "xo", xo, 0);
+    if (xov < 0)
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int wr = low_let(L, kb, "w", low_load(L, wb, add(L, low_v(L, wv0), low_i(L, r)), IR_DT_F32), 0), c;
+        if (wr < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
+        LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
+        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wr), xv));
+        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+            return low_oom(L);
+    }
+    int kv[3] = { ci, kh, kw };
+    int64_t kext[3] = { cin, KH, KW };
+    if (low_add(L, tile, low_nest(L, 3, kv, kext, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
+        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
+                                  mul(L, low_v(L, oh), ys[2])), col);
+        LoopStmt *st = low_store(L, y, yi, low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
+        if (OW % nr)
+            st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, col), low_i(L, OW)), st, NULL);
+        if (vec_loop(L, tile, c, st, nr))
+            return low_oom(L);
+    }
+    int vars[5] = { n, g, t, oh, wt_ };
+    int64_t ext[5] = { w->batch, G, ct, OH, owt };
+    return low_kernel(L, low_nest(L, 5, vars, ext, tile));
+}
+
 /* Pointwise (1x1, stride 1, no padding): per group Y[co, p] = sum_ci
  * W[co, ci] X[ci, p] with the lanes along the pixels, which are contiguous
  * in both X and Y, and a block of MR output channels broadcasting their
@@ -584,6 +695,8 @@ int low_conv_tiled(Low *L)
         return 1;
     if (pointwise(w) && t.M >= L->s->tile_nr)
         return pw_emit(L, w, x, y);
+    if (w->rank == 2 && t.K <= 160 && w->out[1] * 2 >= L->s->tile_nr)
+        return direct_emit(L, w, x, y, wk->data);
     t.w = wk->data;
     t.b_rt = -1;
     t.bv = bk ? bk->data : NULL;
