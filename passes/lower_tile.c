@@ -31,6 +31,7 @@
  * elementwise kernels.) */
 #include "passes/lower_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 #define TILE_MAX_MR 16
@@ -316,15 +317,17 @@ static float conv_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
 
 static float conv_bias_at(const Gemm *t, int64_t g, int64_t col) { return t->bv[g * t->N + col]; }
 
-/* xp = x zero-padded by the window's pads, the last dim by `extra` more
- * zeros and `slack` elements allocated past the end (strided vector loads):
- * two kernels, zeros everywhere then the input copied inside. */
-static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra, int slack)
+/* xp = x padded with `fill` by the window's pads, the last dim by `extra`
+ * more, the one before by `extra_h` more, and `slack` elements allocated
+ * past the end (strided vector loads): two kernels, the fill everywhere then
+ * the input copied inside. */
+static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t extra, int slack, double fill)
 {
     const LoopBuf *xb = low_buf(L, x);
     IrShape sh = xb->shape;
     for (int i = 0; i < w->rank; i++)
-        sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i] + (i == w->rank - 1 ? extra : 0);
+        sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i] + (i == w->rank - 1 ? extra : 0) +
+                          (i == w->rank - 2 ? extra_h : 0);
     int xp = loop_add_buf(L->p, "padded", IR_DT_F32, &sh, LOOP_ST_WORKSPACE);
     int z, v[IR_MAX_RANK];
     if (xp < 0 || low_vars(L, 1, "i", &z) || low_vars(L, sh.rank, "i", v))
@@ -333,7 +336,7 @@ static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra, int slack)
     L->p->bufs[xp].bytes += (int64_t)slack * 4;
     int64_t numel = ir_shape_numel(&sh);
     LoopStmt *k = loop_block(L->p);
-    if (!k || low_add(L, k, low_nest(L, 1, &z, &numel, low_store(L, xp, low_v(L, z), low_const(L, IR_DT_F32, 0)))))
+    if (!k || low_add(L, k, low_nest(L, 1, &z, &numel, low_store(L, xp, low_v(L, z), low_const(L, IR_DT_F32, fill)))))
         return low_oom(L);
     LoopExpr *src[IR_MAX_RANK], *dst[IR_MAX_RANK];
     for (int i = 0; i < sh.rank; i++) {
@@ -352,11 +355,11 @@ static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra, int slack)
  *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
  * The padded input has enough columns for the last block's lanes, and the
  * lanes past the row's end are masked at the store. */
-static int dw_emit(Low *L, const IrWindow *w, int x, int y)
+static int dw_emit(Low *L, const IrWindow *w, int x, int y, int maxpool)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
-    int64_t cout_g = w->channels_out / w->group;
+    int64_t cout_g = maxpool ? 1 : w->channels_out / w->group;
     int nr = L->s->tile_nr / 2, mr = 4;
     while (nr > 4 && OW * 4 < nr * 3)
         nr /= 2;
@@ -364,11 +367,13 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y)
     int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
     int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
     int64_t extra = need > have ? need - have : 0;
+    int64_t need_h = (OH - 1) * sh + (KH - 1) * dh + 1, have_h = w->in[0] + w->pad_begin[0] + w->pad_end[0];
+    int64_t extra_h = need_h > have_h ? need_h - have_h : 0;     /* MaxPool's ceil_mode windows */
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
-    int pad = extra || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
-    int xp = pad ? pad_input(L, x, w, extra, slack) : x;
-    int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
-    if (xp < 0 || wb < 0 || (low_has(L, 2) && bb < 0))
+    int pad = extra || extra_h || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
+    int xp = pad ? pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0) : x;
+    int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
+    if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return -1;
     const int64_t *xs = low_buf(L, xp)->strides, *ys = low_buf(L, y)->strides;
     LoopProgram *p = L->p;
@@ -395,12 +400,16 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y)
         int c;
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
+        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32)
+                               : low_const(L, IR_DT_F32, maxpool ? -INFINITY : 0.0);
         if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
             return low_oom(L);
     }
-    LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
-    int wv = low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
+    int wv = 0;
+    if (!maxpool) {
+        LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
+        wv = low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
+    }
     LoopExpr *toff = add(L, add(L, mul(L, low_v(L, kh), dh * xs[2]), mul(L, low_v(L, ow0), sw)), mul(L, low_v(L, kw), dw));
     int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
     if (to < 0)
@@ -411,7 +420,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y)
             return low_oom(L);
         LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
-        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wv), xv));
+        LoopExpr *v = maxpool ? low_bin(L, LOOP_MAX, low_load(L, acc, at, IR_DT_F32), xv)   /* NaN propagates */
+                              : add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wv), xv));
         if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
             return low_oom(L);
     }
@@ -485,7 +495,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
     int64_t extra = need > have ? need - have : 0;
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
     int pad = extra || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
-    int xp = pad ? pad_input(L, x, w, extra, slack) : x;
+    int xp = pad ? pad_input(L, x, w, 0, extra, slack, 0.0) : x;
     int bb = low_has(L, 2) ? low_in(L, 2) : -1;
     if (xp < 0 || (low_has(L, 2) && bb < 0))
         return -1;
@@ -690,7 +700,7 @@ int low_conv_tiled(Low *L)
     if (pad_neg(w))
         return 1;
     if (w->rank == 2 && t.K == w->kernel[0] * w->kernel[1] && t.N <= 4 && w->out[1] >= 4 && !pad_neg(w))
-        return dw_emit(L, w, x, y);                   /* depthwise */
+        return dw_emit(L, w, x, y, 0);                /* depthwise */
     if (w->rank < 1 || w->rank > 3 || !tile_pays(L, &t))
         return 1;
     if (pointwise(w) && t.M >= L->s->tile_nr)
@@ -703,7 +713,7 @@ int low_conv_tiled(Low *L)
     t.b_at = conv_b_at;
     t.bias_at = bk ? conv_bias_at : NULL;
     t.y = y;
-    t.a = pad ? pad_input(L, x, w, 0, 0) : x;
+    t.a = pad ? pad_input(L, x, w, 0, 0, 0, 0.0) : x;
     if (t.a < 0)
         return -1;
     memcpy(t.x_strides, low_buf(L, t.a)->strides, sizeof t.x_strides);
@@ -813,4 +823,21 @@ int low_gemm_tiled(Low *L)
 {
     return mm_tiled(L, (int)ir_attr_int(L->n, IR_A_transA), (int)ir_attr_int(L->n, IR_A_transB),
                     ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta), low_has(L, 2));
+}
+
+/* MaxPool (2-D, float32, no Indices output): the depthwise kernel with max
+ * for the multiply-add, the input padded with -inf (also past the end for
+ * ceil_mode windows; -inf never wins a max, NaN still propagates). */
+int low_maxpool_tiled(Low *L)
+{
+    Gemm t;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    if (!tile_init(L, &t) || x < 0 || y < 0 || (L->n->n_out > 1 && L->n->out[1] >= 0) ||
+        low_buf(L, x)->dtype != IR_DT_F32 || low_buf(L, x)->shape.rank != 4)
+        return 1;
+    if (ir_window(L->g, L->n, &low_buf(L, x)->shape, NULL, &t.win, L->d) != 0)
+        return -1;
+    if (t.win.out[1] < 4 || pad_neg(&t.win))
+        return 1;
+    return dw_emit(L, &t.win, x, y, 1);
 }

@@ -341,6 +341,9 @@ static int pool_lower(Low *L, Win *W, PoolKind kind, int count_include_pad, int 
 int low_pool(Low *L)
 {
     const IrNode *n = L->n;
+    int r = n->op == IR_OP_MaxPool ? low_maxpool_tiled(L) : 1;
+    if (r <= 0)
+        return r;
     Win W;
     memset(&W, 0, sizeof W);
     if (ir_window(L->g, n, &low_buf(L, low_in(L, 0))->shape, NULL, &W.w, L->d) != 0)

@@ -1,6 +1,6 @@
 /* tests/unit/test_lower_tile.c — the register-blocked kernels of
- * passes/lower_tile.c (Conv with constant weights: general, depthwise,
- * pointwise; MatMul and Gemm with constant or run-time B) against the
+ * passes/lower_tile.c (Conv with constant weights: general, direct,
+ * depthwise, pointwise; MaxPool; MatMul and Gemm with constant or run-time B) against the
  * reference interpreter, through the JIT, for the block sizes of 128-, 256-
  * and 512-bit SIMD (tile_nr 8, 16, 32).  Shapes are chosen so that every
  * edge case appears: rows and columns that do not fill the last block,
@@ -195,6 +195,31 @@ static void test_conv_pointwise(void **state)
         conv_case(&cases[i]);
 }
 
+static void pool_case(const char *name, int64_t c, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,
+                      int64_t dil, int ceil)
+{
+    TG t;
+    tg_start(&t, name);
+    int in = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, c, h, w));
+    int y = tg_node(&t, IR_OP_MaxPool, "pool", 1, &in, 1);
+    tg_ints(&t, IR_A_kernel_shape, TG_INTS(k, k));
+    tg_ints(&t, IR_A_strides, TG_INTS(stride, stride));
+    tg_ints(&t, IR_A_pads, TG_INTS(pad, pad, pad, pad));
+    tg_ints(&t, IR_A_dilations, TG_INTS(dil, dil));
+    tg_int(&t, IR_A_ceil_mode, ceil);
+    tg_output(&t, y);
+    run(&t);
+}
+
+static void test_maxpool(void **state)
+{
+    (void)state;
+    pool_case("mp_3x3_s2_p1", 5, 17, 35, 3, 2, 1, 1, 0);     /* ResNet's */
+    pool_case("mp_3x3_s2_ceil", 3, 20, 41, 3, 2, 0, 1, 1);   /* SqueezeNet's (ceil_mode) */
+    pool_case("mp_2x2_s2", 4, 12, 24, 2, 2, 0, 1, 0);
+    pool_case("mp_dilated", 2, 15, 30, 3, 1, 2, 2, 0);
+}
+
 static void test_matmul(void **state)
 {
     (void)state;
@@ -239,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_conv_general),
         cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_conv_pointwise),
+        cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_matmul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
