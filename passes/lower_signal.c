@@ -149,16 +149,18 @@ int low_melweightmatrix(Low *L)
     if (yb->shape.rank != 2 || yb->shape.dims[0] != len / 2 + 1 || yb->shape.dims[1] != bins)
         return ir_node_error(L->g, L->n, L->d, "MelWeightMatrix: num_mel_bins or dft_length differ from the "
                              "inferred output shape");
+    /* all in the element's body (the kernel is one loop nest: the GPU
+     * schedule binds it to threads; LLVM hoists the invariants) */
     int v[2];
-    LoopStmt *k = loop_block(L->p), *body = loop_block(L->p);
-    if (low_vars(L, 2, "i", v) || !k || !body)
+    LoopStmt *body = loop_block(L->p);
+    if (low_vars(L, 2, "i", v) || !body)
         return low_oom(L);
-    int mlo = low_let(L, k, "mlo", mel_of(L, 3), 0);
-    int mhi = low_let(L, k, "mhi", mel_of(L, 4), 0);
-    int fr = low_let(L, k, "rate", scalar_f64(L, 2), 0);
+    int mlo = low_let(L, body, "mlo", mel_of(L, 3), 0);
+    int mhi = low_let(L, body, "mhi", mel_of(L, 4), 0);
+    int fr = low_let(L, body, "rate", scalar_f64(L, 2), 0);
     if (mlo < 0 || mhi < 0 || fr < 0)
         return low_oom(L);
-    int step = low_let(L, k, "step", DIV(SUB(V(mhi), V(mlo)), F((double)(bins + 2))), 0);
+    int step = low_let(L, body, "step", DIV(SUB(V(mhi), V(mlo)), F((double)(bins + 2))), 0);
     if (step < 0)
         return low_oom(L);
     /* the column's left, center and right FFT bins (exact integers in float64) */
@@ -184,10 +186,9 @@ int low_melweightmatrix(Low *L)
     LoopExpr *fall = low_and(L, low_bin(L, LOOP_LE, V(e[1]), V(j)), low_bin(L, LOOP_LT, V(j), V(e[2])));
     val = loop_select(L->p, fall, DIV(SUB(V(e[2]), V(j)), SUB(V(e[2]), V(e[1]))), val);
     LoopExpr *yi[2] = { V(v[0]), V(v[1]) };
-    if (low_add(L, body, low_store(L, y, low_index(L, y, yi), val)) ||
-        low_add(L, k, low_nest(L, 2, v, yb->shape.dims, body)))
+    if (low_add(L, body, low_store(L, y, low_index(L, y, yi), val)))
         return low_oom(L);
-    return low_kernel(L, k);
+    return low_kernel(L, low_nest(L, 2, v, yb->shape.dims, body));
 }
 
 /* ----------------------------------------------------------------- Det */
