@@ -109,6 +109,24 @@ int low_dequantize(Low *L);
 int low_dynquantize(Low *L);
 int low_rnn(Low *L);
 int low_attention(Low *L);    /* lower_attention.c */          /* lower_rnn.c: RNN, GRU, LSTM */
+int low_stft(Low *L);         /* lower_signal.c */
+int low_melweightmatrix(Low *L);
+int low_det(Low *L);
+
+/* The direct DFT sum of one output bin (lower_signal.c): appends to blk
+ * float64 accumulators *re, *im of sum_{t < cnt} (a_t + i b_t) e^(sign 2 pi
+ * i k t / len), the angle computed as the interpreter's (sign 2 pi ((k t)
+ * mod len) / len).  load(L, ctx, t, part) gives a_t (part 0) or b_t (part 1,
+ * read only when cplx) as float64 at the variable t. */
+typedef struct LowDftSum {
+    int k;                  /* variable of the frequency index */
+    int64_t cnt, len;       /* samples summed, transform length */
+    int cplx;
+    double sign;            /* -1 forward, +1 inverse */
+    LoopExpr *(*load)(Low *L, void *ctx, int t, int part);
+    void *ctx;
+} LowDftSum;
+int low_dft_sum(Low *L, LoopStmt *blk, const LowDftSum *s, int *re, int *im);
 
 /* The scalar function of unary operator op at variable x (of compute type
  * ct), with the given alpha / beta; other parameters come from the node's
