@@ -233,6 +233,10 @@ static int device_kernel(CgCtx *c, const DevBufs *db, const LoopKernel *k, const
         /* every parameter is its own device allocation; inputs and weights are only read
          * (ld.global.nc, the read-only data cache) */
         param_attr(c, fn, a, "noalias");
+        /* device allocations are 256-byte aligned: 16 lets LLVM prove the alignment of the
+         * 4-lane loads and stores of vectorized kernels (ld.global.v4.f32) */
+        LLVMAddAttributeAtIndex(fn, (LLVMAttributeIndex)(a + 1),
+                                LLVMCreateEnumAttribute(c->ctx, LLVMGetEnumAttributeKindForName("align", 5), 16));
         LoopStorage st = c->p->bufs[db->buf[args[a]]].storage;
         if (st == LOOP_ST_INPUT || st == LOOP_ST_CONST)
             param_attr(c, fn, a, "readonly");

@@ -119,7 +119,7 @@ static int intrinsic_ok(const CgCtx *c, LoopIntrinsic fn)
     case LOOP_I_isnan: case LOOP_I_isinf:
         return !c->o.no_libm || fn == LOOP_I_isnan || fn == LOOP_I_isinf;
     case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:
-        return !c->o.no_libm;      /* LLVM calls libm per lane */
+        return !c->o.no_libm && !c->gpu;   /* LLVM calls libm per lane (libdevice: scalar functions) */
     default: return 0;             /* plain libm calls: scalar functions */
     }
 }
@@ -484,8 +484,8 @@ static int vstmt(const Vec *v, const LoopStmt *s)
 int cg_vector_loop(CgCtx *c, const LoopStmt *s)
 {
     const LoopExpr *ext = s->u.loop.extent;
-    if (c->gpu || s->u.loop.kind != LOOP_VECTORIZED || ext->kind != LOOP_E_INT || ext->u.i < 2 || ext->u.i > 64 ||
-        ext->u.i != s->u.loop.factor)
+    if (s->u.loop.kind != LOOP_VECTORIZED || ext->kind != LOOP_E_INT || ext->u.i < 2 || ext->u.i > 64 ||
+        ext->u.i != s->u.loop.factor || (c->gpu && ext->u.i != 4))
         return 1;
     Vec v = { .c = c, .var = s->u.loop.var, .w = (unsigned)ext->u.i };
     v.varying = calloc((size_t)c->p->n_vars, 1);

@@ -175,7 +175,49 @@ static LoopStmt *seq(Gs *g, LoopStmt *const *items, int n)
     return b;
 }
 
-/* Flattened data-parallel mapping of chain[0..n) (see the file comment). */
+/* Straight-line body (immutable LETs and float32 STOREs) that a 4-lane
+ * VECTORIZED loop can carry. */
+static int vec4_body(const LoopProgram *p, const LoopStmt *s)
+{
+    switch (s->kind) {
+    case LOOP_S_LET: return !s->u.let.mutable_;
+    case LOOP_S_STORE: return p->bufs[s->u.store.buf].dtype == IR_DT_F32;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (!vec4_body(p, s->u.block.items[i]))
+                return 0;
+        return s->u.block.n > 0;
+    default: return 0;
+    }
+}
+
+/* Copy of straight-line s with variable var replaced by `by`. */
+static LoopStmt *subst_stmt(Gs *g, const LoopStmt *s, int var, LoopExpr *by)
+{
+    LoopProgram *p = g->p;
+    switch (s->kind) {
+    case LOOP_S_LET:
+        return loop_let(p, s->u.let.var, tgt_gpu_subst(p, s->u.let.value, &var, &by, 1), 0);
+    case LOOP_S_STORE:
+        return loop_store(p, s->u.store.buf, tgt_gpu_subst(p, s->u.store.index, &var, &by, 1),
+                          tgt_gpu_subst(p, s->u.store.value, &var, &by, 1));
+    case LOOP_S_BLOCK: {
+        LoopStmt *b = loop_block(p);
+        for (int i = 0; b && i < s->u.block.n; i++) {
+            LoopStmt *c = subst_stmt(g, s->u.block.items[i], var, by);
+            if (!c || loop_block_add(p, b, c) != 0)
+                return NULL;
+        }
+        return b;
+    }
+    default: return NULL;
+    }
+}
+
+/* Flattened data-parallel mapping of chain[0..n) (see the file comment).
+ * When the innermost extent is a multiple of 4 and the body is straight
+ * line, each thread takes 4 consecutive innermost elements in a 4-lane
+ * VECTORIZED loop (ld.global.v4.f32 / st.global.v4.f32 where contiguous). */
 static LoopStmt *map_flat(Gs *g, LoopStmt *const *chain, int n, LoopStmt *inner)
 {
     LoopProgram *p = g->p;
@@ -184,6 +226,26 @@ static LoopStmt *map_flat(Gs *g, LoopStmt *const *chain, int n, LoopStmt *inner)
         ext[i] = chain[i]->u.loop.extent->u.i;
         if (util_mul_overflow_i64(total, ext[i], &total))
             return NULL;
+    }
+    int lv[IR_MAX_RANK * 2];                   /* the variable each mapped index binds */
+    for (int i = 0; i < n; i++)
+        lv[i] = chain[i]->u.loop.var;
+    int vec = ext[n - 1] % 4 == 0 && ext[n - 1] >= 4 && vec4_body(p, inner);
+    if (vec) {
+        int lane = loop_add_var(p, "lane", IR_DT_I64), v4 = loop_add_var(p, "v4", IR_DT_I64);
+        if (lane < 0 || v4 < 0)
+            return NULL;
+        /* innermost index = v4 * 4 + lane; v4 takes the innermost LET's place */
+        LoopExpr *by = B2(g, LOOP_ADD, B2(g, LOOP_MUL, V(g, v4), I(g, 4)), V(g, lane));
+        LoopStmt *body = subst_stmt(g, inner, chain[n - 1]->u.loop.var, by);
+        LoopStmt *vl = body ? loop_for(p, lane, I(g, 4), LOOP_VECTORIZED, body) : NULL;
+        if (!vl)
+            return NULL;
+        vl->u.loop.factor = 4;
+        lv[n - 1] = v4;                         /* the mapping binds v4 instead */
+        ext[n - 1] /= 4;
+        total /= 4;
+        inner = vl;
     }
     int64_t T = g->o->block_size;
     if (total < T)
@@ -202,7 +264,7 @@ static LoopStmt *map_flat(Gs *g, LoopStmt *const *chain, int n, LoopStmt *inner)
         LoopExpr *v = B2(g, LOOP_DIV, V(g, gi), I(g, stride));
         if (i > 0)
             v = B2(g, LOOP_MOD, v, I(g, ext[i]));
-        items[i] = loop_let(p, chain[i]->u.loop.var, v, 0);
+        items[i] = loop_let(p, lv[i], v, 0);
     }
     items[n] = inner;
     LoopStmt *guarded = loop_if(p, B2(g, LOOP_LT, V(g, gi), I(g, total)), seq(g, items, n + 1), NULL);
