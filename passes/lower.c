@@ -569,11 +569,17 @@ static int available(const Low *L, int t)
  * marked fused (passes/fuse.c) when it forms a valid group (re-checked here
  * with uses[t], the number of live node inputs reading tensor t), else 0 and
  * every node gets its own kernel. */
-static int fused_members(const Low *L, int i, const int *uses)
+static int fused_members(const Low *L, int i, const int *uses, const PassSchedule *s)
 {
     const IrGraph *g = L->g;
     const IrNode *h = &g->nodes[i];
     if (!uses || i + 1 >= g->n_nodes || !g->nodes[i + 1].fused || !pass_fuse_head(g, h))
+        return 0;
+    /* The FPGA target rewrites each Conv kernel into a line-buffer pipeline
+     * (targets/fpga_conv.c), which needs the Conv alone in its kernel, and
+     * fuses ReLUs itself after that: there anchors head no group (the
+     * elementwise rest of a group still fuses). */
+    if (pass_fuse_anchor(h->op) && s && s->target && !strcmp(s->target, "fpga"))
         return 0;
     int n = 0, chain = h->out[0];
     for (int m = i + 1; m < g->n_nodes && g->nodes[m].fused; m++) {
@@ -622,7 +628,7 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
     for (int i = 0; r == 0 && i < g->n_nodes; i++) {
         L.node = i;
         L.n = &g->nodes[i];
-        L.fuse_n = g->nodes[i].dead ? 0 : fused_members(&L, i, uses);
+        L.fuse_n = g->nodes[i].dead ? 0 : fused_members(&L, i, uses, s);
         r = lower_node(&L, s);
         i += L.fuse_n;
         L.fuse_n = 0;
