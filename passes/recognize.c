@@ -238,29 +238,21 @@ static int layernorm_at(IrGraph *g, int r1, UtilDiag *d)
         return 0;
     nodes[n++] = rt;
     nodes[n++] = div;
-    /* optional affine: y * gamma, then + beta */
+    /* optional affine: y * gamma, then + beta (only after a gamma) */
     int y = g->nodes[div].out[0], in[3] = { x, -1, -1 };
-    int mul = sole_user(g, y);
-    if (mul >= 0 && g->nodes[mul].op == IR_OP_Mul && ir_shape_equal(&g->tensors[g->nodes[mul].out[0]].v.shape, xs)) {
-        int c = normalized_const(g, other(&g->nodes[mul], y), xs, axis);
+    static const IrOp affine[2] = { IR_OP_Mul, IR_OP_Add };
+    for (int k = 0; k < 2; k++) {
+        int u = sole_user(g, y);
+        if (u < 0 || g->nodes[u].op != affine[k] || !ir_shape_equal(&g->tensors[g->nodes[u].out[0]].v.shape, xs))
+            break;
+        int c = normalized_const(g, other(&g->nodes[u], y), xs, axis);
         if (c == -2)
             return util_error(d, util_loc_file(g->file), "out of memory");
-        if (c >= 0) {
-            in[1] = c;
-            nodes[n++] = mul;
-            y = g->nodes[mul].out[0];
-        }
-    }
-    int badd = in[1] >= 0 ? sole_user(g, y) : -1;
-    if (badd >= 0 && g->nodes[badd].op == IR_OP_Add && ir_shape_equal(&g->tensors[g->nodes[badd].out[0]].v.shape, xs)) {
-        int c = normalized_const(g, other(&g->nodes[badd], y), xs, axis);
-        if (c == -2)
-            return util_error(d, util_loc_file(g->file), "out of memory");
-        if (c >= 0) {
-            in[2] = c;
-            nodes[n++] = badd;
-            y = g->nodes[badd].out[0];
-        }
+        if (c < 0)
+            break;
+        in[1 + k] = c;
+        nodes[n++] = u;
+        y = g->nodes[u].out[0];
     }
     if (in[1] < 0) {                                  /* Scale is required: ones */
         IrShape ns = { .rank = xs->rank - axis };
