@@ -25,31 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Elementwise operators lowering can apply in a fused store (the
- * lower_elementwise.c templates). */
-int pass_fuse_elementwise(IrOp op)
-{
-    switch (op) {
-    case IR_OP_Abs: case IR_OP_Neg: case IR_OP_Reciprocal: case IR_OP_Sqrt: case IR_OP_Exp: case IR_OP_Log:
-    case IR_OP_Erf: case IR_OP_Tanh: case IR_OP_Sigmoid: case IR_OP_Relu: case IR_OP_LeakyRelu: case IR_OP_Elu:
-    case IR_OP_Selu: case IR_OP_Celu: case IR_OP_ThresholdedRelu: case IR_OP_HardSigmoid: case IR_OP_HardSwish:
-    case IR_OP_Softplus: case IR_OP_Softsign: case IR_OP_Gelu: case IR_OP_Mish: case IR_OP_Shrink:
-    case IR_OP_Floor: case IR_OP_Ceil: case IR_OP_Round: case IR_OP_Sign: case IR_OP_Sin: case IR_OP_Cos:
-    case IR_OP_Tan: case IR_OP_Asin: case IR_OP_Acos: case IR_OP_Atan: case IR_OP_Sinh: case IR_OP_Cosh:
-    case IR_OP_Asinh: case IR_OP_Acosh: case IR_OP_Atanh: case IR_OP_Not: case IR_OP_BitwiseNot: case IR_OP_Swish:
-    case IR_OP_IsNaN: case IR_OP_IsInf:
-    case IR_OP_Add: case IR_OP_Sub: case IR_OP_Mul: case IR_OP_Div: case IR_OP_Pow: case IR_OP_Mod:
-    case IR_OP_PRelu: case IR_OP_BitShift: case IR_OP_Equal: case IR_OP_Less: case IR_OP_LessOrEqual:
-    case IR_OP_Greater: case IR_OP_GreaterOrEqual: case IR_OP_And: case IR_OP_Or: case IR_OP_Xor:
-    case IR_OP_BitwiseAnd: case IR_OP_BitwiseOr: case IR_OP_BitwiseXor:
-    case IR_OP_Min: case IR_OP_Max: case IR_OP_Sum: case IR_OP_Mean:
-    case IR_OP_Where: case IR_OP_Clip: case IR_OP_Cast: case IR_OP_CastLike:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* Operators whose kernel ends in low_fused_store (an epilogue may follow). */
 int pass_fuse_anchor(IrOp op)
 {

@@ -679,6 +679,15 @@ LowFn low_lowering(IrOp op)
     return (unsigned)op < IR_OP_COUNT ? low_table[op] : NULL;
 }
 
+/* A fused member is applied by its elementwise template's expression
+ * builder (low_ew_member). */
+int pass_fuse_elementwise(IrOp op)
+{
+    LowFn f = low_lowering(op);
+    return f && (f == low_unary || f == low_binary || f == low_clip || f == low_where || f == low_variadic ||
+                 f == low_cast);
+}
+
 int pass_lower_supports(IrOp op)
 {
     return (unsigned)op < IR_OP_COUNT && low_table[op] != NULL;
