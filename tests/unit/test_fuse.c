@@ -494,6 +494,22 @@ static void test_elementwise_chain(void **state)
     assert_int_equal(p->n_kernels, 1);
     loop_program_free(p);
     ir_graph_free(t.g);
+
+    tg_start(&t, "ew_int");                           /* integers: exact, truncating division */
+    double k3 = 3;
+    a = tg_input(&t, "a", IR_DT_I32, TG_INTS(2, 5));
+    s = tg_node(&t, IR_OP_Mul, "mul", 2, (int[]){ a, tg_const(&t, "k", IR_DT_I32, 0, NULL, &k3) }, 1);
+    s = tg_node(&t, IR_OP_Div, "div", 2, (int[]){ s, tg_const(&t, "two", IR_DT_I32, 0, NULL, (double[]){ 2 }) }, 1);
+    s = tg_node(&t, IR_OP_Abs, "abs", 1, &s, 1);
+    tg_output(&t, tg_node(&t, IR_OP_Cast, "cast", 1, &s, 1));      /* to float: ends the group */
+    tg_int(&t, IR_A_to, 1);
+    infer(&t);
+    assert_int_equal(fuse(t.g), 2);
+    expect_order(t.g, "Mul +Div +Abs Cast");
+    p = jit_matches_interp(t.g);
+    assert_int_equal(p->n_kernels, 2);
+    loop_program_free(p);
+    ir_graph_free(t.g);
 }
 
 /* A value with another consumer or that is a graph output is not fused away. */
