@@ -88,6 +88,7 @@ const LoopBuf *low_buf(Low *L, int b)
 
 static int use_buf(Low *L, int t);
 static int fused_result(const Low *L);
+static int check_fused_stores(Low *L, int k0);
 
 int low_has(Low *L, int k) { return k < L->n->n_in && L->n->in[k] >= 0; }
 
@@ -320,6 +321,7 @@ static LoopStmt *fused_chain(Low *L, LoopExpr *const *idx, const LoopExpr *flat,
             cp[i] = loop_expr_copy(L->p, idx[i]);
         at = low_index(L, y, cp);
     }
+    L->fused_stores++;
     return low_add(L, blk, low_store(L, y, at, low_v(L, var))) ? NULL : blk;
 }
 
@@ -545,10 +547,71 @@ static int lower_node(Low *L, const PassSchedule *s)
         L->p->cap_bufs = want;
     }
     L->oom = 0;
+    L->fused_stores = 0;
+    int k0 = L->p->n_kernels;
     int r = fn(L);
+    if (r == 0 && L->fuse_n)
+        r = check_fused_stores(L, k0);
     for (int m = 0; m < L->fuse_n; m++)                 /* fused away: no buffer */
         L->tbuf[g->nodes[L->node + m].out[0]] = -1;
     return r == 0 && L->oom ? low_oom(L) : r;
+}
+
+/* Stores into buffer buf in s. */
+static int count_stores(const LoopStmt *s, int buf)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return count_stores(s->u.loop.body, buf);
+    case LOOP_S_STORE: return s->u.store.buf == buf;
+    case LOOP_S_IF: return count_stores(s->u.cond.then_, buf) + count_stores(s->u.cond.else_, buf);
+    case LOOP_S_BLOCK: {
+        int n = 0;
+        for (int i = 0; i < s->u.block.n; i++)
+            n += count_stores(s->u.block.items[i], buf);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+/* The head's value at element vars of the group's buffer, as stored. */
+static LoopExpr *stored_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
+{
+    (void)body;
+    int y = low_out(L, 0), flat = *(const int *)ctx;
+    const LoopBuf *yb = low_buf(L, y);
+    return low_load(L, y, flat ? low_v(L, vars[0]) : low_bcast(L, y, vars, yb->shape.rank), yb->dtype);
+}
+
+/* After the head's template built kernels k0.. of a fused group: every
+ * store into the group's buffer must have applied the members.  A template
+ * that stored the head's value without low_fused_store gets the members as
+ * a second kernel, in place on that buffer (element i read, then written). */
+static int check_fused_stores(Low *L, int k0)
+{
+    int y = low_out(L, 0), direct = 0;
+    for (int k = k0; k < L->p->n_kernels; k++)
+        direct += count_stores(L->p->kernels[k].body, y);
+    direct -= L->fused_stores;
+    if (direct == 0)
+        return 0;
+    if (L->fused_stores)
+        return ir_node_error(L->g, L->n, L->d, "internal error: the %s template stores its result both with and "
+                             "without low_fused_store", ir_op_name(L->n->op));
+    int nk = L->p->n_kernels, flat = low_fused_flat_ok(L);
+    LoopStmt *blk = loop_block(L->p);
+    if (!blk || map_impl(L, blk, y, flat, stored_elem, &flat) || low_kernel(L, blk))
+        return -1;
+    for (int k = k0; k < nk; k++) {                    /* the head's kernels, then the members' */
+        L->p->kernels[k].n_nodes = 1;
+        L->p->kernels[k].flops = ir_node_flops(L->g, L->n);
+    }
+    L->p->kernels[nk].first_node = L->node + 1;
+    L->p->kernels[nk].n_nodes = L->fuse_n;
+    L->p->kernels[nk].flops -= ir_node_flops(L->g, L->n);
+    return 0;
 }
 
 /* The tensor a node's kernel writes as its output 0: the last fused

@@ -26,6 +26,7 @@ typedef struct Low {
     int oom;                /* a buffer could not be made (low_in) */
     int fuse_n;             /* elementwise members fused into this node's kernel: nodes
                              * node+1 .. node+fuse_n (IrNode.fused, passes/fuse.c); 0: none */
+    int fused_stores;       /* stores low_fused_store made for the group (checked in lower.c) */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
@@ -125,7 +126,11 @@ LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, doubl
  * order (their other operands — bias, scale, residual tensor, Clip bounds —
  * loaded at idx with numpy broadcasting) and stores the last member's result
  * into the last member's output buffer (low_out(L, 0) of the head is that
- * buffer already: same shape and dtype).  NULL on out of memory. */
+ * buffer already: same shape and dtype).  NULL on out of memory.
+ * Every store of output 0 must go through it: lower.c counts the stores
+ * into that buffer; when a template made none through it (a template that
+ * does not know about fusion) the members run as a second, in-place
+ * elementwise kernel, and a mix is an internal error, never a wrong result. */
 LoopStmt *low_fused_store(Low *L, int out_k, LoopExpr *const *idx, LoopExpr *value);
 /* Same, for a one-loop-over-all-elements kernel: flat is the row-major
  * element index (operands of the members then must have the output's shape
