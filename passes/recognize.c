@@ -148,7 +148,7 @@ static int replace(IrGraph *g, int old, IrOp op, int n_in, const int *in, int64_
 /* A constant c (Mul / Add operand of y of shape x) as a tensor of the
  * normalized shape x.shape[axis..]: c may broadcast only along the
  * normalized dims.  -1 when it does not fit, -2 on out of memory. */
-static int normalized_const(IrGraph *g, int c, const IrShape *x, int axis)
+static int normalized_const(IrGraph *g, int c, const IrShape *x, int axis)     /* x: not into g->tensors */
 {
     const IrArray *v = pass_value(g, c);
     if (!v || v->shape.rank > x->rank)
@@ -192,7 +192,7 @@ static int layernorm_at(IrGraph *g, int r1, UtilDiag *d)
     int x = mean->in[0];
     if (!float_value(g, x))
         return 0;
-    const IrShape *xs = &g->tensors[x].v.shape;
+    const IrShape xshape = g->tensors[x].v.shape, *xs = &xshape;   /* a copy: constants get added below */
     unsigned axes = reduce_axes(g, mean);
     int axis = trailing_axis(axes, xs->rank);
     if (axis < 0)
