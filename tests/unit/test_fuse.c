@@ -342,6 +342,22 @@ static void expect_order(const IrGraph *g, const char *want)
     assert_string_equal(buf, want);
 }
 
+/* Infers t's graph and fuses it: `fused` members, node order `order`; the
+ * compiled program has `kernels` kernels and matches the interpreter.
+ * Returns the first kernel's node count; frees the graph. */
+static int fused_case(TG *t, int fused, const char *order, int kernels)
+{
+    infer(t);
+    assert_int_equal(fuse(t->g), fused);
+    expect_order(t->g, order);
+    LoopProgram *p = jit_matches_interp(t->g);
+    assert_int_equal(p->n_kernels, kernels);
+    int n = p->kernels[0].n_nodes;
+    loop_program_free(p);
+    ir_graph_free(t->g);
+    return n;
+}
+
 static void test_conv_relu(void **state)
 {
     (void)state;
@@ -412,27 +428,14 @@ static void test_matmul_bias_gelu(void **state)
     int m = tg_node(&t, IR_OP_MatMul, "mm", 2, (int[]){ x, tg_const(&t, "w", IR_DT_F32, TG_INTS(4, 5), w) }, 1);
     int a = tg_node(&t, IR_OP_Add, "bias", 2, (int[]){ tg_const(&t, "b", IR_DT_F32, TG_INTS(5), b), m }, 1);
     tg_output(&t, tg_node(&t, IR_OP_Gelu, "gelu", 1, &a, 1));
-    infer(&t);
-    assert_int_equal(fuse(t.g), 2);
-    expect_order(t.g, "MatMul +Add +Gelu");
-    LoopProgram *p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 1);
-    assert_int_equal(p->kernels[0].n_nodes, 3);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    assert_int_equal(fused_case(&t, 2, "MatMul +Add +Gelu", 1), 3);
 
     tg_start(&t, "gemm_clip");                        /* Gemm → Clip with constant bounds → Mul by a scale */
     x = tg_input(&t, "x", IR_DT_F32, TG_INTS(3, 4));
     int gm = tg_node(&t, IR_OP_Gemm, "gemm", 2, (int[]){ x, tg_const(&t, "w", IR_DT_F32, TG_INTS(4, 5), w) }, 1);
     int cl = tg_node(&t, IR_OP_Clip, "clip", 3, (int[]){ gm, scalar(&t, "lo", -0.2), scalar(&t, "hi", 0.4) }, 1);
     tg_output(&t, tg_node(&t, IR_OP_Mul, "scale", 2, (int[]){ cl, tg_const(&t, "s", IR_DT_F32, TG_INTS(5), b) }, 1));
-    infer(&t);
-    assert_int_equal(fuse(t.g), 2);
-    expect_order(t.g, "Gemm +Clip +Mul");
-    p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 1);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    fused_case(&t, 2, "Gemm +Clip +Mul", 1);
 }
 
 /* float16: the chain value is rounded to float16 between members, as the
@@ -449,12 +452,7 @@ static void test_float16(void **state)
     int m = tg_node(&t, IR_OP_MatMul, "mm", 2, (int[]){ x, tg_const(&t, "w", IR_DT_F16, TG_INTS(4, 5), w) }, 1);
     int a = tg_node(&t, IR_OP_Add, "bias", 2, (int[]){ m, tg_const(&t, "b", IR_DT_F16, TG_INTS(5), b) }, 1);
     tg_output(&t, tg_node(&t, IR_OP_Sigmoid, "sig", 1, &a, 1));
-    infer(&t);
-    assert_int_equal(fuse(t.g), 2);
-    LoopProgram *p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 1);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    fused_case(&t, 2, "MatMul +Add +Sigmoid", 1);
 }
 
 /* Elementwise chains: broadcast operands (multi-index loop) and same-shape
@@ -470,14 +468,7 @@ static void test_elementwise_chain(void **state)
     s = tg_node(&t, IR_OP_Sigmoid, "sig", 1, &s, 1);
     s = tg_node(&t, IR_OP_Mul, "mul", 2, (int[]){ c, s }, 1);
     tg_output(&t, tg_node(&t, IR_OP_Clip, "clip", 3, (int[]){ s, scalar(&t, "lo", 0.1), scalar(&t, "hi", 0.6) }, 1));
-    infer(&t);
-    assert_int_equal(fuse(t.g), 3);
-    expect_order(t.g, "Add +Sigmoid +Mul +Clip");
-    LoopProgram *p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 1);
-    assert_int_equal(p->kernels[0].n_nodes, 4);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    assert_int_equal(fused_case(&t, 3, "Add +Sigmoid +Mul +Clip", 1), 4);
 
     tg_start(&t, "ew_flat");
     a = tg_input(&t, "a", IR_DT_F32, TG_INTS(3, 7));
@@ -487,13 +478,7 @@ static void test_elementwise_chain(void **state)
     s = tg_node(&t, IR_OP_Where, "where", 3,
                 (int[]){ tg_input(&t, "m", IR_DT_BOOL, TG_INTS(3, 7)), s, scalar(&t, "z", 0) }, 1);
     tg_output(&t, s);
-    infer(&t);
-    assert_int_equal(fuse(t.g), 3);
-    expect_order(t.g, "Mul +Tanh +Sub +Where");
-    p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 1);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    fused_case(&t, 3, "Mul +Tanh +Sub +Where", 1);
 
     tg_start(&t, "ew_int");                           /* integers: exact, truncating division */
     double k3 = 3;
@@ -503,13 +488,7 @@ static void test_elementwise_chain(void **state)
     s = tg_node(&t, IR_OP_Abs, "abs", 1, &s, 1);
     tg_output(&t, tg_node(&t, IR_OP_Cast, "cast", 1, &s, 1));      /* to float: ends the group */
     tg_int(&t, IR_A_to, 1);
-    infer(&t);
-    assert_int_equal(fuse(t.g), 2);
-    expect_order(t.g, "Mul +Div +Abs Cast");
-    p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 2);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    fused_case(&t, 2, "Mul +Div +Abs Cast", 2);
 }
 
 /* A value with another consumer or that is a graph output is not fused away. */
@@ -521,13 +500,7 @@ static void test_fusion_blocked(void **state)
     int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 2, 5, 5)), c = conv(&t, "conv", x, 2);
     int r = tg_node(&t, IR_OP_Relu, "relu", 1, &c, 1);
     tg_output(&t, tg_node(&t, IR_OP_Add, "add", 2, (int[]){ c, r }, 1));
-    infer(&t);
-    assert_int_equal(fuse(t.g), 1);                   /* Relu → Add only: the Conv result is read twice */
-    expect_order(t.g, "Conv Relu +Add");
-    LoopProgram *p = jit_matches_interp(t.g);
-    assert_int_equal(p->n_kernels, 2);
-    loop_program_free(p);
-    ir_graph_free(t.g);
+    fused_case(&t, 1, "Conv Relu +Add", 2);           /* Relu → Add only: the Conv result is read twice */
 
     tg_start(&t, "output");
     x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 2, 5, 5));
@@ -540,7 +513,7 @@ static void test_fusion_blocked(void **state)
     /* a fused mark the lowering cannot honour (the Conv result is a graph
      * output) is ignored: two kernels, same numbers */
     t.g->nodes[1].fused = 1;
-    p = jit_matches_interp(t.g);
+    LoopProgram *p = jit_matches_interp(t.g);
     assert_int_equal(p->n_kernels, 2);
     assert_int_equal(p->kernels[0].n_nodes, 1);
     loop_program_free(p);
