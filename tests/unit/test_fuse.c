@@ -416,25 +416,40 @@ static void test_conv_residual(void **state)
     ir_graph_free(t.g);
 }
 
+static const double mm_b[5] = { 0.5, -0.5, 0.25, 0, 1 };
+
+static void mm_weights(double *w)
+{
+    for (int i = 0; i < 20; i++)
+        w[i] = 0.3 * sin(1.1 * i);
+}
+
+/* x [2,3,4] (dtype dt) @ w [4,5] + b [5], then unary act. */
+static void matmul_bias_act(TG *t, const char *name, IrDType dt, IrOp act)
+{
+    double w[20];
+    mm_weights(w);
+    tg_start(t, name);
+    int x = tg_input(t, "x", dt, TG_INTS(2, 3, 4));
+    int m = tg_node(t, IR_OP_MatMul, "mm", 2, (int[]){ x, tg_const(t, "w", dt, TG_INTS(4, 5), w) }, 1);
+    int a = tg_node(t, IR_OP_Add, "bias", 2, (int[]){ tg_const(t, "b", dt, TG_INTS(5), mm_b), m }, 1);
+    tg_output(t, tg_node(t, act, "act", 1, &a, 1));
+}
+
 static void test_matmul_bias_gelu(void **state)
 {
     (void)state;
     TG t;
-    tg_start(&t, "mm_gelu");
-    double w[4 * 5], b[5] = { 0.5, -0.5, 0.25, 0, 1 };
-    for (int i = 0; i < 20; i++)
-        w[i] = 0.3 * sin(1.1 * i);
-    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(2, 3, 4));
-    int m = tg_node(&t, IR_OP_MatMul, "mm", 2, (int[]){ x, tg_const(&t, "w", IR_DT_F32, TG_INTS(4, 5), w) }, 1);
-    int a = tg_node(&t, IR_OP_Add, "bias", 2, (int[]){ tg_const(&t, "b", IR_DT_F32, TG_INTS(5), b), m }, 1);
-    tg_output(&t, tg_node(&t, IR_OP_Gelu, "gelu", 1, &a, 1));
+    matmul_bias_act(&t, "mm_gelu", IR_DT_F32, IR_OP_Gelu);
     assert_int_equal(fused_case(&t, 2, "MatMul +Add +Gelu", 1), 3);
 
     tg_start(&t, "gemm_clip");                        /* Gemm → Clip with constant bounds → Mul by a scale */
-    x = tg_input(&t, "x", IR_DT_F32, TG_INTS(3, 4));
+    double w[20];
+    mm_weights(w);
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(3, 4));
     int gm = tg_node(&t, IR_OP_Gemm, "gemm", 2, (int[]){ x, tg_const(&t, "w", IR_DT_F32, TG_INTS(4, 5), w) }, 1);
     int cl = tg_node(&t, IR_OP_Clip, "clip", 3, (int[]){ gm, scalar(&t, "lo", -0.2), scalar(&t, "hi", 0.4) }, 1);
-    tg_output(&t, tg_node(&t, IR_OP_Mul, "scale", 2, (int[]){ cl, tg_const(&t, "s", IR_DT_F32, TG_INTS(5), b) }, 1));
+    tg_output(&t, tg_node(&t, IR_OP_Mul, "scale", 2, (int[]){ cl, tg_const(&t, "s", IR_DT_F32, TG_INTS(5), mm_b) }, 1));
     fused_case(&t, 2, "Gemm +Clip +Mul", 1);
 }
 
@@ -444,15 +459,8 @@ static void test_float16(void **state)
 {
     (void)state;
     TG t;
-    tg_start(&t, "mm_f16");
-    double w[4 * 5], b[5] = { 0.5, -0.5, 0.25, 0, 1 };
-    for (int i = 0; i < 20; i++)
-        w[i] = 0.3 * sin(1.1 * i);
-    int x = tg_input(&t, "x", IR_DT_F16, TG_INTS(3, 4));
-    int m = tg_node(&t, IR_OP_MatMul, "mm", 2, (int[]){ x, tg_const(&t, "w", IR_DT_F16, TG_INTS(4, 5), w) }, 1);
-    int a = tg_node(&t, IR_OP_Add, "bias", 2, (int[]){ m, tg_const(&t, "b", IR_DT_F16, TG_INTS(5), b) }, 1);
-    tg_output(&t, tg_node(&t, IR_OP_Sigmoid, "sig", 1, &a, 1));
-    fused_case(&t, 2, "MatMul +Add +Sigmoid", 1);
+    matmul_bias_act(&t, "mm_f16", IR_DT_F16, IR_OP_Sigmoid);
+    assert_int_equal(fused_case(&t, 2, "MatMul +Add +Sigmoid", 1), 3);
 }
 
 /* Elementwise chains: broadcast operands (multi-index loop) and same-shape
