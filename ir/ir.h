@@ -184,6 +184,8 @@ typedef struct IrNode {
     IrAttr *attrs;
     UtilLoc loc;
     int dead;               /* removed by a pass; dropped by ir_graph_compact */
+    int fused;              /* 1: computed in the kernel of the node before it (passes/fuse.c sets it;
+                             * the lowering honours it where the group is valid, docs/passes.md) */
 } IrNode;
 
 typedef struct IrGraph {

@@ -82,7 +82,7 @@ void ir_print(const IrGraph *g, UtilBuf *out)
         const IrNode *n = &g->nodes[i];
         if (n->dead)
             continue;
-        util_buf_printf(out, "  ");
+        util_buf_printf(out, n->fused ? "  + " : "  ");     /* + : fused into the kernel above */
         for (int k = 0; k < n->n_out; k++) {
             const IrTensor *t = ir_out(g, n, k);
             if (t) {

@@ -88,6 +88,8 @@ const LoopBuf *low_buf(Low *L, int b)
 }
 
 static int use_buf(Low *L, int t);
+static int fused_result(const Low *L);
+static int check_fused_stores(Low *L, int k0);
 
 int low_has(Low *L, int k) { return k < L->n->n_in && L->n->in[k] >= 0; }
 
@@ -217,8 +219,11 @@ static int add_kernel(Low *L, const char *name, LoopStmt *body)
     if (k < 0)
         return low_oom(L);
     L->p->kernels[k].first_node = L->n ? L->node : -1;
-    L->p->kernels[k].n_nodes = L->n ? 1 : 0;
-    L->p->kernels[k].flops = L->n ? ir_node_flops(L->g, L->n) : 0;
+    L->p->kernels[k].n_nodes = L->n ? 1 + L->fuse_n : 0;
+    int64_t flops = 0;
+    for (int m = 0; L->n && m <= L->fuse_n; m++)
+        flops += ir_node_flops(L->g, &L->g->nodes[L->node + m]);
+    L->p->kernels[k].flops = flops;
     return 0;
 }
 
@@ -252,8 +257,12 @@ static int map_impl(Low *L, LoopStmt *kblock, int out, int flat, LowElemFn f, vo
     LoopExpr *idx[IR_MAX_RANK];
     for (int i = 0; i < r; i++)
         idx[i] = low_v(L, vars[i]);
-    LoopExpr *at = flat ? low_v(L, vars[0]) : low_index(L, out, idx);
-    if (low_add(L, body, low_store(L, out, at, v)) != 0 ||
+    LoopStmt *st;
+    if (L->n && L->fuse_n && out == low_out(L, 0))      /* a fused group's head: its epilogue */
+        st = flat ? low_fused_store_flat(L, low_v(L, vars[0]), v) : low_fused_store(L, 0, idx, v);
+    else
+        st = low_store(L, out, flat ? low_v(L, vars[0]) : low_index(L, out, idx), v);
+    if (low_add(L, body, st) != 0 ||
         low_add(L, kblock, low_nest(L, r, vars, flat ? &numel : ob->shape.dims, body)) != 0)
         return low_oom(L);
     return 0;
@@ -282,6 +291,75 @@ int low_map(Low *L, int out, LowElemFn f, void *ctx)
     if (low_map_into(L, k, out, f, ctx) != 0)
         return -1;
     return low_kernel(L, k);
+}
+
+/* ---------------------------------------------------------- fusion */
+
+/* The group's chain: value, then each member's scalar function, stored
+ * into the last member's buffer at idx (or flat). */
+static LoopStmt *fused_chain(Low *L, LoopExpr *const *idx, const LoopExpr *flat, LoopExpr *value)
+{
+    const IrNode *head = L->n;
+    int node = L->node, y = low_out(L, 0), rank = low_buf(L, y)->shape.rank, chain = head->out[0];
+    LoopStmt *blk = loop_block(L->p);
+    int var = low_let(L, blk, "f", value, 0);
+    for (int m = 1; var >= 0 && m <= L->fuse_n; m++) {
+        L->node = node + m;                      /* the member's operands and attributes */
+        L->n = &L->g->nodes[node + m];
+        var = low_let(L, blk, "f", low_ew_member(L, blk, chain, var, idx, rank, flat), 0);
+        chain = L->n->out[0];
+    }
+    L->n = head;
+    L->node = node;
+    if (var < 0)
+        return NULL;
+    LoopExpr *at;
+    if (flat) {
+        at = loop_expr_copy(L->p, flat);
+    } else {
+        LoopExpr *cp[IR_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            cp[i] = loop_expr_copy(L->p, idx[i]);
+        at = low_index(L, y, cp);
+    }
+    L->fused_stores++;
+    return low_add(L, blk, low_store(L, y, at, low_v(L, var))) ? NULL : blk;
+}
+
+LoopStmt *low_fused_store(Low *L, int out_k, LoopExpr *const *idx, LoopExpr *value)
+{
+    int y = low_out(L, out_k);
+    if (out_k != 0 || !L->fuse_n) {
+        const LoopBuf *yb = low_buf(L, y);
+        LoopExpr *cp[IR_MAX_RANK];
+        for (int i = 0; i < yb->shape.rank; i++)
+            cp[i] = loop_expr_copy(L->p, idx[i]);
+        return low_store(L, y, low_index(L, y, cp), value);
+    }
+    return fused_chain(L, idx, NULL, value);
+}
+
+LoopStmt *low_fused_store_flat(Low *L, LoopExpr *flat, LoopExpr *value)
+{
+    if (!L->fuse_n)
+        return low_store(L, low_out(L, 0), flat, value);
+    return fused_chain(L, NULL, flat, value);
+}
+
+int low_fused_flat_ok(Low *L)
+{
+    const IrShape *ys = &low_buf(L, low_out(L, 0))->shape;
+    int chain = L->n->out[0];
+    for (int m = 1; m <= L->fuse_n; m++) {
+        const IrNode *mn = &L->g->nodes[L->node + m];
+        for (int k = 0; k < mn->n_in; k++) {
+            const IrTensor *t = mn->in[k] >= 0 && mn->in[k] != chain ? &L->g->tensors[mn->in[k]] : NULL;
+            if (t && !ir_shape_equal(&t->v.shape, ys) && ir_shape_numel(&t->v.shape) != 1)
+                return 0;
+        }
+        chain = mn->out[0];
+    }
+    return 1;
 }
 
 /* Flat copy: element i of dst (row-major) = element i of src. */
@@ -452,8 +530,12 @@ static int lower_node(Low *L, const PassSchedule *s)
             return alias_buf(L, n->out[0], src) < 0 ? low_oom(L) : 0;
     }
     for (int k = 0; k < n->n_out; k++)
-        if (n->out[k] >= 0 && def_buf(L, n->out[k]) < 0)
+        if (n->out[k] >= 0 && def_buf(L, k == 0 ? fused_result(L) : n->out[k]) < 0)
             return low_oom(L);
+    /* a fused group: the head's output and the inner members' are the last
+     * member's buffer while the kernel is built (same shape and dtype) */
+    for (int m = 0; m < L->fuse_n; m++)
+        L->tbuf[g->nodes[L->node + m].out[0]] = L->tbuf[fused_result(L)];
     /* Lowerings keep LoopBuf pointers (low_buf) while they make buffers for
      * compile-time inputs (low_in) and tables (Resize): reserve room so that
      * the buffer array does not move during one operator's lowering. */
@@ -466,8 +548,118 @@ static int lower_node(Low *L, const PassSchedule *s)
         L->p->cap_bufs = want;
     }
     L->oom = 0;
+    L->fused_stores = 0;
+    int k0 = L->p->n_kernels;
     int r = fn(L);
+    if (r == 0 && L->fuse_n)
+        r = check_fused_stores(L, k0);
+    for (int m = 0; m < L->fuse_n; m++)                 /* fused away: no buffer */
+        L->tbuf[g->nodes[L->node + m].out[0]] = -1;
     return r == 0 && L->oom ? low_oom(L) : r;
+}
+
+/* Stores into buffer buf in s. */
+static int count_stores(const LoopStmt *s, int buf)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return count_stores(s->u.loop.body, buf);
+    case LOOP_S_STORE: return s->u.store.buf == buf;
+    case LOOP_S_IF: return count_stores(s->u.cond.then_, buf) + count_stores(s->u.cond.else_, buf);
+    case LOOP_S_BLOCK: {
+        int n = 0;
+        for (int i = 0; i < s->u.block.n; i++)
+            n += count_stores(s->u.block.items[i], buf);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+/* The head's value at element vars of the group's buffer, as stored. */
+static LoopExpr *stored_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
+{
+    (void)body;
+    int y = low_out(L, 0), flat = *(const int *)ctx;
+    const LoopBuf *yb = low_buf(L, y);
+    return low_load(L, y, flat ? low_v(L, vars[0]) : low_bcast(L, y, vars, yb->shape.rank), yb->dtype);
+}
+
+/* After the head's template built kernels k0.. of a fused group: every
+ * store into the group's buffer must have applied the members.  A template
+ * that stored the head's value without low_fused_store gets the members as
+ * a second kernel, in place on that buffer (element i read, then written). */
+static int check_fused_stores(Low *L, int k0)
+{
+    int y = low_out(L, 0), direct = 0;
+    for (int k = k0; k < L->p->n_kernels; k++)
+        direct += count_stores(L->p->kernels[k].body, y);
+    direct -= L->fused_stores;
+    if (direct == 0)
+        return 0;
+    if (L->fused_stores)
+        return ir_node_error(L->g, L->n, L->d, "internal error: the %s template stores its result both with and "
+                             "without low_fused_store", ir_op_name(L->n->op));
+    int nk = L->p->n_kernels, flat = low_fused_flat_ok(L);
+    LoopStmt *blk = loop_block(L->p);
+    if (!blk || map_impl(L, blk, y, flat, stored_elem, &flat) || low_kernel(L, blk))
+        return -1;
+    for (int k = k0; k < nk; k++) {                    /* the head's kernels, then the members' */
+        L->p->kernels[k].n_nodes = 1;
+        L->p->kernels[k].flops = ir_node_flops(L->g, L->n);
+    }
+    L->p->kernels[nk].first_node = L->node + 1;
+    L->p->kernels[nk].n_nodes = L->fuse_n;
+    L->p->kernels[nk].flops -= ir_node_flops(L->g, L->n);
+    return 0;
+}
+
+/* The tensor a node's kernel writes as its output 0: the last fused
+ * member's output for a group head, else the node's own. */
+static int fused_result(const Low *L)
+{
+    return L->g->nodes[L->node + L->fuse_n].out[0];
+}
+
+/* A tensor a kernel about to be built may read: a graph input, a
+ * compile-time value or the output of a kernel already built. */
+static int available(const Low *L, int t)
+{
+    return L->tbuf[t] >= 0 || L->g->tensors[t].v.data || graph_input_pos(L->g, t) >= 0;
+}
+
+/* How many nodes after node i are computed in its kernel: the run of nodes
+ * marked fused (passes/fuse.c) when it forms a valid group (re-checked here
+ * with uses[t], the number of live node inputs reading tensor t), else 0 and
+ * every node gets its own kernel. */
+static int fused_members(const Low *L, int i, const int *uses, const PassSchedule *s)
+{
+    const IrGraph *g = L->g;
+    const IrNode *h = &g->nodes[i];
+    if (!uses || i + 1 >= g->n_nodes || !g->nodes[i + 1].fused || !pass_fuse_head(g, h))
+        return 0;
+    /* The FPGA target rewrites each Conv kernel into a line-buffer pipeline
+     * (targets/fpga_conv.c), which needs the Conv alone in its kernel, and
+     * fuses ReLUs itself after that: there anchors head no group (the
+     * elementwise rest of a group still fuses). */
+    if (pass_fuse_anchor(h->op) && s && s->target && !strcmp(s->target, "fpga"))
+        return 0;
+    int n = 0, chain = h->out[0];
+    for (int m = i + 1; m < g->n_nodes && g->nodes[m].fused; m++) {
+        const IrNode *mn = &g->nodes[m];
+        int reads = 0;
+        for (int k = 0; k < mn->n_in; k++)
+            reads += mn->in[k] == chain;
+        if (!pass_fuse_member(g, h, mn, chain) || uses[chain] != reads || graph_output_pos(g, chain) >= 0)
+            return 0;
+        for (int k = 0; k < mn->n_in; k++)
+            if (mn->in[k] >= 0 && mn->in[k] != chain && !available(L, mn->in[k]))
+                return 0;
+        chain = mn->out[0];
+        n++;
+    }
+    return n;
 }
 
 LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
@@ -490,11 +682,22 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
     for (int i = 0; r == 0 && i < g->n_inputs; i++)
         if (use_buf(&L, g->inputs[i]) < 0)
             r = util_error(d, util_loc_file(g->file), "out of memory while lowering");
+    /* uses per tensor, to re-check fused groups (NULL when out of memory:
+     * no fusion) */
+    int *uses = calloc((size_t)g->n_tensors + 1, sizeof *uses);
+    for (int i = 0; uses && i < g->n_nodes; i++)
+        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] >= 0)
+                uses[g->nodes[i].in[k]]++;
     for (int i = 0; r == 0 && i < g->n_nodes; i++) {
         L.node = i;
         L.n = &g->nodes[i];
+        L.fuse_n = g->nodes[i].dead ? 0 : fused_members(&L, i, uses, s);
         r = lower_node(&L, s);
+        i += L.fuse_n;
+        L.fuse_n = 0;
     }
+    free(uses);
     /* outputs not written in place by their producer: copy kernels */
     for (int o = 0; r == 0 && o < g->n_outputs; o++) {
         int t = g->outputs[o], b = tbuf[t];
@@ -533,6 +736,20 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
         return NULL;
     }
     return p;
+}
+
+LowFn low_lowering(IrOp op)
+{
+    return (unsigned)op < IR_OP_COUNT ? low_table[op] : NULL;
+}
+
+/* A fused member is applied by its elementwise template's expression
+ * builder (low_ew_member). */
+int pass_fuse_elementwise(IrOp op)
+{
+    LowFn f = low_lowering(op);
+    return f && (f == low_unary || f == low_binary || f == low_clip || f == low_where || f == low_variadic ||
+                 f == low_cast);
 }
 
 int pass_lower_supports(IrOp op)

@@ -48,7 +48,7 @@ static LoopExpr *ew_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
 static int ew_run(Low *L, Ew *e)
 {
     const IrShape *ys = &low_buf(L, low_out(L, 0))->shape;
-    e->flat = 1;
+    e->flat = !L->fuse_n || low_fused_flat_ok(L);
     for (int i = 0; i < e->n; i++)
         if (e->buf[i] >= 0 && !ir_shape_equal(&low_buf(L, e->buf[i])->shape, ys) &&
             ir_shape_numel(&low_buf(L, e->buf[i])->shape) != 1)
@@ -186,30 +186,32 @@ static IrDType unary_ctype(IrOp op, IrDType t)
     return low_ctype(t);
 }
 
-int low_unary(Low *L)
+/* Each family's setup fills an Ew for node L->n: operands, the type each
+ * is loaded as, the compute type and the scalar function.  Kernels run it
+ * with ew_run; a fused member applies it in its group's store
+ * (low_ew_member). */
+static void unary_setup(Low *L, Ew *e)
 {
-    Ew e = { .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = unary_expr };
-    e.ct = e.ty[0] = unary_ctype(e.op, low_buf(L, e.buf[0])->dtype);
-    return ew_run(L, &e);
+    *e = (Ew){ .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = unary_expr };
+    e->ct = e->ty[0] = unary_ctype(e->op, low_buf(L, e->buf[0])->dtype);
 }
 
-int low_clip(Low *L)
+static void clip_setup(Low *L, Ew *e)
 {
-    Ew e = { .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = clip_expr };
-    e.ct = unary_ctype(IR_OP_Clip, low_buf(L, e.buf[0])->dtype);
+    *e = (Ew){ .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = clip_expr };
+    e->ct = unary_ctype(IR_OP_Clip, low_buf(L, e->buf[0])->dtype);
     for (int k = 0; k < 3; k++)
-        e.ty[k] = e.ct;
+        e->ty[k] = e->ct;
     for (int k = 1; k < 3; k++) {
         const IrArray *a = low_known(L, k);
         if (a && ir_array_numel(a) > 0) {
             double v = ir_load_f64(a->dtype, a->data, 0);
-            *(k == 1 ? &e.lo : &e.hi) = v;
-            *(k == 1 ? &e.has_lo : &e.has_hi) = 1;
+            *(k == 1 ? &e->lo : &e->hi) = v;
+            *(k == 1 ? &e->has_lo : &e->has_hi) = 1;
         } else if (!a) {
-            e.buf[k] = low_in(L, k);          /* runtime scalar bound, or absent (-1) */
+            e->buf[k] = low_in(L, k);         /* runtime scalar bound, or absent (-1) */
         }
     }
-    return ew_run(L, &e);
 }
 
 /* --------------------------------------------------------------- binary */
@@ -263,22 +265,20 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
 
 static int is_logical(IrOp op) { return op == IR_OP_And || op == IR_OP_Or || op == IR_OP_Xor; }
 
-int low_binary(Low *L)
+static void binary_setup(Low *L, Ew *e)
 {
     IrOp op = L->n->op;
-    Ew e = { .op = op, .n = 2, .buf = { low_in(L, 0), low_in(L, 1) }, .fn = binary_expr };
-    IrDType ta = low_buf(L, e.buf[0])->dtype, tb = low_buf(L, e.buf[1])->dtype;
+    *e = (Ew){ .op = op, .n = 2, .buf = { low_in(L, 0), low_in(L, 1) }, .fn = binary_expr };
+    IrDType ta = low_buf(L, e->buf[0])->dtype;
     if (is_logical(op))
-        e.ct = IR_DT_BOOL;
+        e->ct = IR_DT_BOOL;
     else if (op == IR_OP_Pow && int_like(ta))
-        e.ct = IR_DT_F64;                       /* exact for every result below 2^53 */
+        e->ct = IR_DT_F64;                      /* exact for every result below 2^53 */
     else if (ta == IR_DT_BOOL)
-        e.ct = IR_DT_I64;                       /* comparisons of bools */
+        e->ct = IR_DT_I64;                      /* comparisons of bools */
     else
-        e.ct = int_like(ta) ? ta : low_ctype(ta);
-    (void)tb;
-    e.ty[0] = e.ty[1] = e.ct;
-    return ew_run(L, &e);
+        e->ct = int_like(ta) ? ta : low_ctype(ta);
+    e->ty[0] = e->ty[1] = e->ct;
 }
 
 /* ------------------------------------------------------------- variadic */
@@ -295,16 +295,15 @@ static LoopExpr *variadic_expr(Low *L, const Ew *e, const int *x)
     return v;
 }
 
-int low_variadic(Low *L)
+static void variadic_setup(Low *L, Ew *e)
 {
-    Ew e = { .op = L->n->op, .n = L->n->n_in, .fn = variadic_expr };
-    IrDType t = low_buf(L, low_out(L, 0))->dtype;
-    e.ct = t == IR_DT_BOOL ? IR_DT_I64 : low_ctype(t);
-    for (int i = 0; i < e.n; i++) {
-        e.buf[i] = low_in(L, i);
-        e.ty[i] = e.ct;
+    *e = (Ew){ .op = L->n->op, .n = L->n->n_in, .fn = variadic_expr };
+    IrDType t = L->g->tensors[L->n->out[0]].v.dtype;
+    e->ct = t == IR_DT_BOOL ? IR_DT_I64 : low_ctype(t);
+    for (int i = 0; i < e->n; i++) {
+        e->buf[i] = low_in(L, i);
+        e->ty[i] = e->ct;
     }
-    return ew_run(L, &e);
 }
 
 /* ---------------------------------------------- Where, Cast, Dropout */
@@ -315,13 +314,12 @@ static LoopExpr *where_expr(Low *L, const Ew *e, const int *x)
     return loop_select(L->p, low_v(L, x[0]), low_v(L, x[1]), low_v(L, x[2]));
 }
 
-int low_where(Low *L)
+static void where_setup(Low *L, Ew *e)
 {
-    Ew e = { .op = IR_OP_Where, .n = 3, .buf = { low_in(L, 0), low_in(L, 1), low_in(L, 2) }, .fn = where_expr };
-    e.ct = low_buf(L, low_out(L, 0))->dtype;
-    e.ty[0] = IR_DT_BOOL;
-    e.ty[1] = e.ty[2] = e.ct;
-    return ew_run(L, &e);
+    *e = (Ew){ .op = IR_OP_Where, .n = 3, .buf = { low_in(L, 0), low_in(L, 1), low_in(L, 2) }, .fn = where_expr };
+    e->ct = L->g->tensors[L->n->out[0]].v.dtype;
+    e->ty[0] = IR_DT_BOOL;
+    e->ty[1] = e->ty[2] = e->ct;
 }
 
 static LoopExpr *identity_expr(Low *L, const Ew *e, const int *x)
@@ -331,11 +329,74 @@ static LoopExpr *identity_expr(Low *L, const Ew *e, const int *x)
 }
 
 /* Cast / CastLike: the conversion happens in the store (low_store). */
-int low_cast(Low *L)
+static void cast_setup(Low *L, Ew *e)
 {
-    Ew e = { .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
-    e.ct = e.ty[0] = low_buf(L, e.buf[0])->dtype;
+    *e = (Ew){ .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
+    e->ct = e->ty[0] = low_buf(L, e->buf[0])->dtype;
+}
+
+/* The setup of elementwise node L->n's family. */
+static void ew_setup(Low *L, Ew *e)
+{
+    LowFn f = low_lowering(L->n->op);
+    void (*setup)(Low *, Ew *) = f == low_clip ? clip_setup : f == low_binary ? binary_setup
+                               : f == low_variadic ? variadic_setup : f == low_where ? where_setup
+                               : f == low_cast ? cast_setup : unary_setup;
+    setup(L, e);
+}
+
+static int ew_lower(Low *L)
+{
+    Ew e;
+    ew_setup(L, &e);
     return ew_run(L, &e);
+}
+
+int low_unary(Low *L) { return ew_lower(L); }
+int low_clip(Low *L) { return ew_lower(L); }
+int low_binary(Low *L) { return ew_lower(L); }
+int low_variadic(Low *L) { return ew_lower(L); }
+int low_where(Low *L) { return ew_lower(L); }
+int low_cast(Low *L) { return ew_lower(L); }
+
+/* Flat index of buffer b at the output multi-index idx (rank), numpy
+ * broadcasting (b's dims right-aligned, size-1 dims at 0); idx copied. */
+static LoopExpr *bcast_at(Low *L, int b, LoopExpr *const *idx, int rank)
+{
+    const LoopBuf *bf = low_buf(L, b);
+    LoopExpr *bi[IR_MAX_RANK];
+    int off = rank - bf->shape.rank;
+    for (int i = 0; i < bf->shape.rank; i++)
+        bi[i] = bf->shape.dims[i] == 1 ? low_i(L, 0) : loop_expr_copy(L->p, idx[off + i]);
+    return low_index(L, b, bi);
+}
+
+LoopExpr *low_ew_member(Low *L, LoopStmt *blk, int chain, int chain_var, LoopExpr *const *idx, int rank,
+                        const LoopExpr *flat)
+{
+    Ew e;
+    ew_setup(L, &e);
+    IrDType cdt = L->g->tensors[chain].v.dtype;
+    int x[IR_VARIADIC];
+    for (int i = 0; i < e.n; i++) {
+        LoopExpr *v = NULL;
+        x[i] = -1;
+        if (i < L->n->n_in && L->n->in[i] == chain) {
+            /* the value as the unfused kernel would read it: stored as the
+             * intermediate's dtype, loaded as this operand's type */
+            v = low_convert(L, low_convert(L, low_v(L, chain_var), cdt), e.ty[i]);
+        } else if (e.buf[i] >= 0) {
+            LoopExpr *at = !flat ? bcast_at(L, e.buf[i], idx, rank)
+                         : ir_shape_numel(&low_buf(L, e.buf[i])->shape) == 1 ? low_i(L, 0)
+                         : loop_expr_copy(L->p, flat);
+            v = low_load(L, e.buf[i], at, e.ty[i]);
+        } else {
+            continue;
+        }
+        if ((x[i] = low_let(L, blk, "v", v, 0)) < 0)
+            return NULL;
+    }
+    return e.fn(L, &e, x);
 }
 
 static LoopExpr *true_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)

@@ -25,6 +25,9 @@ typedef struct Low {
     int *tbuf;              /* tensor → buffer id, -1 when none yet */
     int oom;                /* a buffer could not be made (low_in) */
     const PassSchedule *s;  /* the target's schedule (NULL: plain loop nests) */
+    int fuse_n;             /* elementwise members fused into this node's kernel: nodes
+                             * node+1 .. node+fuse_n (IrNode.fused, passes/fuse.c); 0: none */
+    int fused_stores;       /* stores low_fused_store made for the group (checked in lower.c) */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
@@ -133,7 +136,43 @@ int low_dft_sum(Low *L, LoopStmt *blk, const LowDftSum *s, int *re, int *im);
  * attributes (lower_elementwise.c; also used for RNN activations). */
 LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta);
 
+/* ---- fusion (passes/lower.c, docs/passes.md "Fusion") ---- */
+
+/* The store of a kernel's result: every template writes output out_k of the
+ * node it lowers through this function instead of low_store.
+ *   idx    the element's multi-index in the output's shape (rank of output
+ *          out_k); the expressions are copied, never retained, so the caller
+ *          may reuse them;
+ *   value  the element's value in the template's compute type (converted to
+ *          the destination dtype here).
+ * Without fused members (L->fuse_n == 0, or out_k != 0) this is
+ * low_store(L, low_out(L, out_k), low_index(...), value).  With members, it
+ * returns a block that binds value, applies each member's scalar function in
+ * order (their other operands — bias, scale, residual tensor, Clip bounds —
+ * loaded at idx with numpy broadcasting) and stores the last member's result
+ * into the last member's output buffer (low_out(L, 0) of the head is that
+ * buffer already: same shape and dtype).  NULL on out of memory.
+ * Every store of output 0 must go through it: lower.c counts the stores
+ * into that buffer; when a template made none through it (a template that
+ * does not know about fusion) the members run as a second, in-place
+ * elementwise kernel, and a mix is an internal error, never a wrong result. */
+LoopStmt *low_fused_store(Low *L, int out_k, LoopExpr *const *idx, LoopExpr *value);
+/* Same, for a one-loop-over-all-elements kernel: flat is the row-major
+ * element index (operands of the members then must have the output's shape
+ * or one element: low_fused_flat_ok). */
+LoopStmt *low_fused_store_flat(Low *L, LoopExpr *flat, LoopExpr *value);
+/* 1 when every operand of the fused members can be read at a flat index. */
+int low_fused_flat_ok(Low *L);
+/* The scalar function of elementwise node L->n (a fused member) applied to
+ * its operands: input tensor `chain` is the value of variable chain_var,
+ * other operands are loaded at idx (broadcast, output rank `rank`) or, when
+ * flat is non-NULL, at flat / 0.  LETs go to blk.  (lower_elementwise.c) */
+LoopExpr *low_ew_member(Low *L, LoopStmt *blk, int chain, int chain_var, LoopExpr *const *idx, int rank,
+                        const LoopExpr *flat);
+
 /* ---- helpers (passes/lower.c) ---- */
+
+LowFn low_lowering(IrOp op);                         /* the lowering of op, NULL if none */
 
 int low_oom(Low *L);                                 /* "out of memory while lowering" */
 /* Buffer of input k (made on first use for compile-time values); -1 when

@@ -63,7 +63,7 @@ static int mm_emit(Low *L, Mm *m, LoopExpr *ai, LoopExpr *bi, LoopExpr *(*post)(
     for (int i = 0; i < yb->shape.rank; i++)
         idx[i] = low_v(L, m->yv[i]);
     LoopExpr *v = post ? post(L, m, low_v(L, acc)) : low_v(L, acc);
-    if (low_add(L, blk, low_store(L, m->y, low_index(L, m->y, idx), v)))
+    if (low_add(L, blk, low_fused_store(L, 0, idx, v)))
         return low_oom(L);
     return low_kernel(L, low_nest(L, yb->shape.rank, m->yv, yb->shape.dims, blk));
 }

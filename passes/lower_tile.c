@@ -142,6 +142,59 @@ static int vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
 
 static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
 
+/* Multi-index of the row-major position `pos` of dims[0..rank) (div / mod). */
+static void unflatten(Low *L, LoopExpr *pos, const int64_t *dims, int rank, LoopExpr **idx)
+{
+    int64_t below = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        LoopExpr *o = loop_expr_copy(L->p, pos);
+        if (below > 1)
+            o = low_bin(L, LOOP_DIV, o, low_i(L, below));
+        if (i > 0)
+            o = low_bin(L, LOOP_MOD, o, low_i(L, dims[i]));
+        idx[i] = o;
+        below *= dims[i];
+    }
+}
+
+/* The store of an output element through the fused members (passes/lower.c):
+ * at its flat row-major index `flat` when every member operand can be read
+ * there (the usual Relu / Clip / residual Add), else at its multi-index:
+ * (n, channel, the spatial position `pos` unflattened) for a Conv-shaped
+ * output (chan != NULL), or `pos` unflattened over the leading dims then
+ * `col` for a MatMul-shaped one. */
+static LoopStmt *out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, LoopExpr *pos, LoopExpr *col,
+                           LoopExpr *v)
+{
+    if (low_fused_flat_ok(L))
+        return low_fused_store_flat(L, flat, v);
+    const LoopBuf *yb = low_buf(L, low_out(L, 0));
+    LoopExpr *idx[IR_MAX_RANK];
+    int r = yb->shape.rank;
+    if (chan) {
+        idx[0] = n;
+        idx[1] = chan;
+        unflatten(L, pos, yb->shape.dims + 2, r - 2, idx + 2);
+    } else {
+        if (r > 1)
+            unflatten(L, pos, yb->shape.dims, r - 1, idx);
+        idx[r - 1] = col;
+    }
+    return low_fused_store(L, 0, idx, v);
+}
+
+/* Y[row, col] of a GEMM block through out_store. */
+static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col, LoopExpr *v)
+{
+    LoopExpr *flat = t->y_index(L, t, n, g, row, col);
+    if (t->y_index == mm_y_index)
+        return out_store(L, flat, NULL, NULL, row, col, v);
+    return out_store(L, flat, low_v(L, n), add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col)), row, NULL,
+                     v);
+}
+
+
+
 /* Y = acc.  Rows of Y contiguous along the lanes and no column tail
  * (MatMul, N % NR == 0): one vector store per row.  Otherwise the block is
  * spilled by vector stores into a second LOCAL buffer and stored element by
@@ -164,8 +217,7 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
             return low_oom(L);
         LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *v = low_load(L, acc, at, IR_DT_F32);
-        LoopStmt *st = direct ? low_store(L, t->y, t->y_index(L, t, n, g, low_v(L, row[r]),
-                                                              add(L, mul(L, low_v(L, nt), nr), low_v(L, c))), v)
+        LoopStmt *st = direct ? gemm_out(L, t, n, g, low_v(L, row[r]), add(L, mul(L, low_v(L, nt), nr), low_v(L, c)), v)
                               : low_store(L, spill, loop_expr_copy(p, at), v);
         if (vec_loop(L, tile, c, st, nr))
             return low_oom(L);
@@ -182,7 +234,7 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
     LoopExpr *v = low_load(L, spill, add(L, mul(L, low_v(L, r), nr), low_v(L, c)), IR_DT_F32);
     int vars[2] = { r, c };
     int64_t ext[2] = { mr, nr };
-    return low_add(L, tile, low_nest(L, 2, vars, ext, low_store(L, t->y, t->y_index(L, t, n, g, rowe, col), v)));
+    return low_add(L, tile, low_nest(L, 2, vars, ext, gemm_out(L, t, n, g, rowe, col, v)));
 }
 
 static int gemm_emit(Low *L, Gemm *t)
@@ -436,7 +488,9 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y, int maxpool)
         LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
         LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co), ys[1])),
                                   mul(L, low_v(L, row[r]), ys[2])), col);
-        LoopStmt *st = low_store(L, y, yi, low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
+        LoopExpr *pos = add(L, mul(L, low_v(L, row[r]), OW), loop_expr_copy(p, col));
+        LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, co), pos, NULL,
+                                 low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
         if (OW % nr)
             st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, col), low_i(L, OW)), st, NULL);
         if (vec_loop(L, tile, c, st, nr))
@@ -571,7 +625,9 @@ static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
         LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
         LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
                                   mul(L, low_v(L, oh), ys[2])), col);
-        LoopStmt *st = low_store(L, y, yi, low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
+        LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(p, col));
+        LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL,
+                                 low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
         if (OW % nr)
             st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, col), low_i(L, OW)), st, NULL);
         if (vec_loop(L, tile, c, st, nr))
@@ -648,7 +704,8 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), low_v(L, p0)),
                            low_v(L, c));
         LoopExpr *v = low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
-        if (vec_loop(L, tile, c, low_store(L, y, yi, v), nr))
+        LoopExpr *pos = add(L, low_v(L, p0), low_v(L, c));
+        if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, v), nr))
             return low_oom(L);
     }
     int vars[4] = { n, g, mt, pt };

@@ -143,7 +143,7 @@ static LoopExpr *requantize(Low *L, const ConvIo *io, LoopExpr *acc, LoopExpr *m
 
 static int conv_lower(Low *L, const ConvIo *io)
 {
-    int x = io->x, w = io->w, b = io->b, y = low_out(L, 0), transpose = io->transpose;
+    int x = io->x, w = io->w, b = io->b, transpose = io->transpose;
     Win W;
     if (win_setup(L, x, w, &W) != 0)
         return -1;
@@ -196,10 +196,12 @@ static int conv_lower(Low *L, const ConvIo *io)
     if (low_add(L, tap, cond ? loop_if(L->p, cond, upd, NULL) : upd) ||
         low_add(L, blk, loop_for(L->p, cv, low_i(L, cin_g), LOOP_SERIAL, win_taps(L, &W, tap))))
         return low_oom(L);
-    LoopExpr *ov[IR_MAX_RANK];
-    vars_of(L, W.o, W.S, ov);
+    LoopExpr *yi[IR_MAX_RANK];               /* [n, c, o...] */
+    yi[0] = low_v(L, W.n);
+    yi[1] = low_v(L, W.c);
+    vars_of(L, W.o, W.S, yi + 2);
     LoopExpr *res = io->xs >= 0 ? requantize(L, io, low_v(L, acc), low_v(L, W.c)) : low_v(L, acc);
-    if (low_add(L, blk, low_store(L, y, nc_index(L, y, low_v(L, W.n), low_v(L, W.c), ov, W.S), res)))
+    if (low_add(L, blk, low_fused_store(L, 0, yi, res)))
         return low_oom(L);
     return win_kernel(L, &W, W.w.channels_out, blk);
 }

@@ -82,6 +82,21 @@ int pass_remove_identity(IrGraph *g, UtilDiag *d); /* Identity, inference-mode D
 int pass_simplify(IrGraph *g, UtilDiag *d);        /* the algebraic rule table (passes/rules.def) */
 int pass_fold_batchnorm(IrGraph *g, UtilDiag *d);  /* inference BatchNormalization → x * s + t */
 int pass_fold_weights(IrGraph *g, UtilDiag *d);    /* constant scale / shift into Conv, Gemm, MatMul */
+int pass_recognize(IrGraph *g, UtilDiag *d);       /* decomposed LayerNorm, Softmax, Gelu → one node */
+int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, members IrNode.fused = 1 */
+
+/* Fusion rules (passes/fuse.c), shared with the lowering that re-checks a
+ * group before honouring it. */
+int pass_fuse_elementwise(IrOp op);  /* op can be a fused member: it lowers through an elementwise
+                                      * template (passes/lower.c) */
+int pass_fuse_anchor(IrOp op);       /* Conv, ConvTranspose, MatMul, Gemm */
+/* n can head a group: an anchor with a float output or an elementwise op,
+ * computing one runtime output. */
+int pass_fuse_head(const IrGraph *g, const IrNode *n);
+/* m can follow in head's group reading the chain value tensor `chain`:
+ * elementwise, one runtime output of head's dtype and shape.  (The chain
+ * value must also be read by m only and be no graph output.) */
+int pass_fuse_member(const IrGraph *g, const IrNode *head, const IrNode *m, int chain);
 
 typedef struct PassInfo {
     const char *name;        /* "fold-constants": --print-after names it */

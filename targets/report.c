@@ -18,12 +18,15 @@ int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     for (int k = 0; k < p->n_kernels; k++) {
         const LoopKernel *kn = &p->kernels[k];
         json_t *e = json_object();
-        json_t *nodes = json_array();
-        for (int i = kn->first_node; i < kn->first_node + kn->n_nodes && i < g->n_nodes; i++)
+        json_t *nodes = json_array(), *ops = json_array();
+        for (int i = kn->first_node; i >= 0 && i < kn->first_node + kn->n_nodes && i < g->n_nodes; i++) {
             json_array_append_new(nodes, json_string(g->nodes[i].name[0] ? g->nodes[i].name
                                                                            : ir_op_name(g->nodes[i].op)));
+            json_array_append_new(ops, json_string(ir_op_name(g->nodes[i].op)));
+        }
         json_object_set_new(e, "name", json_string(kn->name));
-        json_object_set_new(e, "nodes", nodes);
+        json_object_set_new(e, "nodes", nodes);      /* more than one: a fused group (passes/fuse.c) */
+        json_object_set_new(e, "ops", ops);
         json_object_set_new(e, "flops", json_integer(kn->flops));
         json_array_append_new(kernels, e);
         flops += kn->flops;

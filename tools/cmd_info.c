@@ -1,7 +1,7 @@
 /* tools/cmd_info.c — dlcc info: inputs, outputs, operator histogram before
- * and after the -O pipeline, parameter count and bytes, FLOPs estimate and
- * the planned workspace of the optimized graph, as text or as one JSON
- * object.  The statistics other than the *_before ones describe the
+ * and after the -O pipeline, parameter count and bytes, FLOPs estimate, the
+ * kernels (with the operators each computes: fused groups) and the planned
+ * workspace of the optimized graph, as text or as one JSON object.  The statistics other than the *_before ones describe the
  * optimized graph (what compiling would build). */
 #include "tools/tools.h"
 #include "passes/passes.h"
@@ -62,6 +62,47 @@ static void info_collect(const IrGraph *g, InfoStats *s)
     }
 }
 
+/* g lowered for the CPU with its workspace planned, or NULL when lowering or
+ * planning does not succeed for this model (its diagnostic is dropped). */
+static LoopProgram *planned(const IrGraph *g)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    LoopProgram *p = pass_lower(g, NULL, &d);
+    if (p && pass_plan_memory(p, g, &d)) {
+        loop_program_free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* The kernels of the optimized graph: name and the operators it computes
+ * (more than one: a fused group, passes/fuse.c). */
+static json_t *kernel_list(const IrGraph *g, const LoopProgram *p)
+{
+    json_t *arr = json_array();
+    for (int k = 0; k < p->n_kernels; k++) {
+        const LoopKernel *kn = &p->kernels[k];
+        json_t *ops = json_array();
+        for (int i = kn->first_node; i >= 0 && i < kn->first_node + kn->n_nodes && i < g->n_nodes; i++)
+            json_array_append_new(ops, json_string(ir_op_name(g->nodes[i].op)));
+        json_t *item = json_pack("{s:s, s:o}", "name", kn->name, "ops", ops);
+        if (!item || json_array_append_new(arr, item)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static int fused_nodes(const IrGraph *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        n += !g->nodes[i].dead && g->nodes[i].fused;
+    return n;
+}
+
 /* ------------------------------------------------------------------ JSON */
 
 static json_t *tensor_list(const IrGraph *g, const int *idx, int n)
@@ -90,9 +131,10 @@ static json_t *histogram(const InfoStats *s)
     return ops;
 }
 
-static int info_json(const IrGraph *g, const InfoStats *before, const InfoStats *s, int64_t workspace,
+static int info_json(const IrGraph *g, const InfoStats *before, const InfoStats *s, const LoopProgram *p,
                      int opt_level, UtilBuf *out, UtilDiag *d)
 {
+    int64_t workspace = p ? p->workspace_bytes : -1;
     json_t *ops = histogram(s);
     json_t *root = json_pack("{s:s, s:i, s:i, s:o, s:o, s:i, s:o, s:I, s:i, s:I, s:I}",
                              "name", g->name ? g->name : "", "opset", g->opset, "opt_level", opt_level,
@@ -106,8 +148,13 @@ static int info_json(const IrGraph *g, const InfoStats *before, const InfoStats 
         json_object_set_new(root, "nodes_after", json_integer(s->nodes));
         json_object_set_new(root, "ops_before", histogram(before));
         json_object_set_new(root, "ops_after", histogram(s));
+        json_object_set_new(root, "fused_nodes", json_integer(fused_nodes(g)));
         if (workspace >= 0)
             json_object_set_new(root, "workspace_bytes", json_integer((json_int_t)workspace));
+        if (p) {
+            json_object_set_new(root, "kernels_after", json_integer(p->n_kernels));
+            json_object_set_new(root, "kernels", kernel_list(g, p));
+        }
     }
     char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
     json_decref(root);
@@ -132,9 +179,10 @@ static void text_tensors(UtilBuf *out, const IrGraph *g, const char *title, cons
     }
 }
 
-static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats *s, int64_t workspace,
+static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats *s, const LoopProgram *p,
                       int opt_level, UtilBuf *out)
 {
+    int64_t workspace = p ? p->workspace_bytes : -1;
     util_buf_printf(out, "model: %s (opset %d)\n", g->name ? g->name : "", g->opset);
     util_buf_printf(out, "opt level: -O%d\n", opt_level);
     text_tensors(out, g, "inputs", g->inputs, g->n_inputs);
@@ -156,23 +204,11 @@ static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats
     util_buf_printf(out, "params: %lld in %d initializers (%lld bytes)\n", (long long)s->params,
                     s->initializers, (long long)s->weights_bytes);
     util_buf_printf(out, "flops: %lld (%.3g)\n", (long long)s->flops, (double)s->flops);
+    if (p)
+        util_buf_printf(out, "kernels: %d (%d nodes fused into another node's kernel)\n", p->n_kernels,
+                        fused_nodes(g));
     if (workspace >= 0)
         util_buf_printf(out, "workspace: %lld bytes\n", (long long)workspace);
-}
-
-/* The planned workspace of g lowered for the CPU, or -1 when lowering or
- * planning does not succeed for this model (its diagnostic is dropped). */
-static int64_t planned_workspace(const IrGraph *g)
-{
-    UtilDiag d;
-    util_diag_init(&d);
-    LoopProgram *p = pass_lower(g, NULL, &d);
-    int64_t ws = -1;
-    if (p && !pass_plan_memory(p, g, &d))
-        ws = p->workspace_bytes;
-    if (p)
-        loop_program_free(p);
-    return ws;
 }
 
 int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d)
@@ -187,12 +223,14 @@ int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag
         return -1;
     }
     info_collect(g, &s[1]);
-    int64_t ws = planned_workspace(g);
+    LoopProgram *p = planned(g);
     int rc = 0;
     if (json)
-        rc = info_json(g, &s[0], &s[1], ws, opt_level, out, d);
+        rc = info_json(g, &s[0], &s[1], p, opt_level, out, d);
     else
-        info_text(g, &s[0], &s[1], ws, opt_level, out);
+        info_text(g, &s[0], &s[1], p, opt_level, out);
+    if (p)
+        loop_program_free(p);
     free(s);
     if (!rc && out->oom)
         rc = util_error(d, util_loc_file(g->file), "out of memory");

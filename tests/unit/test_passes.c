@@ -600,9 +600,9 @@ static void test_pipelines(void **state)
     for (const PassInfo *const *p = pass_pipeline(2); *p; p++, n++)
         seen_bn |= strcmp((*p)->name, "fold-batchnorm") == 0;
     assert_true(seen_bn);
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 12);
     assert_ptr_equal(pass_pipeline(3), pass_pipeline(2));
-    assert_null(pass_find("fuse"));
+    assert_null(pass_find("fusion"));
 }
 
 static void test_print_and_time(void **state)
@@ -625,7 +625,7 @@ static void test_print_and_time(void **state)
     while ((p = strstr(p, "*** IR after simplify (pass ")))
         count++, p++;
     assert_int_equal(count, 3);
-    assert_non_null(strstr(log.data, "*** IR after simplify (pass 3 of 10, -O2) ***\ngraph t (opset 21) {\n"
+    assert_non_null(strstr(log.data, "*** IR after simplify (pass 3 of 12, -O2) ***\ngraph t (opset 21) {\n"
                                      "  input %x: float32[2,3]\n  %y: float32[2,3] = Relu(%x)\n"));
     assert_non_null(strstr(log.data, "=== pass timing (-O2) ===\n"));
     assert_non_null(strstr(log.data, "  remove-identity "));
@@ -635,11 +635,11 @@ static void test_print_and_time(void **state)
 
     g = build("x = input f32 [2,3]; y = Relu x; out y");
     o = pass_options(1);
-    o.print_after = "fuse";
+    o.print_after = "fusion";
     util_diag_init(&d);
     assert_int_equal(pass_run_pipeline(g, &o, &d), -1);
-    assert_string_equal(d.msg, "--print-after: no pass is named 'fuse' (passes: fold-constants, remove-identity, "
-                        "simplify, fold-batchnorm, fold-weights, cse, dce)");
+    assert_string_equal(d.msg, "--print-after: no pass is named 'fusion' (passes: fold-constants, remove-identity, "
+                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, fuse)");
     ir_graph_free(g);
 }
 

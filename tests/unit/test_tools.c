@@ -238,6 +238,7 @@ static void test_info_json(void **state)
     const char *want =
         "{\n"
         "  \"flops\": 56,\n"
+        "  \"fused_nodes\": 1,\n"             /* the Relu, in the MatMul's kernel */
         "  \"initializers\": 1,\n"
         "  \"inputs\": [\n"
         "    {\n"
@@ -249,6 +250,16 @@ static void test_info_json(void **state)
         "      ]\n"
         "    }\n"
         "  ],\n"
+        "  \"kernels\": [\n"
+        "    {\n"
+        "      \"name\": \"mm\",\n"
+        "      \"ops\": [\n"
+        "        \"MatMul\",\n"
+        "        \"Relu\"\n"
+        "      ]\n"
+        "    }\n"
+        "  ],\n"
+        "  \"kernels_after\": 1,\n"
         "  \"name\": \"mm\",\n"
         "  \"nodes\": 2,\n"
         "  \"nodes_after\": 2,\n"
@@ -279,7 +290,7 @@ static void test_info_json(void **state)
         "  ],\n"
         "  \"params\": 12,\n"
         "  \"weights_bytes\": 48,\n"
-        "  \"workspace_bytes\": 64\n"       /* the 2x4 float MatMul result, 64-byte aligned */
+        "  \"workspace_bytes\": 0\n"        /* the MatMul result is fused away: z is the output */
         "}\n";
     assert_string_equal(out.data, want);
     util_buf_free(&out);
@@ -317,6 +328,7 @@ static void test_info_text(void **state)
         "  MatMul                   1\n"
         "params: 12 in 1 initializers (48 bytes)\n"
         "flops: 62 (62)\n"
+        "kernels: 3 (0 nodes fused into another node's kernel)\n"  /* Identity: a view */
         "workspace: 64 bytes\n";                /* the planner reuses 64-byte slots */
     assert_string_equal(out.data, want);
     util_buf_free(&out);
@@ -337,7 +349,8 @@ static void test_info_text(void **state)
         "  Identity                 0 (1 before optimization)\n"
         "params: 12 in 1 initializers (48 bytes)\n"
         "flops: 56 (56)\n"
-        "workspace: 64 bytes\n");
+        "kernels: 1 (1 nodes fused into another node's kernel)\n"
+        "workspace: 0 bytes\n");
     util_buf_free(&out);
     ir_graph_free(g);
 }
@@ -436,12 +449,12 @@ static void test_compile_passes_flags(void **state)
     fclose(mf);
     char *cargv[] = { "dlcc", model, "--print-after", "simplify", "--time-passes", "-o", outdir, NULL };
     assert_int_equal(capture_stderr(dlcc_cmd_compile, 7, cargv, f->dir, err, sizeof err), 0);
-    assert_non_null(strstr(err, "*** IR after simplify (pass 3 of 10, -O2) ***\ngraph m (opset 13) {\n"
+    assert_non_null(strstr(err, "*** IR after simplify (pass 3 of 12, -O2) ***\ngraph m (opset 13) {\n"
                                 "  input %x: float32[2]\n  %y: float32[2] = Relu(%x)\n  return %y\n}\n"));
     assert_non_null(strstr(err, "=== pass timing (-O2) ===\n"));
-    char *bad[] = { "dlcc", model, "--print-after", "fuse", "-o", outdir, NULL };
+    char *bad[] = { "dlcc", model, "--print-after", "fusion", "-o", outdir, NULL };
     assert_int_equal(capture_stderr(dlcc_cmd_compile, 6, bad, f->dir, err, sizeof err), 1);
-    assert_non_null(strstr(err, "error: --print-after: no pass is named 'fuse' (passes: fold-constants, "));
+    assert_non_null(strstr(err, "error: --print-after: no pass is named 'fusion' (passes: fold-constants, "));
 
     /* run -O: the same numbers as without */
     IrArray x = { IR_DT_F32, { 1, { 2 } }, (float[]){ -1.5f, 2.5f } };
