@@ -149,8 +149,11 @@ static int info_json(const IrGraph *g, const InfoStats *before, const InfoStats 
         json_object_set_new(root, "ops_before", histogram(before));
         json_object_set_new(root, "ops_after", histogram(s));
         json_object_set_new(root, "fused_nodes", json_integer(fused_nodes(g)));
-        if (workspace >= 0)
+        if (workspace >= 0) {
             json_object_set_new(root, "workspace_bytes", json_integer((json_int_t)workspace));
+            /* the most bytes of intermediate tensors live at one time: no plan is smaller */
+            json_object_set_new(root, "workspace_lower_bound", json_integer((json_int_t)pass_workspace_lower_bound(p)));
+        }
         if (p) {
             json_object_set_new(root, "kernels_after", json_integer(p->n_kernels));
             json_object_set_new(root, "kernels", kernel_list(g, p));
@@ -208,7 +211,8 @@ static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats
         util_buf_printf(out, "kernels: %d (%d nodes fused into another node's kernel)\n", p->n_kernels,
                         fused_nodes(g));
     if (workspace >= 0)
-        util_buf_printf(out, "workspace: %lld bytes\n", (long long)workspace);
+        util_buf_printf(out, "workspace: %lld bytes (lower bound %lld)\n", (long long)workspace,
+                        (long long)pass_workspace_lower_bound(p));
 }
 
 int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d)

@@ -4,7 +4,8 @@
     check_fusion.py DLCC MODEL_DIR...
 
 For every model: at -O2 no more kernels and no more workspace than at -O0, and
-every Relu is computed in the kernel of the Conv / Gemm / MatMul that produces
+the planned workspace within 10% of the lower bound `dlcc info` reports (the
+most bytes of intermediate tensors live at once), every Relu is computed in the kernel of the Conv / Gemm / MatMul that produces
 its input (the kernel's first operator).  For a transformer encoder (a model
 whose -O0 graph has ReduceMean): LayerNormalization and Softmax are single
 nodes, and none of the operators of their decomposed forms remains.  The
@@ -33,6 +34,9 @@ def check(dlcc, folder):
         errors.append("more kernels at -O2 (%d) than at -O0 (%d)" % (o2["kernels_after"], o0["kernels_after"]))
     if o2["workspace_bytes"] > o0["workspace_bytes"]:
         errors.append("more workspace at -O2 (%d) than at -O0 (%d)" % (o2["workspace_bytes"], o0["workspace_bytes"]))
+    if o2["workspace_bytes"] > 1.1 * o2["workspace_lower_bound"]:
+        errors.append("workspace %d is more than 10%% above the lower bound %d" % (
+            o2["workspace_bytes"], o2["workspace_lower_bound"]))
     for k in o2["kernels"]:
         for op in k["ops"][1:]:
             if op == "Relu" and k["ops"][0] not in ("Conv", "Gemm", "MatMul"):

@@ -290,7 +290,8 @@ static void test_info_json(void **state)
         "  ],\n"
         "  \"params\": 12,\n"
         "  \"weights_bytes\": 48,\n"
-        "  \"workspace_bytes\": 0\n"        /* the MatMul result is fused away: z is the output */
+        "  \"workspace_bytes\": 0,\n"       /* the MatMul result is fused away: z is the output */
+        "  \"workspace_lower_bound\": 0\n"
         "}\n";
     assert_string_equal(out.data, want);
     util_buf_free(&out);
@@ -329,7 +330,7 @@ static void test_info_text(void **state)
         "params: 12 in 1 initializers (48 bytes)\n"
         "flops: 62 (62)\n"
         "kernels: 3 (0 nodes fused into another node's kernel)\n"  /* Identity: a view */
-        "workspace: 64 bytes\n";                /* the planner reuses 64-byte slots */
+        "workspace: 64 bytes (lower bound 64)\n";    /* the planner reuses 64-byte slots */
     assert_string_equal(out.data, want);
     util_buf_free(&out);
     /* at -O2 the unused Relu and Identity go (dce): counts before and after */
@@ -350,7 +351,7 @@ static void test_info_text(void **state)
         "params: 12 in 1 initializers (48 bytes)\n"
         "flops: 56 (56)\n"
         "kernels: 1 (1 nodes fused into another node's kernel)\n"
-        "workspace: 0 bytes\n");
+        "workspace: 0 bytes (lower bound 0)\n");
     util_buf_free(&out);
     ir_graph_free(g);
 }
