@@ -140,6 +140,39 @@ static int vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
     return low_add(L, blk, f);
 }
 
+/* A block's accumulators (a LOCAL [MR][NR] buffer), its body and its
+ * k-step body. */
+static int block_start(Low *L, int mr, int nr, int *acc, LoopStmt **tile, LoopStmt **kb)
+{
+    IrShape sh = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    *acc = loop_add_buf(L->p, "acc", IR_DT_F32, &sh, LOOP_ST_LOCAL);
+    *tile = loop_block(L->p);
+    *kb = loop_block(L->p);
+    return *acc < 0 || !*tile || !*kb ? -1 : 0;
+}
+
+/* The block's accumulators are row-major [MR][NR]: element (r, lane c). */
+static LoopExpr *acc_at(Low *L, int acc, int r, int nr, int c)
+{
+    return low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
+}
+
+/* acc[r][:] = v (v uniform, or built over lane c). */
+static int acc_set(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopExpr *v)
+{
+    LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), v);
+    return vec_loop(L, blk, c, st, nr);
+}
+
+/* acc[r][:] += a * b (a uniform: a broadcast; b over lane c: a vector);
+ * op LOOP_MAX instead: acc[r][:] = max(acc[r][:], b). */
+static int acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBinOp op, LoopExpr *a, LoopExpr *b)
+{
+    LoopExpr *old = acc_at(L, acc, r, nr, c);
+    LoopExpr *v = op == LOOP_MAX ? low_bin(L, LOOP_MAX, old, b) : add(L, old, low_bin(L, LOOP_MUL, a, b));
+    return acc_set(L, blk, acc, r, nr, c, v);
+}
+
 static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
 
 /* Multi-index of the row-major position `pos` of dims[0..rank) (div / mod). */
@@ -246,10 +279,9 @@ static int gemm_emit(Low *L, Gemm *t)
     if (pack(L, t) != 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "nt", &nt) ||
         low_vars(L, 1, "mt", &mt))
         return low_oom(L);
-    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
-    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
-    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
-    if (acc < 0 || !tile || !kb)
+    int acc;
+    LoopStmt *tile, *kb;
+    if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     int row[TILE_MAX_MR], base[TILE_MAX_MR];
     for (int r = 0; r < mr; r++) {
@@ -267,8 +299,7 @@ static int gemm_emit(Low *L, Gemm *t)
         LoopExpr *v = t->bias >= 0 ? low_load(L, t->bias, add(L, mul(L, loop_expr_copy(p, panel), nr), low_v(L, c)),
                                               IR_DT_F32)
                                    : low_const(L, IR_DT_F32, 0);
-        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
-        if (vec_loop(L, tile, c, low_store(L, acc, at, v), nr))
+        if (acc_set(L, tile, acc, r, nr, c, v))
             return low_oom(L);
     }
     /* k step: kf = flattened k; wb = ((g*NT + nt) * K + kf) * NR */
@@ -283,10 +314,8 @@ static int gemm_emit(Low *L, Gemm *t)
         int a = low_let(L, kb, "a", low_load(L, t->a, add(L, low_v(L, base[r]), low_v(L, ko)), IR_DT_F32), 0), c;
         if (a < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *bv = low_load(L, t->bp, add(L, low_v(L, wb), low_v(L, c)), IR_DT_F32);
-        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, a), bv));
-        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+        if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, a), bv))
             return low_oom(L);
     }
     if (low_add(L, tile, low_nest(L, t->nk, t->kv, t->kext, kb)))
@@ -401,13 +430,48 @@ static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t 
     return xp;
 }
 
+/* Rows of a block over output channels: co_r = g*C + min(t*MR + r, C-1)
+ * (LETs, into co[]), each row's accumulators starting at bias[co_r] (bias
+ * buffer bb; -1: zero). */
+static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, int t, int64_t cout, int bb, int *co)
+{
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, t), mr), low_i(L, r)), low_i(L, cout - 1));
+        int c;
+        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), cout), cv), 0)) < 0 || low_vars(L, 1, "c", &c))
+            return -1;
+        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co[r]), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
+        if (acc_set(L, tile, acc, r, nr, c, b0))
+            return -1;
+    }
+    return 0;
+}
+
+/* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
+ * output, through the fused members, masked past the row's end OW. */
+static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
+{
+    const int64_t *ys = low_buf(L, low_out(L, 0))->strides;
+    int c;
+    if (low_vars(L, 1, "c", &c))
+        return -1;
+    LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
+    LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])),
+                              mul(L, low_v(L, oh), ys[2])), col);
+    LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
+    LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, acc_at(L, acc, r, nr, c));
+    if (OW % nr)
+        st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
+    return vec_loop(L, tile, c, st, nr);
+}
+
 /* Depthwise (one input channel per output channel, 2-D): the lanes run
  * along an output row (NR positions), a block is MR rows of it; each tap
  * broadcasts one weight:
  *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
  * The padded input has enough columns for the last block's lanes, and the
  * lanes past the row's end are masked at the store. */
-static int dw_emit(Low *L, const IrWindow *w, int x, int y, int maxpool)
+static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
@@ -427,16 +491,14 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y, int maxpool)
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return -1;
-    const int64_t *xs = low_buf(L, xp)->strides, *ys = low_buf(L, y)->strides;
-    LoopProgram *p = L->p;
+    const int64_t *xs = low_buf(L, xp)->strides;
     int n, co, ht, wt, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "ht", &ht) ||
         low_vars(L, 1, "wt", &wt) || low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
         return low_oom(L);
-    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
-    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
-    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
-    if (acc < 0 || !tile || !kb)
+    int acc;
+    LoopStmt *tile, *kb;
+    if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
     int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
@@ -454,7 +516,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y, int maxpool)
             return low_oom(L);
         LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32)
                                : low_const(L, IR_DT_F32, maxpool ? -INFINITY : 0.0);
-        if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
+        if (acc_set(L, tile, acc, r, nr, c, b0))
             return low_oom(L);
     }
     int wv = 0;
@@ -470,32 +532,18 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int y, int maxpool)
         int c;
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
-        LoopExpr *v = maxpool ? low_bin(L, LOOP_MAX, low_load(L, acc, at, IR_DT_F32), xv)   /* NaN propagates */
-                              : add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wv), xv));
-        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+        /* max: NaN propagates */
+        if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
             return low_oom(L);
     }
     int kv[2] = { kh, kw };
     int64_t kext[2] = { KH, KW };
     if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
+    for (int r = 0; r < mr; r++)
+        if (row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW))
             return low_oom(L);
-        LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
-        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co), ys[1])),
-                                  mul(L, low_v(L, row[r]), ys[2])), col);
-        LoopExpr *pos = add(L, mul(L, low_v(L, row[r]), OW), loop_expr_copy(p, col));
-        LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, co), pos, NULL,
-                                 low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
-        if (OW % nr)
-            st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, col), low_i(L, OW)), st, NULL);
-        if (vec_loop(L, tile, c, st, nr))
-            return low_oom(L);
-    }
     int vars[4] = { n, co, ht, wt };
     int64_t ext[4] = { w->batch, w->channels_out, oht, owt };
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
@@ -534,7 +582,7 @@ static int pick_mr(Low *L, int nr, int64_t rows)
  * and the block is stored as MR contiguous row pieces (masked past the row's
  * end) — where the GEMM form would spend more on scattering its output
  * block than on its short reduction. */
-static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
+static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
@@ -569,16 +617,15 @@ static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
     if (wb < 0)
         return low_oom(L);
     p->bufs[wb].data = wp;
-    const int64_t *xs = low_buf(L, xp)->strides, *ys = low_buf(L, y)->strides;
+    const int64_t *xs = low_buf(L, xp)->strides;
     int n, g, t, oh, wt_, ci, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "ct", &t) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "wt", &wt_) || low_vars(L, 1, "ci", &ci) ||
         low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
         return low_oom(L);
-    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
-    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
-    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
-    if (acc < 0 || !tile || !kb)
+    int acc;
+    LoopStmt *tile, *kb;
+    if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     LoopExpr *xrow = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
                          mul(L, low_v(L, oh), sh * xs[2]));
@@ -587,15 +634,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
     if (ow0 < 0)
         return low_oom(L);
     int co[TILE_MAX_MR];
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, t), mr), low_i(L, r)), low_i(L, cout - 1));
-        int c;
-        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), cout), cv), 0)) < 0 || low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co[r]), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
-        if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
-            return low_oom(L);
-    }
+    if (channel_rows(L, tile, acc, mr, nr, g, t, cout, bb, co))
+        return low_oom(L);
     LoopExpr *kf = add(L, mul(L, add(L, mul(L, low_v(L, ci), KH), low_v(L, kh)), KW), low_v(L, kw));
     LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), ct), low_v(L, t)), K), kf), mr);
     int wv0 = low_let(L, kb, "wb", wbase, 0);
@@ -608,31 +648,17 @@ static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
         int wr = low_let(L, kb, "w", low_load(L, wb, add(L, low_v(L, wv0), low_i(L, r)), IR_DT_F32), 0), c;
         if (wr < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
-        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wr), xv));
-        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+        if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
             return low_oom(L);
     }
     int kv[3] = { ci, kh, kw };
     int64_t kext[3] = { cin, KH, KW };
     if (low_add(L, tile, low_nest(L, 3, kv, kext, kb)))
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
+    for (int r = 0; r < mr; r++)
+        if (row_out(L, tile, acc, r, nr, n, co[r], oh, ow0, OW))
             return low_oom(L);
-        LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
-        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
-                                  mul(L, low_v(L, oh), ys[2])), col);
-        LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(p, col));
-        LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL,
-                                 low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32));
-        if (OW % nr)
-            st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, col), low_i(L, OW)), st, NULL);
-        if (vec_loop(L, tile, c, st, nr))
-            return low_oom(L);
-    }
     int vars[5] = { n, g, t, oh, wt_ };
     int64_t ext[5] = { w->batch, G, ct, OH, owt };
     return low_kernel(L, low_nest(L, 5, vars, ext, tile));
@@ -648,7 +674,6 @@ static int direct_emit(Low *L, const IrWindow *w, int x, int y, const float *wt)
  * stored with the same values, so no lane needs a mask or reads past the row. */
 static int pw_emit(Low *L, const IrWindow *w, int x, int y)
 {
-    LoopProgram *p = L->p;
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
     for (int i = 0; i < w->rank; i++)
         P *= w->out[i];
@@ -663,10 +688,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     if (wb < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
         low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
         return low_oom(L);
-    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nr } };
-    int acc = loop_add_buf(p, "acc", IR_DT_F32, &ash, LOOP_ST_LOCAL);
-    LoopStmt *tile = loop_block(p), *kb = loop_block(p);
-    if (acc < 0 || !tile || !kb)
+    int acc;
+    LoopStmt *tile, *kb;
+    if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, P - nr)), 0);
     int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", add(L, add(L, mul(L, low_v(L, n), xs[0]),
@@ -674,24 +698,15 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     if (xb < 0)
         return low_oom(L);
     int co[TILE_MAX_MR];
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, cout - 1));
-        int c;
-        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), cout), cv), 0)) < 0 || low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co[r]), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
-        if (vec_loop(L, tile, c, low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), b0), nr))
-            return low_oom(L);
-    }
+    if (channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co))
+        return low_oom(L);
     for (int r = 0; r < mr; r++) {
         int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, ci)), IR_DT_F32), 0);
         int c;
         if (wv < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb), mul(L, low_v(L, ci), xs[1])), low_v(L, c)), IR_DT_F32);
-        LoopExpr *v = add(L, low_load(L, acc, at, IR_DT_F32), low_bin(L, LOOP_MUL, low_v(L, wv), xv));
-        if (vec_loop(L, kb, c, low_store(L, acc, loop_expr_copy(p, at), v), nr))
+        if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wv), xv))
             return low_oom(L);
     }
     int64_t ci_n = cin;
@@ -703,7 +718,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
             return low_oom(L);
         LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), low_v(L, p0)),
                            low_v(L, c));
-        LoopExpr *v = low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
+        LoopExpr *v = acc_at(L, acc, r, nr, c);
         LoopExpr *pos = add(L, low_v(L, p0), low_v(L, c));
         if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, v), nr))
             return low_oom(L);
@@ -757,13 +772,13 @@ int low_conv_tiled(Low *L)
     if (pad_neg(w))
         return 1;
     if (w->rank == 2 && t.K == w->kernel[0] * w->kernel[1] && t.N <= 4 && w->out[1] >= 4 && !pad_neg(w))
-        return dw_emit(L, w, x, y, 0);                /* depthwise */
+        return dw_emit(L, w, x, 0);                /* depthwise */
     if (w->rank < 1 || w->rank > 3 || !tile_pays(L, &t))
         return 1;
     if (pointwise(w) && t.M >= L->s->tile_nr)
         return pw_emit(L, w, x, y);
     if (w->rank == 2 && t.K <= 160 && w->out[1] * 2 >= L->s->tile_nr)
-        return direct_emit(L, w, x, y, wk->data);
+        return direct_emit(L, w, x, wk->data);
     t.w = wk->data;
     t.b_rt = -1;
     t.bv = bk ? bk->data : NULL;
@@ -896,5 +911,5 @@ int low_maxpool_tiled(Low *L)
         return -1;
     if (t.win.out[1] < 4 || pad_neg(&t.win))
         return 1;
-    return dw_emit(L, &t.win, x, y, 1);
+    return dw_emit(L, &t.win, x, 1);
 }
