@@ -352,7 +352,8 @@ static int tile_pays(Low *L, Gemm *t)
     t->nr = nr;
     t->mr = mr;
     t->nt = (t->N + nr - 1) / nr;
-    return t->M * t->N * t->K >= 4096;
+    int64_t mn, mnk;                    /* adversarial shapes may overflow: then it pays */
+    return util_mul_overflow_i64(t->M, t->N, &mn) || util_mul_overflow_i64(mn, t->K, &mnk) || mnk >= 4096;
 }
 
 /* ---------------------------------------------------------------- Conv */
@@ -866,7 +867,9 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
             (ck->shape.rank >= 1 && ck->shape.dims[ck->shape.rank - 1] != t.N))
             return 1;
     }
-    if (t.M <= 0 || ir_shape_numel(&low_buf(L, y)->shape) != t.M * t.N || !tile_pays(L, &t))
+    int64_t mn;
+    if (t.M <= 0 || util_mul_overflow_i64(t.M, t.N, &mn) || ir_shape_numel(&low_buf(L, y)->shape) != mn ||
+        !tile_pays(L, &t))
         return 1;
     t.batch = t.G = 1;
     t.a = a;
