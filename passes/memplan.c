@@ -9,9 +9,10 @@
  *    sees them), dtype and size: element i is read before element i is
  *    written and nothing else is touched.  The two share one slot whose
  *    interval is the union.
- * 3. Placement: slots by decreasing size (ties: earlier first use), each at
- *    the lowest aligned offset where it overlaps no placed slot whose
- *    interval intersects its own (first fit over the gaps).
+ * 3. Placement: first fit — each slot at the lowest aligned offset where it
+ *    overlaps no placed slot whose interval intersects its own — in four
+ *    orders (decreasing size, first use, size x lifetime, lifetime); the
+ *    smallest plan is kept.
  * workspace_bytes is the end of the highest slot. */
 #include "passes/passes.h"
 
@@ -222,30 +223,61 @@ static int by_offset(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d)
+/* The orders first fit tries: decreasing size (ties: earlier first use);
+ * earlier first use; decreasing size x lifetime; longer lifetime (ties,
+ * always: the first order's). */
+#define N_ORDERS 7
+
+static int64_t span(const Slot *a) { return (int64_t)(a->last - a->first + 1); }
+
+static int key_before(const Slot *s, const Key *a, const Key *b, int k)
 {
-    size_t nb = (size_t)(p->n_bufs > 0 ? p->n_bufs : 1);
-    Slot *s = liveness(p);
-    Key *order = malloc(nb * sizeof *order);
-    int *placed = malloc(nb * sizeof *placed);
-    Span *ov = malloc(nb * sizeof *ov);
-    if (!s || !order || !placed || !ov) {
-        free(s);
-        free(order);
-        free(placed);
-        free(ov);
-        return util_error(d, util_loc_file(g ? g->file : NULL), "out of memory while planning memory");
+    int64_t va = 0, vb = 0;
+    switch (k) {
+    case 1: va = -a->first, vb = -b->first; break;
+    case 2: va = a->size * span(&s[a->id]), vb = b->size * span(&s[b->id]); break;
+    case 3: va = span(&s[a->id]), vb = span(&s[b->id]); break;
+    case 4: va = -s[a->id].last, vb = -s[b->id].last; break;
+    case 5: va = s[a->id].last, vb = s[b->id].last; break;
+    case 6: va = a->first, vb = b->first; break;
+    default: break;
     }
-    in_place(p, g, s);
-    int n = 0, np = 0;
-    for (int b = 0; b < p->n_bufs; b++)
-        if (is_ws_root(p, b) && group_of(s, b) == b && s[b].first >= 0)
-            order[n++] = (Key){ s[b].size, s[b].first, b };
-    qsort(order, (size_t)n, sizeof *order, by_size);
+    if (va != vb)
+        return va > vb;
+    return by_size(a, b) < 0;
+}
+
+/* Sorts order[0..n) for order k (merge sort: stable, no global state). */
+static void sort_keys(const Slot *s, Key *order, int n, int k)
+{
+    qsort(order, (size_t)n, sizeof *order, by_size);          /* a canonical start */
+    if (k == 0)
+        return;
+    for (int w = 1; w < n; w *= 2)                             /* bottom-up merge, in place via a rotation */
+        for (int lo = 0; lo + w < n; lo += 2 * w) {
+            int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            for (int i = lo, j = mid; i < j && j < hi;) {
+                if (!key_before(s, &order[j], &order[i], k)) {
+                    i++;
+                    continue;
+                }
+                Key t = order[j];                              /* rotate order[i..j] right by one */
+                memmove(&order[i + 1], &order[i], (size_t)(j - i) * sizeof *order);
+                order[i] = t;
+                i++, j++;
+            }
+        }
+}
+
+/* First fit of the slots in order: each at the lowest offset where it
+ * overlaps no placed slot whose interval intersects its own.  Returns the
+ * end of the highest slot. */
+static int64_t place(Slot *s, const Key *order, int n, int *placed, Span *ov)
+{
     int64_t total = 0;
+    int np = 0;
     for (int i = 0; i < n; i++) {
         Slot *a = &s[order[i].id];
-        /* placed slots live at the same time, by offset; the first gap that fits */
         int no = 0;
         for (int j = 0; j < np; j++) {
             const Slot *b = &s[placed[j]];
@@ -262,6 +294,41 @@ int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d)
             total = off + a->size;
         placed[np++] = order[i].id;
     }
+    return total;
+}
+
+int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d)
+{
+    size_t nb = (size_t)(p->n_bufs > 0 ? p->n_bufs : 1);
+    Slot *s = liveness(p);
+    Key *order = malloc(nb * sizeof *order);
+    int *placed = malloc(nb * sizeof *placed);
+    Span *ov = malloc(nb * sizeof *ov);
+    if (!s || !order || !placed || !ov) {
+        free(s);
+        free(order);
+        free(placed);
+        free(ov);
+        return util_error(d, util_loc_file(g ? g->file : NULL), "out of memory while planning memory");
+    }
+    in_place(p, g, s);
+    int n = 0;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (is_ws_root(p, b) && group_of(s, b) == b && s[b].first >= 0)
+            order[n++] = (Key){ s[b].size, s[b].first, b };
+    /* First fit in several orders; the smallest plan wins (ties: the first order). */
+    int64_t best = -1;
+    int best_k = 0;
+    for (int k = 0; k < N_ORDERS; k++) {
+        sort_keys(s, order, n, k);
+        int64_t total = place(s, order, n, placed, ov);
+        if (best < 0 || total < best) {
+            best = total;
+            best_k = k;
+        }
+    }
+    sort_keys(s, order, n, best_k);
+    int64_t total = place(s, order, n, placed, ov);
     for (int b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].storage == LOOP_ST_WORKSPACE)
             p->bufs[b].offset = s[group_of(s, root_buf(p, b))].offset;

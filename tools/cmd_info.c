@@ -4,6 +4,7 @@
  * workspace of the optimized graph, as text or as one JSON object.  The statistics other than the *_before ones describe the
  * optimized graph (what compiling would build). */
 #include "tools/tools.h"
+#include "codegen/codegen.h"
 #include "passes/passes.h"
 
 #include <jansson.h>
@@ -62,13 +63,19 @@ static void info_collect(const IrGraph *g, InfoStats *s)
     }
 }
 
-/* g lowered for the CPU with its workspace planned, or NULL when lowering or
- * planning does not succeed for this model (its diagnostic is dropped). */
+/* g lowered for the CPU as `dlcc MODEL` compiles it by default (the host's
+ * triple, generic CPU: its SIMD width decides the register-blocked kernels
+ * and their padded-input buffers) with its workspace planned, so
+ * workspace_bytes is the default object's NAME_WORKSPACE_SIZE; NULL when
+ * lowering or planning does not succeed for this model (its diagnostic is
+ * dropped). */
 static LoopProgram *planned(const IrGraph *g)
 {
     UtilDiag d;
     util_diag_init(&d);
-    LoopProgram *p = pass_lower(g, NULL, &d);
+    CgOptions co = { 0 };
+    PassSchedule s = pass_schedule_cpu(cg_simd_bits(&co, 0));
+    LoopProgram *p = pass_lower(g, &s, &d);
     if (p && pass_plan_memory(p, g, &d)) {
         loop_program_free(p);
         p = NULL;
