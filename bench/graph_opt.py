@@ -19,12 +19,10 @@ Prints one line per model and exits 1 if any check fails.
 """
 
 import argparse
-import io
 import json
 import subprocess
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +40,7 @@ def export_raw(name, d):
     xt = torch.from_numpy(x)
     with torch.no_grad():
         y = model(xt).numpy().astype(np.float32)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (xt,), buf, opset_version=13, do_constant_folding=False,
-                          training=torch.onnx.TrainingMode.PRESERVE,
-                          input_names=["input"], output_names=["output"])
+    buf = bm.to_onnx(model, xt, do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
     d.mkdir(parents=True, exist_ok=True)
     (d / "model.onnx").write_bytes(buf.getvalue())
     np.save(d / "input_0.npy", x)

@@ -123,17 +123,25 @@ def make(name):
     return model.eval(), np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+def to_onnx(model, xt, **options):
+    """The model exported at OPSET with one input `input` and one output `output` (an io.BytesIO);
+    options go to torch.onnx.export (default do_constant_folding=True)."""
+    buf = io.BytesIO()
+    options.setdefault("do_constant_folding", True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (xt,), buf, opset_version=OPSET, input_names=["input"], output_names=["output"],
+                          **options)
+    return buf
+
+
 def export(name, out):
     model, x = make(name)
     shape = list(x.shape)
     xt = torch.from_numpy(x)
     with torch.no_grad():
         y = model(xt).numpy().astype(np.float32)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (xt,), buf, opset_version=OPSET, do_constant_folding=True,
-                          input_names=["input"], output_names=["output"])
+    buf = to_onnx(model, xt)
     m = onnx.load_from_string(buf.getvalue())
     onnx.checker.check_model(m)
     d = out / name

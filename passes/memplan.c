@@ -45,66 +45,6 @@ static int group_of(Slot *s, int b)
     return b;
 }
 
-/* Calls fn for each buffer loaded (store = 0) or stored (store = 1) in s. */
-typedef void (*UseFn)(void *ctx, int buf, int store);
-
-static void uses_expr(const LoopExpr *e, UseFn fn, void *ctx)
-{
-    if (!e)
-        return;
-    switch (e->kind) {
-    case LOOP_E_LOAD:
-        fn(ctx, e->u.load.buf, 0);
-        uses_expr(e->u.load.index, fn, ctx);
-        break;
-    case LOOP_E_BIN:
-        uses_expr(e->u.bin.a, fn, ctx);
-        uses_expr(e->u.bin.b, fn, ctx);
-        break;
-    case LOOP_E_UN: uses_expr(e->u.un.a, fn, ctx); break;
-    case LOOP_E_SELECT:
-        uses_expr(e->u.sel.cond, fn, ctx);
-        uses_expr(e->u.sel.a, fn, ctx);
-        uses_expr(e->u.sel.b, fn, ctx);
-        break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n; i++)
-            uses_expr(e->u.call.args[i], fn, ctx);
-        break;
-    case LOOP_E_CAST: uses_expr(e->u.cast.a, fn, ctx); break;
-    default: break;
-    }
-}
-
-static void uses_stmt(const LoopStmt *s, UseFn fn, void *ctx)
-{
-    if (!s)
-        return;
-    switch (s->kind) {
-    case LOOP_S_FOR:
-        uses_expr(s->u.loop.extent, fn, ctx);
-        uses_stmt(s->u.loop.body, fn, ctx);
-        break;
-    case LOOP_S_LET: uses_expr(s->u.let.value, fn, ctx); break;
-    case LOOP_S_ASSIGN: uses_expr(s->u.assign.value, fn, ctx); break;
-    case LOOP_S_STORE:
-        fn(ctx, s->u.store.buf, 1);
-        uses_expr(s->u.store.index, fn, ctx);
-        uses_expr(s->u.store.value, fn, ctx);
-        break;
-    case LOOP_S_IF:
-        uses_expr(s->u.cond.cond, fn, ctx);
-        uses_stmt(s->u.cond.then_, fn, ctx);
-        uses_stmt(s->u.cond.else_, fn, ctx);
-        break;
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            uses_stmt(s->u.block.items[i], fn, ctx);
-        break;
-    default: break;
-    }
-}
-
 typedef struct Live {
     const LoopProgram *p;
     Slot *s;
@@ -136,7 +76,7 @@ static Slot *liveness(const LoopProgram *p)
     }
     Live l = { p, s, 0 };
     for (l.k = 0; l.k < p->n_kernels; l.k++)
-        uses_stmt(p->kernels[l.k].body, live_use, &l);
+        loop_stmt_buffers(p->kernels[l.k].body, live_use, &l);
     return s;
 }
 
@@ -177,7 +117,7 @@ static void in_place(const LoopProgram *p, const IrGraph *g, Slot *s)
             !(ir_op_info(g->nodes[kn->first_node].op)->flags & IR_OPF_EW))
             continue;
         InPlace c = { .p = p, .s = s, .k = k };
-        uses_stmt(kn->body, ip_use, &c);
+        loop_stmt_buffers(kn->body, ip_use, &c);
         if (c.n_loads > 64 || c.n_stores > 8)
             continue;
         for (int j = 0; j < c.n_stores; j++) {

@@ -365,58 +365,21 @@ static int is_scatter(Sched *c, const LoopStmt *s)
     return r;
 }
 
-/* Marks in used[] the LOCAL buffers statement s (or expression e) touches. */
-static void locals_expr(const Sched *c, const LoopExpr *e, unsigned char *used)
+/* used[buf] = 1 for each LOCAL buffer a statement touches (loop_stmt_buffers). */
+typedef struct Locals { const LoopProgram *p; unsigned char *used; } Locals;
+
+static void local_use(void *ctx, int buf, int store)
 {
-    if (!e)
-        return;
-    switch (e->kind) {
-    case LOOP_E_LOAD:
-        if (c->p->bufs[e->u.load.buf].storage == LOOP_ST_LOCAL)
-            used[e->u.load.buf] = 1;
-        locals_expr(c, e->u.load.index, used);
-        break;
-    case LOOP_E_BIN: locals_expr(c, e->u.bin.a, used); locals_expr(c, e->u.bin.b, used); break;
-    case LOOP_E_UN: locals_expr(c, e->u.un.a, used); break;
-    case LOOP_E_SELECT:
-        locals_expr(c, e->u.sel.cond, used);
-        locals_expr(c, e->u.sel.a, used);
-        locals_expr(c, e->u.sel.b, used);
-        break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n; i++)
-            locals_expr(c, e->u.call.args[i], used);
-        break;
-    case LOOP_E_CAST: locals_expr(c, e->u.cast.a, used); break;
-    default: break;
-    }
+    (void)store;
+    Locals *l = ctx;
+    if (l->p->bufs[buf].storage == LOOP_ST_LOCAL)
+        l->used[buf] = 1;
 }
 
 static void locals_stmt(const Sched *c, const LoopStmt *s, unsigned char *used)
 {
-    if (!s)
-        return;
-    switch (s->kind) {
-    case LOOP_S_FOR: locals_expr(c, s->u.loop.extent, used); locals_stmt(c, s->u.loop.body, used); break;
-    case LOOP_S_LET: locals_expr(c, s->u.let.value, used); break;
-    case LOOP_S_ASSIGN: locals_expr(c, s->u.assign.value, used); break;
-    case LOOP_S_STORE:
-        if (c->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL)
-            used[s->u.store.buf] = 1;
-        locals_expr(c, s->u.store.index, used);
-        locals_expr(c, s->u.store.value, used);
-        break;
-    case LOOP_S_IF:
-        locals_expr(c, s->u.cond.cond, used);
-        locals_stmt(c, s->u.cond.then_, used);
-        locals_stmt(c, s->u.cond.else_, used);
-        break;
-    case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            locals_stmt(c, s->u.block.items[i], used);
-        break;
-    default: break;
-    }
+    Locals l = { c->p, used };
+    loop_stmt_buffers(s, local_use, &l);
 }
 
 /* Are the LOCAL buffers loop s uses touched nowhere else in the kernel?

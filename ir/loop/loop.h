@@ -225,6 +225,10 @@ const char *loop_storage_name(LoopStorage st);     /* "input", "workspace", ... 
 const char *loop_for_kind_name(LoopForKind k);     /* "serial", "parallel", "gpu.block.x", ... */
 const char *loop_intrinsic_name(LoopIntrinsic fn); /* "exp", "round_even", ... */
 int loop_binop_is_compare(LoopBinOp op);           /* LT LE EQ NE: result BOOL */
+/* Calls fn(ctx, buf, store) for each buffer statement s loads (store = 0,
+ * also inside indices) or stores (store = 1), in order, repeats included. */
+typedef void (*LoopBufFn)(void *ctx, int buf, int store);
+void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx);
 /* Structural equality (same kinds, types, constants, variables, buffers). */
 int loop_expr_equal(const LoopExpr *a, const LoopExpr *b);
 

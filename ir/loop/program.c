@@ -481,3 +481,63 @@ int loop_expr_equal(const LoopExpr *a, const LoopExpr *b)
     }
     return 0;
 }
+
+/* ---------------------------------------------------------- walkers */
+
+
+static void expr_buffers(const LoopExpr *e, LoopBufFn fn, void *ctx)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LOOP_E_LOAD:
+        fn(ctx, e->u.load.buf, 0);
+        expr_buffers(e->u.load.index, fn, ctx);
+        break;
+    case LOOP_E_BIN:
+        expr_buffers(e->u.bin.a, fn, ctx);
+        expr_buffers(e->u.bin.b, fn, ctx);
+        break;
+    case LOOP_E_UN: expr_buffers(e->u.un.a, fn, ctx); break;
+    case LOOP_E_SELECT:
+        expr_buffers(e->u.sel.cond, fn, ctx);
+        expr_buffers(e->u.sel.a, fn, ctx);
+        expr_buffers(e->u.sel.b, fn, ctx);
+        break;
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            expr_buffers(e->u.call.args[i], fn, ctx);
+        break;
+    case LOOP_E_CAST: expr_buffers(e->u.cast.a, fn, ctx); break;
+    default: break;
+    }
+}
+
+void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        expr_buffers(s->u.loop.extent, fn, ctx);
+        loop_stmt_buffers(s->u.loop.body, fn, ctx);
+        break;
+    case LOOP_S_LET: expr_buffers(s->u.let.value, fn, ctx); break;
+    case LOOP_S_ASSIGN: expr_buffers(s->u.assign.value, fn, ctx); break;
+    case LOOP_S_STORE:
+        fn(ctx, s->u.store.buf, 1);
+        expr_buffers(s->u.store.index, fn, ctx);
+        expr_buffers(s->u.store.value, fn, ctx);
+        break;
+    case LOOP_S_IF:
+        expr_buffers(s->u.cond.cond, fn, ctx);
+        loop_stmt_buffers(s->u.cond.then_, fn, ctx);
+        loop_stmt_buffers(s->u.cond.else_, fn, ctx);
+        break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            loop_stmt_buffers(s->u.block.items[i], fn, ctx);
+        break;
+    default: break;
+    }
+}
