@@ -826,6 +826,13 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
     }
     cg_c_kernel_uses(p, k, used);
     cg_c_const_readers(p, readers);
+    for (int b = 0; b < p->n_bufs; b++)
+        if (used[b] && p->bufs[b].base) {     /* the CPU schedule's layout; the C targets never ask for it */
+            free(used);
+            free(readers);
+            return util_error(d, util_loc_file(NULL), "buffer '%s' has a halo layout, which C output does not "
+                              "support", p->bufs[b].name);
+        }
     char kname[200];
     cg_c_kernel_name(t, p, k, kname, sizeof kname);
     util_buf_printf(out, "/* kernel %d: %s */\nstatic void %s(", k, p->kernels[k].name, kname);

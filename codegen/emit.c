@@ -124,8 +124,9 @@ static LLVMValueRef root_ptr(CgCtx *c, int i)
     }
     case LOOP_ST_CONST:
         return cg_const_global(c, i);
-    case LOOP_ST_WORKSPACE: {
-        LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)b->offset, 0);
+    case LOOP_ST_WORKSPACE: {   /* element 0 of a halo'd buffer lies `base` elements into its slice */
+        int64_t at = b->offset + b->base * (int64_t)ir_dtype_size(b->dtype);
+        LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)at, 0);
         return LLVMBuildInBoundsGEP2(A, c->t_i8, c->args[2], &off, 1, b->name);
     }
     case LOOP_ST_LOCAL: {

@@ -134,7 +134,8 @@ LLVMValueRef cg_gpu_root_ptr(CgCtx *c, int i)
     LLVMValueRef base = LLVMGetParam(c->fn, (unsigned)k);
     if (b->storage != LOOP_ST_WORKSPACE)
         return base;
-    LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)b->offset, 0);
+    int64_t at = b->offset + b->base * (int64_t)ir_dtype_size(b->dtype);
+    LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)at, 0);
     return LLVMBuildInBoundsGEP2(c->ab, c->t_i8, base, &off, 1, b->name);
 }
 

@@ -356,6 +356,9 @@ int low_fused_flat_ok(Low *L)
             const IrTensor *t = mn->in[k] >= 0 && mn->in[k] != chain ? &L->g->tensors[mn->in[k]] : NULL;
             if (t && !ir_shape_equal(&t->v.shape, ys) && ir_shape_numel(&t->v.shape) != 1)
                 return 0;
+            int b = t ? L->tbuf[mn->in[k]] : -1;          /* a halo'd operand: rows apart by more */
+            if (b >= 0 && (L->p->bufs[b].halo_rows || L->p->bufs[b].halo_cols))
+                return 0;
         }
         chain = mn->out[0];
     }
@@ -394,6 +397,39 @@ int low_copy(Low *L)
 {
     return low_copy_bufs(L, low_out(L, 0), low_in(L, 0),
                          L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op));
+}
+
+/* The halo of buffer b (loop_buf_halo) set to its fill value, one kernel:
+ * before each channel's first row (and once more after the last channel) the
+ * halo columns of the row before and the halo rows, then the halo columns
+ * after each row but a channel's last.  Indices are relative to element 0,
+ * so the first stretch starts at -base. */
+int low_halo_fill(Low *L, int b)
+{
+    const LoopBuf *B = low_buf(L, b);
+    int64_t nc = B->shape.dims[0] * B->shape.dims[1], H = B->shape.dims[2], W = B->shape.dims[3];
+    int64_t rs = B->strides[2], cs = B->strides[1], hc = B->halo_cols, lead = hc + (int64_t)B->halo_rows * rs;
+    int v[2], u[3];
+    LoopStmt *k = loop_block(L->p);
+    if (!k || low_vars(L, 2, "i", v) || low_vars(L, 3, "i", u))
+        return low_oom(L);
+    LoopExpr *fill = low_const(L, B->dtype, B->halo_fill);
+    LoopExpr *at = low_bin(L, LOOP_SUB, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, v[0]), low_i(L, cs)),
+                                                 low_v(L, v[1])), low_i(L, B->base));
+    int64_t ext0[2] = { nc + 1, lead };
+    if (lead && low_add(L, k, low_nest(L, 2, v, ext0, low_store(L, b, at, fill))))
+        return low_oom(L);
+    if (hc && H > 1) {
+        LoopExpr *at1 = low_bin(L, LOOP_ADD,
+                                low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, u[0]), low_i(L, cs)),
+                                        low_bin(L, LOOP_MUL, low_v(L, u[1]), low_i(L, rs))),
+                                low_bin(L, LOOP_ADD, low_v(L, u[2]), low_i(L, W)));
+        int64_t ext1[3] = { nc, H - 1, hc };
+        if (low_add(L, k, low_nest(L, 3, u, ext1, low_store(L, b, at1, low_const(L, B->dtype, B->halo_fill)))))
+            return low_oom(L);
+    }
+    L->halo_kernel = L->p->n_kernels;
+    return low_kernel(L, k);
 }
 
 /* -------------------------------------------------------------- driver */
@@ -549,6 +585,7 @@ static int lower_node(Low *L, const PassSchedule *s)
     }
     L->oom = 0;
     L->fused_stores = 0;
+    L->halo_kernel = -1;
     int k0 = L->p->n_kernels;
     int r = fn(L);
     if (r == 0 && L->fuse_n)
@@ -594,7 +631,8 @@ static int check_fused_stores(Low *L, int k0)
 {
     int y = low_out(L, 0), direct = 0;
     for (int k = k0; k < L->p->n_kernels; k++)
-        direct += count_stores(L->p->kernels[k].body, y);
+        if (k != L->halo_kernel)
+            direct += count_stores(L->p->kernels[k].body, y);
     direct -= L->fused_stores;
     if (direct == 0)
         return 0;

@@ -50,9 +50,10 @@ static int ew_run(Low *L, Ew *e)
     const IrShape *ys = &low_buf(L, low_out(L, 0))->shape;
     e->flat = !L->fuse_n || low_fused_flat_ok(L);
     for (int i = 0; i < e->n; i++)
-        if (e->buf[i] >= 0 && !ir_shape_equal(&low_buf(L, e->buf[i])->shape, ys) &&
-            ir_shape_numel(&low_buf(L, e->buf[i])->shape) != 1)
-            e->flat = 0;
+        if (e->buf[i] >= 0 && ((!ir_shape_equal(&low_buf(L, e->buf[i])->shape, ys) &&
+                                ir_shape_numel(&low_buf(L, e->buf[i])->shape) != 1) ||
+                               low_buf(L, e->buf[i])->halo_rows || low_buf(L, e->buf[i])->halo_cols))
+            e->flat = 0;                          /* a halo'd operand (loop_buf_halo) is read through its strides */
     return e->flat ? low_map_flat(L, low_out(L, 0), ew_elem, e) : low_map(L, low_out(L, 0), ew_elem, e);
 }
 

@@ -58,6 +58,7 @@ struct Gemm {
     const float *w, *bv;
     IrWindow win;
     int64_t x_strides[IR_MAX_RANK];
+    int64_t a_off;                /* Conv reading a halo'd input in place: element offset of padded (0, 0) */
     int trans_a, trans_b;
     double alpha, beta;
 };
@@ -66,6 +67,9 @@ static LoopExpr *add(Low *L, LoopExpr *a, LoopExpr *b) { return low_bin(L, LOOP_
 static LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MUL, a, low_i(L, k)); }
 
 static int pack_bias(Low *L, Gemm *t);
+
+/* Rows no longer contiguous: a buffer laid out with a halo (loop_buf_halo). */
+static int is_halo(const LoopBuf *b) { return b->halo_rows || b->halo_cols; }
 
 /* B known only at run time (MatMul / Gemm): a kernel of its own packs it
  * into a workspace buffer, alpha applied:
@@ -197,17 +201,23 @@ static void unflatten(Low *L, LoopExpr *pos, const int64_t *dims, int rank, Loop
  * output (chan != NULL), or `pos` unflattened over the leading dims then
  * `col` for a MatMul-shaped one. */
 static LoopStmt *out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, LoopExpr *pos, LoopExpr *col,
-                           LoopExpr *v)
+                           LoopExpr *const *sp, LoopExpr *v)
 {
-    if (low_fused_flat_ok(L))
-        return low_fused_store_flat(L, flat, v);
     const LoopBuf *yb = low_buf(L, low_out(L, 0));
+    /* flat: the members' operands are read at the output's flat index, which
+     * a halo'd output's is not (unless nothing is fused) */
+    if (low_fused_flat_ok(L) && (!is_halo(yb) || !L->fuse_n))
+        return low_fused_store_flat(L, flat, v);
     LoopExpr *idx[IR_MAX_RANK];
     int r = yb->shape.rank;
     if (chan) {
         idx[0] = n;
         idx[1] = chan;
-        unflatten(L, pos, yb->shape.dims + 2, r - 2, idx + 2);
+        if (sp)
+            for (int i = 2; i < r; i++)
+                idx[i] = sp[i - 2];
+        else
+            unflatten(L, pos, yb->shape.dims + 2, r - 2, idx + 2);
     } else {
         if (r > 1)
             unflatten(L, pos, yb->shape.dims, r - 1, idx);
@@ -221,9 +231,9 @@ static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, Lo
 {
     LoopExpr *flat = t->y_index(L, t, n, g, row, col);
     if (t->y_index == mm_y_index)
-        return out_store(L, flat, NULL, NULL, row, col, v);
+        return out_store(L, flat, NULL, NULL, row, col, NULL, v);
     return out_store(L, flat, low_v(L, n), add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col)), row, NULL,
-                     v);
+                     NULL, v);
 }
 
 
@@ -328,9 +338,8 @@ static int gemm_emit(Low *L, Gemm *t)
 }
 
 /* Is there a block for this schedule? */
-static int tile_init(Low *L, Gemm *t)
+static int tile_init(const PassSchedule *s, Gemm *t)
 {
-    const PassSchedule *s = L->s;
     memset(t, 0, sizeof *t);
     return s && s->tile_nr >= 4 && s->tile_mr >= 1 && s->tile_mr <= TILE_MAX_MR;
 }
@@ -340,9 +349,9 @@ static int tile_init(Low *L, Gemm *t)
  * (at least 4 lanes), with more rows (8) as the block gets narrower so that
  * enough independent accumulators hide the FMA latency.  0 when the GEMM is
  * too small or too narrow to pay. */
-static int tile_pays(Low *L, Gemm *t)
+static int tile_pays(const PassSchedule *s, Gemm *t)
 {
-    int nr = L->s->tile_nr, mr = L->s->tile_mr;
+    int nr = s->tile_nr, mr = s->tile_mr;
     while (nr > 4 && t->N * 4 < nr * 3) {
         nr /= 2;
         mr = 8 < TILE_MAX_MR ? 8 : TILE_MAX_MR;
@@ -363,6 +372,8 @@ static LoopExpr *conv_a_base(Low *L, const Gemm *t, int n, int g, LoopExpr *row)
     const IrWindow *w = &t->win;
     LoopExpr *e = add(L, mul(L, low_v(L, n), t->x_strides[0]),
                       mul(L, low_v(L, g), (w->channels_in / w->group) * t->x_strides[1]));
+    if (t->a_off)
+        e = add(L, e, low_i(L, t->a_off));
     int64_t below = 1;                        /* positions of the dims after i */
     for (int i = w->rank - 1; i >= 0; i--) {
         LoopExpr *o = loop_expr_copy(L->p, row);
@@ -389,6 +400,11 @@ static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row
 {
     const LoopBuf *y = low_buf(L, t->y);
     LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), col);
+    if (is_halo(y)) {                 /* 2-D: row = oh * OW + ow, rows OW apart no longer */
+        int64_t OW = t->win.out[1];
+        row = add(L, mul(L, low_bin(L, LOOP_DIV, row, low_i(L, OW)), y->strides[2]),
+                  low_bin(L, LOOP_MOD, loop_expr_copy(L->p, row), low_i(L, OW)));
+    }
     return add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1])), row);
 }
 
@@ -398,6 +414,21 @@ static float conv_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
 }
 
 static float conv_bias_at(const Gemm *t, int64_t g, int64_t col) { return t->bv[g * t->N + col]; }
+
+/* The kernel a Conv or MaxPool gets (tile_kind). */
+enum { TK_NONE, TK_DW, TK_POOL, TK_PW, TK_DIRECT, TK_GEMM };
+
+/* What a 2-D window kernel reads around its input: rows above and below
+ * each channel and columns left and right of each row (of `fill`), and
+ * `reach`: one past the furthest column a load touches, counted from a row's
+ * first element (lanes past the output row's end included; their values are
+ * never stored). */
+typedef struct HaloNeed {
+    int64_t rows, cols, reach;
+    double fill;
+} HaloNeed;
+
+static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off);
 
 /* xp = x padded with `fill` by the window's pads, the last dim by `extra`
  * more, the one before by `extra_h` more, and `slack` elements allocated
@@ -460,7 +491,8 @@ static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int ch
     LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])),
                               mul(L, low_v(L, oh), ys[2])), col);
     LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
-    LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, acc_at(L, acc, r, nr, c));
+    LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
+    LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, acc_at(L, acc, r, nr, c));
     if (OW % nr)
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
     return vec_loop(L, tile, c, st, nr);
@@ -472,7 +504,7 @@ static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int ch
  *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
  * The padded input has enough columns for the last block's lanes, and the
  * lanes past the row's end are masked at the store. */
-static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool)
+static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed *h)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
@@ -487,8 +519,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool)
     int64_t need_h = (OH - 1) * sh + (KH - 1) * dh + 1, have_h = w->in[0] + w->pad_begin[0] + w->pad_end[0];
     int64_t extra_h = need_h > have_h ? need_h - have_h : 0;     /* MaxPool's ceil_mode windows */
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
-    int pad = extra || extra_h || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
-    int xp = pad ? pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0) : x;
+    int64_t xoff = 0;
+    int xp = in_place(L, x, w, h, &xoff) ? x : pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return -1;
@@ -502,7 +534,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool)
     if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
-    int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
+    int chan = low_let(L, tile, "xc", add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), low_i(L, xoff)), 0);
     int ow0 = chan < 0 ? -1 : low_let(L, tile, "ow0", mul(L, low_v(L, wt), nr), 0);
     if (ow0 < 0)
         return low_oom(L);
@@ -583,7 +615,7 @@ static int pick_mr(Low *L, int nr, int64_t rows)
  * and the block is stored as MR contiguous row pieces (masked past the row's
  * end) — where the GEMM form would spend more on scattering its output
  * block than on its short reduction. */
-static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt)
+static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const HaloNeed *h)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
@@ -597,8 +629,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt)
     int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
     int64_t extra = need > have ? need - have : 0;
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
-    int pad = extra || slack || w->pad_begin[0] || w->pad_end[0] || w->pad_begin[1] || w->pad_end[1];
-    int xp = pad ? pad_input(L, x, w, 0, extra, slack, 0.0) : x;
+    int64_t xoff = 0;
+    int xp = in_place(L, x, w, h, &xoff) ? x : pad_input(L, x, w, 0, extra, slack, 0.0);
     int bb = low_has(L, 2) ? low_in(L, 2) : -1;
     if (xp < 0 || (low_has(L, 2) && bb < 0))
         return -1;
@@ -628,8 +660,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt)
     LoopStmt *tile, *kb;
     if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
-    LoopExpr *xrow = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
-                         mul(L, low_v(L, oh), sh * xs[2]));
+    LoopExpr *xrow = add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
+                                mul(L, low_v(L, oh), sh * xs[2])), low_i(L, xoff));
     int xr = low_let(L, tile, "xrow", xrow, 0);
     int ow0 = xr < 0 ? -1 : low_let(L, tile, "ow0", mul(L, low_v(L, wt_), nr), 0);
     if (ow0 < 0)
@@ -672,30 +704,36 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt)
  *   acc[r][:] = bias[co_r];  acc[r][:] += W[co_r, ci] * X[ci, p0 : p0+NR];  Y[co_r, p0 : p0+NR] = acc[r]
  * The last block starts at P - NR (NR <= P), overlapping the one before:
  * its pixels are computed again by the same operations in the same order and
- * stored with the same values, so no lane needs a mask or reads past the row. */
+ * stored with the same values, so no lane needs a mask or reads past the row.
+ * A halo'd Y (rows apart by more than OW) takes the blocks along each row
+ * instead: p0 = (oh, min(wt*NR, OW - NR)), NR <= OW. */
 static int pw_emit(Low *L, const IrWindow *w, int x, int y)
 {
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
     for (int i = 0; i < w->rank; i++)
         P *= w->out[i];
+    int rows = is_halo(low_buf(L, y)) || is_halo(low_buf(L, x));
+    int64_t OH = rows ? w->out[0] : 1, OW = rows ? w->out[1] : P;
     int nr = L->s->tile_nr;
-    while (nr > 4 && P < nr)
+    while (nr > 4 && OW < nr)
         nr /= 2;
     int mr = pick_mr(L, nr, cout);
-    int64_t mt_n = (cout + mr - 1) / mr, n_pt = (P + nr - 1) / nr;
+    int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
     const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
-    int n, g, mt, pt, ci;
+    int n, g, mt, oh, pt, ci;
     if (wb < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
-        low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
+        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
     if (block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
-    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, P - nr)), 0);
-    int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", add(L, add(L, mul(L, low_v(L, n), xs[0]),
-                                                            mul(L, low_v(L, g), cin * xs[1])), low_v(L, p0)), 0);
+    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, OW - nr)), 0);
+    LoopExpr *xrow = rows ? mul(L, low_v(L, oh), xs[2]) : low_i(L, 0);
+    int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]),
+                                                                    mul(L, low_v(L, g), cin * xs[1])), xrow),
+                                                         low_v(L, p0)), 0);
     if (xb < 0)
         return low_oom(L);
     int co[TILE_MAX_MR];
@@ -717,16 +755,18 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         int c;
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), low_v(L, p0)),
-                           low_v(L, c));
+        LoopExpr *col = add(L, low_v(L, p0), low_v(L, c));
+        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
+                                  rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0)), col);
         LoopExpr *v = acc_at(L, acc, r, nr, c);
-        LoopExpr *pos = add(L, low_v(L, p0), low_v(L, c));
-        if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, v), nr))
+        LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
+        LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
+        if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v), nr))
             return low_oom(L);
     }
-    int vars[4] = { n, g, mt, pt };
-    int64_t ext[4] = { w->batch, G, mt_n, n_pt };
-    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+    int vars[5] = { n, g, mt, oh, pt };
+    int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
+    return low_kernel(L, low_nest(L, 5, vars, ext, tile));
 }
 
 /* 1x1 window, unit strides, no padding. */
@@ -746,48 +786,190 @@ static int pad_neg(const IrWindow *w)
     return 0;
 }
 
+/* The kernel low_conv_tiled / low_maxpool_tiled build for node n under
+ * schedule s — decided from the graph alone (shapes, attributes, constant
+ * weights), so that a producer can ask what its consumers will read; the
+ * window and GEMM sizes in t.  -1: a bad window (diagnostic in d). */
+static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, Gemm *t, UtilDiag *d)
+{
+    if (!tile_init(s, t) || n->n_in < 1 || n->in[0] < 0 || n->n_out < 1 || n->out[0] < 0)
+        return TK_NONE;
+    const IrArray *x = &g->tensors[n->in[0]].v;
+    if (x->dtype != IR_DT_F32 || g->tensors[n->out[0]].v.dtype != IR_DT_F32)
+        return TK_NONE;
+    if (n->op == IR_OP_MaxPool) {
+        if ((n->n_out > 1 && n->out[1] >= 0) || x->shape.rank != 4)
+            return TK_NONE;
+        if (ir_window(g, n, &x->shape, NULL, &t->win, d) != 0)
+            return -1;
+        return t->win.out[1] < 4 || pad_neg(&t->win) ? TK_NONE : TK_POOL;
+    }
+    if (n->op != IR_OP_Conv || n->n_in < 2 || n->in[1] < 0)
+        return TK_NONE;
+    const IrArray *wk = &g->tensors[n->in[1]].v;
+    const IrArray *bk = n->n_in > 2 && n->in[2] >= 0 ? &g->tensors[n->in[2]].v : NULL;
+    if (!wk->data || wk->dtype != IR_DT_F32 || (bk && (!bk->data || bk->dtype != IR_DT_F32)))
+        return TK_NONE;
+    if (ir_window(g, n, &x->shape, &wk->shape, &t->win, d) != 0)
+        return -1;
+    const IrWindow *w = &t->win;
+    t->batch = w->batch;
+    t->G = w->group;
+    t->N = w->channels_out / w->group;
+    t->M = 1;
+    t->K = w->channels_in / w->group;
+    for (int i = 0; i < w->rank; i++) {
+        t->M *= w->out[i];
+        t->K *= w->kernel[i];
+    }
+    if (pad_neg(w))
+        return TK_NONE;
+    if (w->rank == 2 && t->K == w->kernel[0] * w->kernel[1] && t->N <= 4 && w->out[1] >= 4)
+        return TK_DW;
+    if (w->rank < 1 || w->rank > 3 || !tile_pays(s, t))
+        return TK_NONE;
+    if (pointwise(w) && t->M >= s->tile_nr)
+        return TK_PW;
+    if (w->rank == 2 && t->K <= 160 && w->out[1] * 2 >= s->tile_nr)
+        return TK_DIRECT;
+    return TK_GEMM;
+}
+
+/* What a 2-D window kernel of kind k reads around its input (HaloNeed). */
+static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed *h)
+{
+    int64_t KH = w->kernel[0], KW = w->kernel[1], sh = w->stride[0], sw = w->stride[1];
+    int64_t dh = w->dilation[0], dw = w->dilation[1], OH = w->out[0], OW = w->out[1];
+    int64_t H = w->in[0], W = w->in[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
+    int64_t bottom = (OH - 1) * sh + (KH - 1) * dh + 1 - H - pt, right = (OW - 1) * sw + (KW - 1) * dw + 1 - W - pl;
+    h->rows = pt > bottom ? pt : bottom;
+    h->cols = pl > right ? pl : right;
+    h->fill = k == TK_POOL ? -INFINITY : 0.0;
+    h->reach = W + right;
+    if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
+        int nr = k == TK_DIRECT ? s->tile_nr : s->tile_nr / 2;
+        while (nr > 4 && OW * 4 < nr * 3)
+            nr /= 2;
+        int64_t owt = (OW + nr - 1) / nr;
+        h->reach = (owt * nr - 1) * sw + (KW - 1) * dw + 1 - pl + (sw > 1 ? sw - 1 : 0);
+    }
+}
+
+/* Can the kernel read buffer b in place for window w, needing h?  Then
+ * *off = the element offset that makes padded coordinates (0, 0) index it. */
+static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off)
+{
+    const LoopBuf *B = low_buf(L, b);
+    if (B->shape.rank != 4 || B->strides[3] != 1 || B->halo_rows < h->rows || B->halo_cols < h->cols ||
+        ((h->rows || h->cols) && B->halo_fill != h->fill) || B->slack < h->reach - w->in[1] - B->halo_cols)
+        return 0;
+    *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
+    return 1;
+}
+
+/* The output of this window kernel laid out with the halo its consumers
+ * read (loop_buf_halo; a kernel of its own fills the halo first), when
+ * every consumer is a 2-D window kernel of this file that would otherwise
+ * copy it into a padded buffer: the copy goes, and with it the second buffer
+ * that lived beside the first.  The caller's stores go through the strides.
+ * 0, or -1 out of memory. */
+static int halo_output(Low *L)
+{
+    const IrGraph *g = L->g;
+    int t = g->nodes[L->node + L->fuse_n].out[0], y = low_out(L, 0);
+    if (t < 0 || y < 0)
+        return 0;
+    const LoopBuf *yb = low_buf(L, y);
+    if (yb->storage != LOOP_ST_WORKSPACE || yb->shape.rank != 4 || yb->alias_of >= 0 || is_halo(yb) ||
+        yb->dtype != IR_DT_F32)
+        return 0;
+    HaloNeed all = { 0, 0, 0, 0.0 };
+    int64_t sw1 = 0;
+    int gain = 0, filled = 0;
+    for (int i = L->node + L->fuse_n + 1; i < g->n_nodes; i++) {
+        const IrNode *c = &g->nodes[i];
+        int reads = 0, later = 0;
+        for (int k = 0; !c->dead && k < c->n_in; k++)
+            if (c->in[k] == t) {
+                later |= k > 0;
+                reads = 1;
+            }
+        if (!reads)
+            continue;
+        if (c->op == IR_OP_Add || c->op == IR_OP_Sub || c->op == IR_OP_Mul || c->op == IR_OP_Div)
+            continue;               /* elementwise: reads a halo'd operand through its strides (ew_run) */
+        if (later)
+            return 0;
+        Gemm cg;
+        UtilDiag d;
+        util_diag_init(&d);
+        int kind = tile_kind(L->s, g, c, &cg, &d);
+        if (kind == TK_PW && cg.win.rank == 2 && cg.win.out[1] * 2 >= L->s->tile_nr)
+            continue;               /* pointwise: along the rows of a halo'd input (pw_emit) */
+        if (!(kind == TK_DW || kind == TK_POOL || kind == TK_DIRECT || (kind == TK_GEMM && cg.win.rank == 2)))
+            return 0;
+        HaloNeed h;
+        halo_need(L->s, kind, &cg.win, &h);
+        if (h.rows || h.cols) {
+            if (filled && h.fill != all.fill)
+                return 0;
+            all.fill = h.fill;
+            filled = 1;
+        }
+        int64_t off;
+        gain |= !in_place(L, y, &cg.win, &h, &off);
+        all.rows = h.rows > all.rows ? h.rows : all.rows;
+        all.cols = h.cols > all.cols ? h.cols : all.cols;
+        all.reach = h.reach > all.reach ? h.reach : all.reach;
+        if (cg.win.stride[1] - 1 > sw1)
+            sw1 = cg.win.stride[1] - 1;
+    }
+    int64_t slack = all.reach - yb->shape.dims[3] - all.cols;
+    if (slack < sw1)
+        slack = sw1;
+    if (!gain || all.rows > 64 || all.cols > 64 || slack > (1 << 20) ||
+        loop_buf_halo(L->p, y, (int)all.rows, (int)all.cols, all.fill, (int)slack))
+        return 0;
+    return low_halo_fill(L, y);
+}
+
 int low_conv_tiled(Low *L)
 {
     Gemm t;
-    if (!tile_init(L, &t) || !low_has(L, 1))
-        return 1;
-    const IrArray *wk = low_known(L, 1), *bk = low_has(L, 2) ? low_known(L, 2) : NULL;
+    int kind = tile_kind(L->s, L->g, L->n, &t, L->d);
+    if (kind <= 0)
+        return kind < 0 ? -1 : 1;
     int x = low_in(L, 0), y = low_out(L, 0);
-    if (x < 0 || y < 0 || !wk || (low_has(L, 2) && (!bk || bk->dtype != IR_DT_F32)) || wk->dtype != IR_DT_F32 ||
-        low_buf(L, x)->dtype != IR_DT_F32 || low_buf(L, y)->dtype != IR_DT_F32)
-        return 1;
-    if (ir_window(L->g, L->n, &low_buf(L, x)->shape, &wk->shape, &t.win, L->d) != 0)
-        return -1;
+    if (x < 0 || y < 0 || low_in(L, 1) < 0 || (low_has(L, 2) && low_in(L, 2) < 0))
+        return low_oom(L);
     const IrWindow *w = &t.win;
-    t.batch = w->batch;
-    t.G = w->group;
-    t.N = w->channels_out / w->group;
-    t.M = 1;
-    t.K = w->channels_in / w->group;
-    int pad = 0;
-    for (int i = 0; i < w->rank; i++) {
-        t.M *= w->out[i];
-        t.K *= w->kernel[i];
-        pad |= w->pad_begin[i] != 0 || w->pad_end[i] != 0;
-    }
-    if (pad_neg(w))
-        return 1;
-    if (w->rank == 2 && t.K == w->kernel[0] * w->kernel[1] && t.N <= 4 && w->out[1] >= 4 && !pad_neg(w))
-        return dw_emit(L, w, x, 0);                /* depthwise */
-    if (w->rank < 1 || w->rank > 3 || !tile_pays(L, &t))
-        return 1;
-    if (pointwise(w) && t.M >= L->s->tile_nr)
+    if ((kind != TK_PW || w->out[1] * 2 >= L->s->tile_nr) && halo_output(L))
+        return -1;
+    HaloNeed h;
+    if (w->rank == 2)
+        halo_need(L->s, kind, w, &h);
+    const IrArray *wk = low_known(L, 1), *bk = low_has(L, 2) ? low_known(L, 2) : NULL;
+    if (kind == TK_DW)
+        return dw_emit(L, w, x, 0, &h);
+    if (kind == TK_PW)
         return pw_emit(L, w, x, y);
-    if (w->rank == 2 && t.K <= 160 && w->out[1] * 2 >= L->s->tile_nr)
-        return direct_emit(L, w, x, wk->data);
+    if (kind == TK_DIRECT)
+        return direct_emit(L, w, x, wk->data, &h);
+    int pad = 0;
+    for (int i = 0; i < w->rank; i++)
+        pad |= w->pad_begin[i] != 0 || w->pad_end[i] != 0;
     t.w = wk->data;
     t.b_rt = -1;
     t.bv = bk ? bk->data : NULL;
     t.b_at = conv_b_at;
     t.bias_at = bk ? conv_bias_at : NULL;
     t.y = y;
-    t.a = pad ? pad_input(L, x, w, 0, 0, 0, 0.0) : x;
-    if (t.a < 0)
+    t.a = x;
+    if (w->rank == 2 && in_place(L, x, w, &h, &t.a_off))
+        pad = 0;
+    else if (pad)
+        t.a_off = 0;
+    if (pad && (t.a = pad_input(L, x, w, 0, 0, 0, 0.0)) < 0)
         return -1;
     memcpy(t.x_strides, low_buf(L, t.a)->strides, sizeof t.x_strides);
     t.nk = 1 + w->rank;
@@ -839,7 +1021,7 @@ static float mm_bias_at(const Gemm *t, int64_t g, int64_t col)
 static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta, int has_c)
 {
     Gemm t;
-    if (!tile_init(L, &t))
+    if (!tile_init(L->s, &t))
         return 1;
     const IrArray *bk = low_known(L, 1), *ck = has_c ? low_known(L, 2) : NULL;
     int a = low_in(L, 0), y = low_out(L, 0), b = bk ? -1 : low_in(L, 1);
@@ -869,7 +1051,7 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
     }
     int64_t mn;
     if (t.M <= 0 || util_mul_overflow_i64(t.M, t.N, &mn) || ir_shape_numel(&low_buf(L, y)->shape) != mn ||
-        !tile_pays(L, &t))
+        !tile_pays(L->s, &t))
         return 1;
     t.batch = t.G = 1;
     t.a = a;
@@ -906,13 +1088,15 @@ int low_gemm_tiled(Low *L)
 int low_maxpool_tiled(Low *L)
 {
     Gemm t;
-    int x = low_in(L, 0), y = low_out(L, 0);
-    if (!tile_init(L, &t) || x < 0 || y < 0 || (L->n->n_out > 1 && L->n->out[1] >= 0) ||
-        low_buf(L, x)->dtype != IR_DT_F32 || low_buf(L, x)->shape.rank != 4)
-        return 1;
-    if (ir_window(L->g, L->n, &low_buf(L, x)->shape, NULL, &t.win, L->d) != 0)
+    int kind = tile_kind(L->s, L->g, L->n, &t, L->d);
+    if (kind <= 0)
+        return kind < 0 ? -1 : 1;
+    int x = low_in(L, 0);
+    if (x < 0 || low_out(L, 0) < 0)
+        return low_oom(L);
+    if (halo_output(L))
         return -1;
-    if (t.win.out[1] < 4 || pad_neg(&t.win))
-        return 1;
-    return dw_emit(L, &t.win, x, 1);
+    HaloNeed h;
+    halo_need(L->s, kind, &t.win, &h);
+    return dw_emit(L, &t.win, x, 1, &h);
 }

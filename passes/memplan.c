@@ -9,6 +9,8 @@
  *    sees them), dtype and size: element i is read before element i is
  *    written and nothing else is touched.  The two share one slot whose
  *    interval is the union.
+ *    (Not with reuse off, -O0: every buffer keeps a slice of its own, so
+ *    that each intermediate tensor can still be read after a run.)
  * 3. Placement: first fit — each slot at the lowest aligned offset where it
  *    overlaps no placed slot whose interval intersects its own — in four
  *    orders (decreasing size, first use, size x lifetime, lifetime); the
@@ -127,6 +129,7 @@ static void in_place(const LoopProgram *p, const IrGraph *g, Slot *s)
             for (int i = 0; i < c.n_loads; i++) {
                 int in = c.loads[i], r = root_buf(p, in);
                 if (!is_ws_root(p, r) || r == o || s[group_of(s, r)].last != k || s[r].size != s[o].size ||
+                    p->bufs[r].halo_rows || p->bufs[r].halo_cols || p->bufs[o].halo_rows || p->bufs[o].halo_cols ||
                     p->bufs[in].dtype != p->bufs[o].dtype || !ir_shape_equal(&p->bufs[in].shape, &p->bufs[o].shape))
                     continue;
                 int gr = group_of(s, r);
@@ -237,7 +240,9 @@ static int64_t place(Slot *s, const Key *order, int n, int *placed, Span *ov)
     return total;
 }
 
-int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d)
+int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d) { return pass_plan_memory_opt(p, g, 1, d); }
+
+int pass_plan_memory_opt(LoopProgram *p, const IrGraph *g, int reuse, UtilDiag *d)
 {
     size_t nb = (size_t)(p->n_bufs > 0 ? p->n_bufs : 1);
     Slot *s = liveness(p);
@@ -251,11 +256,17 @@ int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d)
         free(ov);
         return util_error(d, util_loc_file(g ? g->file : NULL), "out of memory while planning memory");
     }
-    in_place(p, g, s);
+    if (reuse)
+        in_place(p, g, s);
     int n = 0;
     for (int b = 0; b < p->n_bufs; b++)
-        if (is_ws_root(p, b) && group_of(s, b) == b && s[b].first >= 0)
+        if (is_ws_root(p, b) && group_of(s, b) == b && s[b].first >= 0) {
+            if (!reuse) {                         /* every buffer live throughout: no slot shared */
+                s[b].first = 0;
+                s[b].last = p->n_kernels;
+            }
             order[n++] = (Key){ s[b].size, s[b].first, b };
+        }
     /* First fit in several orders; the smallest plan wins (ties: the first order). */
     int64_t best = -1;
     int best_k = 0;
@@ -290,8 +301,8 @@ int64_t pass_workspace_lower_bound(const LoopProgram *p)
     for (int k = 0; k < p->n_kernels; k++) {
         int64_t sum = 0;
         for (int b = 0; b < p->n_bufs; b++)
-            if (is_ws_root(p, b) && s[b].first >= 0 && s[b].first <= k && k <= s[b].last)
-                sum += s[b].size;
+            if (is_ws_root(p, b) && p->bufs[b].tensor >= 0 && s[b].first >= 0 && s[b].first <= k && k <= s[b].last)
+                sum += align_up(ir_shape_numel(&p->bufs[b].shape) * (int64_t)ir_dtype_size(p->bufs[b].dtype));
         if (sum > best)
             best = sum;
     }

@@ -59,10 +59,14 @@ void pass_apply_schedule(LoopProgram *p, const PassSchedule *s);
  * buffer.  Sets p->workspace_bytes and p->workspace_align (64).  g is the
  * graph p was lowered from (kernels name their nodes). */
 int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d);
+/* reuse 0 (-O0): no two buffers share bytes, no in-place outputs. */
+int pass_plan_memory_opt(LoopProgram *p, const IrGraph *g, int reuse, UtilDiag *d);
 
-/* Max over kernel order of the total (64-byte aligned) size of the
- * workspace buffers live at once: no plan can be smaller (without in-place
- * reuse).  For reports. */
+/* Max over kernel order of the total size (each 64-byte aligned) of the
+ * intermediate tensors of the graph live at once, at their plain size: the
+ * bound a plan is measured against (kernel scratch such as padded copies and
+ * halos is what a plan adds to it; in-place reuse may take it below).  For
+ * reports. */
 int64_t pass_workspace_lower_bound(const LoopProgram *p);
 
 /* ------------------------------------------------- graph optimization */

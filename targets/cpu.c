@@ -45,7 +45,7 @@ static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, int jit, 
     p->name = util_arena_strdup(&p->arena, o->name);         /* symbols: NAME_run, NAME_run_ptrs */
     pass_apply_schedule(p, &sched);                          /* vectorize, unroll, parallel loops */
     loop_simplify(p);                                        /* index algebra */
-    if (pass_plan_memory(p, g, d) || loop_verify(p, d)) {    /* workspace offsets */
+    if (pass_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* workspace offsets */
         loop_program_free(p);
         return NULL;
     }

@@ -70,7 +70,7 @@ LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
         return NULL;
     }
     loop_simplify(p);                                        /* index algebra */
-    if (pass_plan_memory(p, g, d) || loop_verify(p, d)) {    /* device workspace offsets */
+    if (pass_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* device workspace offsets */
         loop_program_free(p);
         return NULL;
     }

@@ -69,14 +69,14 @@ static void info_collect(const IrGraph *g, InfoStats *s)
  * workspace_bytes is the default object's NAME_WORKSPACE_SIZE; NULL when
  * lowering or planning does not succeed for this model (its diagnostic is
  * dropped). */
-static LoopProgram *planned(const IrGraph *g)
+static LoopProgram *planned(const IrGraph *g, int opt_level)
 {
     UtilDiag d;
     util_diag_init(&d);
     CgOptions co = { 0 };
     PassSchedule s = pass_schedule_cpu(cg_simd_bits(&co, 0));
     LoopProgram *p = pass_lower(g, &s, &d);
-    if (p && pass_plan_memory(p, g, &d)) {
+    if (p && pass_plan_memory_opt(p, g, opt_level > 0, &d)) {
         loop_program_free(p);
         p = NULL;
     }
@@ -234,7 +234,7 @@ int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag
         return -1;
     }
     info_collect(g, &s[1]);
-    LoopProgram *p = planned(g);
+    LoopProgram *p = planned(g, opt_level);
     int rc = 0;
     if (json)
         rc = info_json(g, &s[0], &s[1], p, opt_level, out, d);

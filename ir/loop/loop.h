@@ -41,6 +41,16 @@ typedef struct LoopBuf {
     int slack;               /* elements allocated past the end (included in bytes): a strided
                                 vector load may read up to k-1 elements past its last lane */
     int tensor;              /* graph tensor it came from, or -1 */
+    /* A halo (loop_buf_halo): a 4-D [N, C, H, W] WORKSPACE buffer laid out
+     * with halo_rows rows of halo_fill between consecutive channels (and
+     * before the first and after the last) and halo_cols columns of it after
+     * every row, so that reads up to halo_rows rows above or below a channel
+     * and halo_cols columns left or right of a row see halo_fill: a
+     * convolution reads its padding in place.  strides give the layout;
+     * element [0, 0, 0, 0] is `base` elements from the start of the slice. */
+    int halo_rows, halo_cols;
+    double halo_fill;
+    int64_t base;
 } LoopBuf;
 
 /* ---------------------------------------------------------- expressions */
@@ -175,6 +185,11 @@ void loop_program_free(LoopProgram *p);
 
 int loop_add_buf(LoopProgram *p, const char *name, IrDType dt, const IrShape *shape, LoopStorage st);
 int loop_add_var(LoopProgram *p, const char *hint, IrDType type);
+/* Lays buffer b (4-D, row-major so far) out with a halo of `rows` rows and
+ * `cols` columns of `fill` (LoopBuf.halo_rows) and `slack` more elements at
+ * the end: strides, base, bytes.  -1 when b is not a 4-D workspace buffer or
+ * the size overflows. */
+int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, double fill, int slack);
 int loop_add_kernel(LoopProgram *p, const char *name, LoopStmt *body);
 
 /* Expression builders (arena-allocated; NULL only on out-of-memory). */
