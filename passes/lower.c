@@ -409,13 +409,15 @@ int low_halo_fill(Low *L, int b)
     const LoopBuf *B = low_buf(L, b);
     int64_t nc = B->shape.dims[0] * B->shape.dims[1], H = B->shape.dims[2], W = B->shape.dims[3];
     int64_t rs = B->strides[2], cs = B->strides[1], hc = B->halo_cols, lead = hc + (int64_t)B->halo_rows * rs;
+    /* (elements before the first halo row beyond hc, LoopBuf.base, are only
+     * ever read by lanes whose values are discarded: not filled) */
     int v[2], u[3];
     LoopStmt *k = loop_block(L->p);
     if (!k || low_vars(L, 2, "i", v) || low_vars(L, 3, "i", u))
         return low_oom(L);
     LoopExpr *fill = low_const(L, B->dtype, B->halo_fill);
     LoopExpr *at = low_bin(L, LOOP_SUB, low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, v[0]), low_i(L, cs)),
-                                                 low_v(L, v[1])), low_i(L, B->base));
+                                                 low_v(L, v[1])), low_i(L, lead));
     int64_t ext0[2] = { nc + 1, lead };
     if (lead && low_add(L, k, low_nest(L, 2, v, ext0, low_store(L, b, at, fill))))
         return low_oom(L);

@@ -426,9 +426,12 @@ enum { TK_NONE, TK_DW, TK_POOL, TK_PW, TK_DIRECT, TK_GEMM };
 typedef struct HaloNeed {
     int64_t rows, cols, reach;
     double fill;
+    int mask;            /* can do without the columns: lanes off the row masked (unit column stride) */
 } HaloNeed;
 
-static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off);
+static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked);
+static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill);
+static int col_mask_buf(Low *L, const IrWindow *w, int64_t owp);
 
 /* xp = x padded with `fill` by the window's pads, the last dim by `extra`
  * more, the one before by `extra_h` more, and `slack` elements allocated
@@ -520,8 +523,13 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
     int64_t extra_h = need_h > have_h ? need_h - have_h : 0;     /* MaxPool's ceil_mode windows */
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
     int64_t xoff = 0;
-    int xp = in_place(L, x, w, h, &xoff) ? x : pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
+    int masked = 0;
+    int xp = in_place(L, x, w, h, &xoff, &masked) ? x
+             : pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
+    int mb = masked ? col_mask_buf(L, w, owt * nr) : -1;
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
+    if (masked && mb < 0)
+        return low_oom(L);
     if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return -1;
     const int64_t *xs = low_buf(L, xp)->strides;
@@ -566,6 +574,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
+        if (masked)
+            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0);
         /* max: NaN propagates */
         if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
             return low_oom(L);
@@ -630,8 +640,12 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int64_t extra = need > have ? need - have : 0;
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
     int64_t xoff = 0;
-    int xp = in_place(L, x, w, h, &xoff) ? x : pad_input(L, x, w, 0, extra, slack, 0.0);
+    int masked = 0;
+    int xp = in_place(L, x, w, h, &xoff, &masked) ? x : pad_input(L, x, w, 0, extra, slack, 0.0);
+    int mb = masked ? col_mask_buf(L, w, owt * nr) : -1;
     int bb = low_has(L, 2) ? low_in(L, 2) : -1;
+    if (masked && mb < 0)
+        return low_oom(L);
     if (xp < 0 || (low_has(L, 2) && bb < 0))
         return -1;
     LoopProgram *p = L->p;
@@ -682,6 +696,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         if (wr < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
+        if (masked)
+            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0);
         if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
             return low_oom(L);
     }
@@ -846,6 +862,7 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed 
     h->cols = pl > right ? pl : right;
     h->fill = k == TK_POOL ? -INFINITY : 0.0;
     h->reach = W + right;
+    h->mask = k != TK_GEMM && sw == 1;
     if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
         int nr = k == TK_DIRECT ? s->tile_nr : s->tile_nr / 2;
         while (nr > 4 && OW * 4 < nr * 3)
@@ -857,14 +874,46 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed 
 
 /* Can the kernel read buffer b in place for window w, needing h?  Then
  * *off = the element offset that makes padded coordinates (0, 0) index it. */
-static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off)
+static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked)
 {
     const LoopBuf *B = low_buf(L, b);
-    if (B->shape.rank != 4 || B->strides[3] != 1 || B->halo_rows < h->rows || B->halo_cols < h->cols ||
+    /* masked: the columns off the row read the neighbouring rows (or the
+     * elements before the first halo row, LoopBuf.base) and are replaced */
+    int64_t front = B->base - B->halo_rows * B->strides[2];
+    *masked = B->halo_cols < h->cols;
+    if (B->shape.rank != 4 || B->strides[3] != 1 || B->halo_rows < h->rows ||
+        (*masked && (!h->mask || front < w->pad_begin[1] || B->storage != LOOP_ST_WORKSPACE)) ||
         ((h->rows || h->cols) && B->halo_fill != h->fill) || B->slack < h->reach - w->in[1] - B->halo_cols)
         return 0;
     *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
     return 1;
+}
+
+/* A table for masked columns: M[kw, j] = 1 where output column j's tap kw
+ * falls inside the input row (j < owp, the block-rounded row), else 0. */
+static int col_mask_buf(Low *L, const IrWindow *w, int64_t owp)
+{
+    int64_t KW = w->kernel[1], n = KW * owp;
+    float *m = util_arena_array(&L->p->arena, (size_t)n, sizeof *m);
+    IrShape sh = { .rank = 1, .dims = { n } };
+    int mb = m ? loop_add_buf(L->p, "col_mask", IR_DT_F32, &sh, LOOP_ST_CONST) : -1;
+    if (mb < 0)
+        return -1;
+    for (int64_t kw = 0; kw < KW; kw++)
+        for (int64_t j = 0; j < owp; j++) {
+            int64_t iw = j * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
+            m[kw * owp + j] = iw >= 0 && iw < w->in[1] ? 1.0f : 0.0f;
+        }
+    L->p->bufs[mb].data = m;
+    return mb;
+}
+
+/* x where M[kw, ow0 + c] says the lane's column is inside the row, else fill. */
+static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill)
+{
+    LoopExpr *m = low_load(L, mb, add(L, add(L, mul(L, low_v(L, kw), owp), low_v(L, ow0)), low_v(L, c)), IR_DT_F32);
+    LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), m);
+    return loop_select(L->p, in, x, low_const(L, IR_DT_F32, fill));
 }
 
 /* The output of this window kernel laid out with the halo its consumers
@@ -883,8 +932,8 @@ static int halo_output(Low *L)
     if (yb->storage != LOOP_ST_WORKSPACE || yb->shape.rank != 4 || yb->alias_of >= 0 || is_halo(yb) ||
         yb->dtype != IR_DT_F32)
         return 0;
-    HaloNeed all = { 0, 0, 0, 0.0 };
-    int64_t sw1 = 0;
+    HaloNeed all = { 0, 0, 0, 0.0, 0 };
+    int64_t sw1 = 0, front = 0, W = yb->shape.dims[3];
     int gain = 0, filled = 0;
     for (int i = L->node + L->fuse_n + 1; i < g->n_nodes; i++) {
         const IrNode *c = &g->nodes[i];
@@ -917,18 +966,24 @@ static int halo_output(Low *L)
             filled = 1;
         }
         int64_t off;
-        gain |= !in_place(L, y, &cg.win, &h, &off);
+        int masked;
+        gain |= !in_place(L, y, &cg.win, &h, &off, &masked);
         all.rows = h.rows > all.rows ? h.rows : all.rows;
-        all.cols = h.cols > all.cols ? h.cols : all.cols;
+        /* narrow rows: masked lanes rather than columns that would add a
+         * good part of the tensor (a row of 31 + 1 column: 3%) */
+        if (h.mask && W < 32)
+            front = cg.win.pad_begin[1] > front ? cg.win.pad_begin[1] : front;
+        else
+            all.cols = h.cols > all.cols ? h.cols : all.cols;
         all.reach = h.reach > all.reach ? h.reach : all.reach;
         if (cg.win.stride[1] - 1 > sw1)
             sw1 = cg.win.stride[1] - 1;
     }
-    int64_t slack = all.reach - yb->shape.dims[3] - all.cols;
+    int64_t slack = all.reach - W - all.cols;
     if (slack < sw1)
         slack = sw1;
     if (!gain || all.rows > 64 || all.cols > 64 || slack > (1 << 20) ||
-        loop_buf_halo(L->p, y, (int)all.rows, (int)all.cols, all.fill, (int)slack))
+        loop_buf_halo(L->p, y, (int)all.rows, (int)all.cols, (int)front, all.fill, (int)slack))
         return 0;
     return low_halo_fill(L, y);
 }
@@ -965,7 +1020,8 @@ int low_conv_tiled(Low *L)
     t.bias_at = bk ? conv_bias_at : NULL;
     t.y = y;
     t.a = x;
-    if (w->rank == 2 && in_place(L, x, w, &h, &t.a_off))
+    int masked = 0;
+    if (w->rank == 2 && in_place(L, x, w, &h, &t.a_off, &masked) && !masked)
         pad = 0;
     else if (pad)
         t.a_off = 0;

@@ -186,10 +186,10 @@ void loop_program_free(LoopProgram *p);
 int loop_add_buf(LoopProgram *p, const char *name, IrDType dt, const IrShape *shape, LoopStorage st);
 int loop_add_var(LoopProgram *p, const char *hint, IrDType type);
 /* Lays buffer b (4-D, row-major so far) out with a halo of `rows` rows and
- * `cols` columns of `fill` (LoopBuf.halo_rows) and `slack` more elements at
- * the end: strides, base, bytes.  -1 when b is not a 4-D workspace buffer or
- * the size overflows. */
-int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, double fill, int slack);
+ * `cols` columns of `fill` (LoopBuf.halo_rows), at least `front` elements
+ * before the first halo row and `slack` after the last: strides, base,
+ * bytes.  -1 when b is not a 4-D workspace buffer or the size overflows. */
+int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, int front, double fill, int slack);
 int loop_add_kernel(LoopProgram *p, const char *name, LoopStmt *body);
 
 /* Expression builders (arena-allocated; NULL only on out-of-memory). */

@@ -132,29 +132,31 @@ int loop_add_buf(LoopProgram *p, const char *name, IrDType dt, const IrShape *sh
     return p->n_bufs++;
 }
 
-/* Layout (RS = W + cols, CS = (H + rows) * RS): element (n, c, h, w) at
- *   cols + (n*C + c)*CS + (rows + h)*RS + w
+/* Layout (RS = W + cols, CS = (H + rows) * RS, lead = max(cols, front)):
+ * element (n, c, h, w) at
+ *   lead + (n*C + c)*CS + (rows + h)*RS + w
  * so before each channel's first row lie `rows` halo rows (and, before those,
  * the halo columns of the previous channel's last row); `rows` more rows end
  * the allocation, then the slack. */
-int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, double fill, int slack)
+int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, int front, double fill, int slack)
 {
     LoopBuf *B = &p->bufs[b];
     if (B->shape.rank != 4 || B->storage != LOOP_ST_WORKSPACE || B->alias_of >= 0 || rows < 0 || cols < 0 ||
-        slack < 0)
+        slack < 0 || front < 0)
         return -1;
+    int64_t lead = front > cols ? front : cols;
     const int64_t *d = B->shape.dims;
     int64_t rs, cs, nc, body, total, bytes;
     if (util_add_overflow_i64(d[3], cols, &rs) || util_add_overflow_i64(d[2], rows, &cs) ||
         util_mul_overflow_i64(cs, rs, &cs) || util_mul_overflow_i64(d[0], d[1], &nc) ||
-        util_mul_overflow_i64(nc, cs, &body) || util_add_overflow_i64(body, (int64_t)rows * rs + cols + slack, &total) ||
+        util_mul_overflow_i64(nc, cs, &body) || util_add_overflow_i64(body, (int64_t)rows * rs + lead + slack, &total) ||
         util_mul_overflow_i64(total, (int64_t)ir_dtype_size(B->dtype), &bytes))
         return -1;
     B->strides[3] = 1;
     B->strides[2] = rs;
     B->strides[1] = cs;
     B->strides[0] = d[1] * cs;
-    B->base = cols + (int64_t)rows * rs;
+    B->base = lead + (int64_t)rows * rs;
     B->halo_rows = rows;
     B->halo_cols = cols;
     B->halo_fill = fill;
