@@ -4,7 +4,7 @@
     bench/peers.py [--runs N] [--warmup W] [--threads 1 2] [--out OUT.json] [NAME ...]
 
 Creates bench/.venv on first use (`/usr/bin/python3 -m venv --system-site-packages`, so
-Debian's torch, torchvision and numpy stay visible, then `pip install onnxruntime`) and
+Debian's torch, torchvision and numpy stay visible, then `pip install onnxruntime threadpoolctl`) and
 re-runs itself there.  Each (peer, thread count) is measured in a fresh process so one
 peer's thread pool cannot disturb the other:
 
@@ -40,10 +40,12 @@ def ensure_venv():
     py = VENV / "bin" / "python"
     if Path(sys.prefix).resolve() == VENV.resolve():
         return None
-    if not py.exists() or subprocess.run([str(py), "-c", "import onnxruntime"], capture_output=True).returncode:
+    # threadpoolctl names the BLAS the peers call (Debian has it only as a dependency of other packages)
+    if not py.exists() or subprocess.run([str(py), "-c", "import onnxruntime, threadpoolctl"],
+                                         capture_output=True).returncode:
         subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(VENV)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "onnxruntime"],
-                       check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "onnxruntime",
+                        "threadpoolctl"], check=True)
     return py
 
 

@@ -381,6 +381,19 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
     }
     case LOOP_E_SELECT: {
         LLVMValueRef k = cg_expr(c, e->u.sel.cond);
+        if (k && e->u.sel.a->kind == LOOP_E_LOAD) {   /* a guarded load: element 0 read when not taken */
+            const LoopExpr *ld = e->u.sel.a;
+            const LoopBuf *buf = &c->p->bufs[ld->u.load.buf];
+            LLVMValueRef idx = cg_expr(c, ld->u.load.index), base = c->bufptr[ld->u.load.buf];
+            LLVMValueRef b = idx && base ? cg_expr(c, e->u.sel.b) : NULL;
+            if (!b)
+                return NULL;
+            idx = LLVMBuildSelect(B, k, idx, LLVMConstNull(LLVMTypeOf(idx)), "");
+            LLVMTypeRef mt = cg_mem_type(c, buf->dtype);
+            LLVMValueRef v = LLVMBuildLoad2(B, mt, LLVMBuildInBoundsGEP2(B, mt, base, &idx, 1, ""), "");
+            LLVMSetAlignment(v, (unsigned)ir_dtype_size(buf->dtype));
+            return LLVMBuildSelect(B, k, cg_from_mem(c, buf->dtype, v), b, "");
+        }
         LLVMValueRef a = k ? cg_expr(c, e->u.sel.a) : NULL, b = a ? cg_expr(c, e->u.sel.b) : NULL;
         return b ? LLVMBuildSelect(B, k, a, b, "") : NULL;
     }

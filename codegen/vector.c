@@ -368,6 +368,22 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
         return cg_call_intrinsic(c, "llvm.fabs", &t, 1, &a, 1);
     }
     case LOOP_E_SELECT: {
+        const LoopExpr *ld = e->u.sel.a;
+        if (ld->kind == LOOP_E_LOAD && varying(v, ld) && coef(v, ld->u.load.index) == 1) {
+            /* a guarded load: the lanes not taken read nothing (llvm.masked.load, b passed through) */
+            LLVMValueRef k = vexpr(v, e->u.sel.cond), b = k ? vexpr(v, e->u.sel.b) : NULL;
+            LLVMValueRef i0 = b ? lane_index(v, ld->u.load.index, 0) : NULL;
+            if (!i0 || (!is_vec(k) && !(k = splat(v, k))) || (!is_vec(b) && !(b = splat(v, b))))
+                return NULL;
+            if (v->mask)
+                k = LLVMBuildAnd(B, k, v->mask, "");
+            int buf = ld->u.load.buf;
+            IrDType t = c->p->bufs[buf].dtype;
+            LLVMTypeRef vt = LLVMVectorType(cg_mem_type(c, t), v->w), ovl[2] = { vt, c->t_ptr };
+            LLVMValueRef args[4] = { elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, (unsigned)ir_dtype_size(t), 0), k,
+                                     b };
+            return cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4);
+        }
         LLVMValueRef k = vexpr(v, e->u.sel.cond);
         LLVMValueRef a = k ? vexpr(v, e->u.sel.a) : NULL, b = a ? vexpr(v, e->u.sel.b) : NULL;
         if (!b || pair(v, &a, &b))

@@ -430,7 +430,9 @@ typedef struct HaloNeed {
 } HaloNeed;
 
 static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked);
-static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill);
+static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
+                           LoopExpr *row_ok);
+static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w);
 static int col_mask_buf(Low *L, const IrWindow *w, int64_t owp);
 
 /* xp = x padded with `fill` by the window's pads, the last dim by `extra`
@@ -575,7 +577,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
         if (masked)
-            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0);
+            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0,
+                            masked > 1 ? row_in(L, low_v(L, row[r]), kh, w) : NULL);
         /* max: NaN propagates */
         if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
             return low_oom(L);
@@ -697,7 +700,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
         if (masked)
-            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0);
+            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0, masked > 1 ? row_in(L, low_v(L, oh), kh, w) : NULL);
         if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
             return low_oom(L);
     }
@@ -877,15 +880,24 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed 
 static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked)
 {
     const LoopBuf *B = low_buf(L, b);
-    /* masked: the columns off the row read the neighbouring rows (or the
-     * elements before the first halo row, LoopBuf.base) and are replaced */
+    /* masked 1: the columns off the row read the neighbouring rows (or the
+     * elements before the first halo row, LoopBuf.base) and are replaced;
+     * masked 2 (a model input, which has no halo to offer): every load is
+     * guarded by its row and column, the lanes off the input read nothing */
     int64_t front = B->base - B->halo_rows * B->strides[2];
+    *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
+    *masked = 2;
+    if (B->shape.rank == 4 && B->strides[3] == 1 && B->storage == LOOP_ST_INPUT && h->mask &&
+        (h->rows || h->cols || h->reach > w->in[1]))
+        return 1;
     *masked = B->halo_cols < h->cols;
     if (B->shape.rank != 4 || B->strides[3] != 1 || B->halo_rows < h->rows ||
         (*masked && (!h->mask || front < w->pad_begin[1] || B->storage != LOOP_ST_WORKSPACE)) ||
-        ((h->rows || h->cols) && B->halo_fill != h->fill) || B->slack < h->reach - w->in[1] - B->halo_cols)
+        ((h->rows || h->cols) && B->halo_fill != h->fill) || B->slack < h->reach - w->in[1] - B->halo_cols) {
+        *masked = 0;                          /* read from a padded copy instead */
+        *off = 0;
         return 0;
-    *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
+    }
     return 1;
 }
 
@@ -908,12 +920,26 @@ static int col_mask_buf(Low *L, const IrWindow *w, int64_t owp)
     return mb;
 }
 
-/* x where M[kw, ow0 + c] says the lane's column is inside the row, else fill. */
-static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill)
+/* x where M[kw, ow0 + c] says the lane's column is inside the row (and
+ * row_ok, when given, that the row is inside the input), else fill: a
+ * guarded load (LOOP_E_SELECT), so the lanes off the input read nothing. */
+static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
+                           LoopExpr *row_ok)
 {
     LoopExpr *m = low_load(L, mb, add(L, add(L, mul(L, low_v(L, kw), owp), low_v(L, ow0)), low_v(L, c)), IR_DT_F32);
     LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), m);
+    if (row_ok)
+        in = low_bin(L, LOOP_AND, row_ok, in);
     return loop_select(L->p, in, x, low_const(L, IR_DT_F32, fill));
+}
+
+/* Input row oh * stride + kh * dilation - pad_top inside [0, H)? */
+static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w)
+{
+    LoopExpr *ih = low_bin(L, LOOP_SUB, add(L, mul(L, oh, w->stride[0]), mul(L, low_v(L, kh), w->dilation[0])),
+                           low_i(L, w->pad_begin[0]));
+    return low_bin(L, LOOP_AND, low_bin(L, LOOP_LE, low_i(L, 0), ih),
+                   low_bin(L, LOOP_LT, loop_expr_copy(L->p, ih), low_i(L, w->in[0])));
 }
 
 /* The output of this window kernel laid out with the halo its consumers

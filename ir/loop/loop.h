@@ -62,7 +62,8 @@ typedef enum LoopExprKind {
     LOOP_E_LOAD,         /* buf[index]: flat element index expression */
     LOOP_E_BIN,          /* a op b */
     LOOP_E_UN,           /* op a */
-    LOOP_E_SELECT,       /* cond ? a : b */
+    LOOP_E_SELECT,       /* cond ? a : b; when a is a LOAD it is a guarded load: the buffer is not read
+                            where cond is false (a lowering may index past the buffer there) */
     LOOP_E_CALL,         /* intrinsic(args) */
     LOOP_E_CAST,         /* convert a to `type` */
 } LoopExprKind;
