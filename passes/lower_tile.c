@@ -847,7 +847,10 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
         return TK_DW;
     if (w->rank < 1 || w->rank > 3 || !tile_pays(s, t))
         return TK_NONE;
-    if (pointwise(w) && t->M >= s->tile_nr)
+    /* pointwise: lanes along the pixels, unless the pixels leave more than
+     * an eighth of the last block idle (7x7: 49 of 64) — then the GEMM form,
+     * its lanes along the output channels */
+    if (pointwise(w) && t->M >= s->tile_nr && ((t->M + s->tile_nr - 1) / s->tile_nr * s->tile_nr - t->M) * 8 <= t->M)
         return TK_PW;
     if (w->rank == 2 && t->K <= 160 && w->out[1] * 2 >= s->tile_nr)
         return TK_DIRECT;
