@@ -163,6 +163,10 @@ int cg_setup_buffers(CgCtx *c, const LoopStmt *body)
         if (!c->bufptr[r] && !(c->bufptr[r] = root_ptr(c, r)))
             rc = -1;
         c->bufptr[i] = c->bufptr[r];
+        if (rc == 0 && i != r && p->bufs[i].base) {         /* a view at an offset (a Concat's slice) */
+            LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)p->bufs[i].base, 0);
+            c->bufptr[i] = LLVMBuildInBoundsGEP2(c->ab, cg_mem_type(c, p->bufs[i].dtype), c->bufptr[r], &off, 1, "");
+        }
     }
     free(used);
     return rc;
@@ -373,6 +377,7 @@ static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
     snprintf(name, sizeof name, "%s.%s", c->p->name, k->name);
     LLVMValueRef fn = LLVMAddFunction(c->mod, name, entry_type(c, c->t_void));
     LLVMSetLinkage(fn, LLVMInternalLinkage);
+    if (getenv("DLCC_PROFILE_NOINLINE")) cg_add_fn_attr(c, fn, "noinline", 0);
     LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
     begin_function(c, fn);
     if (cg_setup_buffers(c, k->body) != 0 || cg_stmt(c, k->body) != 0)

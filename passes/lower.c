@@ -494,9 +494,11 @@ static int use_buf(Low *L, int t)
 }
 
 /* Buffer for a tensor a kernel writes: the graph output it is (first
- * position), else workspace. */
+ * position), else workspace; the one made already for a Concat in place. */
 static int def_buf(Low *L, int t)
 {
+    if (L->tbuf[t] >= 0)
+        return L->tbuf[t];
     int pos = graph_output_pos(L->g, t);
     int b = new_buf(L, t, pos >= 0 ? LOOP_ST_OUTPUT : LOOP_ST_WORKSPACE);
     if (b < 0)
@@ -521,6 +523,100 @@ static int alias_buf(Low *L, int t, int src)
     nb->offset = rb->offset;
     nb->bytes = rb->bytes;
     return L->tbuf[t] = b;
+}
+
+/* ------------------------------------------------------ Concat in place */
+
+static int concat_axis(const IrGraph *g, const IrNode *c)
+{
+    int r = g->tensors[c->out[0]].v.shape.rank;
+    int64_t ax = ir_attr_int(c, IR_A_axis);
+    return (int)(ax < 0 ? ax + r : ax);
+}
+
+/* Node writing tensor t (a kernel of its own, not a view or a Concat), or -1. */
+static int plain_producer(const IrGraph *g, int t)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const IrNode *n = &g->nodes[i];
+        for (int k = 0; !n->dead && k < n->n_out; k++)
+            if (n->out[k] == t)
+                return (ir_op_info(n->op)->flags & IR_OPF_VIEW) || n->op == IR_OP_Concat ? -1 : i;
+    }
+    return -1;
+}
+
+/* Live Concat nodes reading tensor t. */
+static int concat_readers(const IrGraph *g, int t, int *which)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const IrNode *c = &g->nodes[i];
+        for (int k = 0; !c->dead && c->op == IR_OP_Concat && k < c->n_in; k++)
+            if (c->in[k] == t) {
+                *which = i;
+                n++;
+            }
+    }
+    return n;
+}
+
+/* Concat in place (CPU): a Concat whose axis has only unit dims before it
+ * and whose every input is a workspace tensor written by a kernel of its own
+ * and read by this Concat alone among Concats, once: each input is a
+ * contiguous slice of the output, so its buffer is made a view of the
+ * output's at the slice's offset (LoopBuf.base), its producer writes there,
+ * and the Concat is no kernel at all. */
+static int concat_in_place(const Low *L, const IrNode *c)
+{
+    const IrGraph *g = L->g;
+    if (c->dead || c->op != IR_OP_Concat || c->n_out < 1 || c->out[0] < 0 || !L->s || !L->s->target ||
+        strcmp(L->s->target, "cpu") || graph_output_pos(g, c->out[0]) >= 0 || g->tensors[c->out[0]].v.data)
+        return 0;
+    const IrArray *y = &g->tensors[c->out[0]].v;
+    int axis = concat_axis(g, c);
+    if (axis < 0 || axis >= y->shape.rank)
+        return 0;
+    for (int i = 0; i < axis; i++)
+        if (y->shape.dims[i] != 1)
+            return 0;
+    for (int k = 0; k < c->n_in; k++) {
+        int t = c->in[k], which = -1;
+        if (t < 0 || g->tensors[t].v.data || g->tensors[t].v.dtype != y->dtype || graph_input_pos(g, t) >= 0 ||
+            graph_output_pos(g, t) >= 0 || concat_readers(g, t, &which) != 1 || plain_producer(g, t) < 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* If tensor t is an input of a Concat in place: its buffer, a view of the
+ * Concat's output (made first if need be).  0: not one; -1: out of memory. */
+static int concat_slice(Low *L, int t)
+{
+    const IrGraph *g = L->g;
+    int ci = -1;
+    if (concat_readers(g, t, &ci) != 1 || !concat_in_place(L, &g->nodes[ci]))
+        return 0;
+    const IrNode *c = &g->nodes[ci];
+    int axis = concat_axis(g, c), y = def_buf(L, c->out[0]);
+    if (y < 0)
+        return -1;
+    int64_t off = 0;
+    for (int k = 0; k < c->n_in && c->in[k] != t; k++)
+        off += g->tensors[c->in[k]].v.shape.dims[axis];
+    const IrTensor *tt = &g->tensors[t];
+    int b = loop_add_buf(L->p, tt->name, tt->v.dtype, &tt->v.shape, LOOP_ST_WORKSPACE);
+    if (b < 0)
+        return -1;
+    LoopBuf *nb = &L->p->bufs[b];
+    const LoopBuf *yb = &L->p->bufs[y];
+    nb->tensor = t;
+    nb->alias_of = y;
+    nb->offset = yb->offset;
+    nb->bytes = yb->bytes;
+    nb->base = off * yb->strides[axis];
+    L->tbuf[t] = b;
+    return 1;
 }
 
 static int all_outputs_known(const IrGraph *g, const IrNode *n)
@@ -567,9 +663,11 @@ static int lower_node(Low *L, const PassSchedule *s)
         if (low_buf(L, src)->dtype == g->tensors[n->out[0]].v.dtype)
             return alias_buf(L, n->out[0], src) < 0 ? low_oom(L) : 0;
     }
-    for (int k = 0; k < n->n_out; k++)
-        if (n->out[k] >= 0 && def_buf(L, k == 0 ? fused_result(L) : n->out[k]) < 0)
+    for (int k = 0; k < n->n_out; k++) {
+        int t = k == 0 ? fused_result(L) : n->out[k];
+        if (t >= 0 && (concat_slice(L, t) < 0 || def_buf(L, t) < 0))
             return low_oom(L);
+    }
     /* a fused group: the head's output and the inner members' are the last
      * member's buffer while the kernel is built (same shape and dtype) */
     for (int m = 0; m < L->fuse_n; m++)

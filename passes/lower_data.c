@@ -85,15 +85,20 @@ int low_concat(Low *L)
     int axis = (int)(ax < 0 ? ax + r : ax);
     LoopStmt *k = loop_block(L->p);
     int64_t off = 0;
+    int copies = 0;
     for (int i = 0; i < L->n->n_in; i++) {
         int x = low_in(L, i);
         if (x < 0)
             continue;
-        if (copy_shifted(L, k, y, x, x, axis, off, 0))
+        /* an input written in place as a slice of y (Concat in place, lower.c) */
+        const LoopBuf *xb = low_buf(L, x);
+        int here = xb->alias_of == y && xb->base == off * low_buf(L, y)->strides[axis];
+        if (!here && copy_shifted(L, k, y, x, x, axis, off, 0))
             return -1;
-        off += low_buf(L, x)->shape.dims[axis];
+        copies += !here;
+        off += xb->shape.dims[axis];
     }
-    return low_kernel(L, k);
+    return copies ? low_kernel(L, k) : 0;
 }
 
 int low_split(Low *L)

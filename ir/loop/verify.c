@@ -319,8 +319,8 @@ static int verify_bufs(const LoopProgram *p, UtilDiag *d)
         if (b->alias_of >= p->n_bufs || b->alias_of == i || b->alias_of < -1)
             return util_error(d, loc, "loop program '%s': buffer '%s': bad alias_of %d", p->name, b->name,
                               b->alias_of);
-        if (b->base && (b->base < 0 || b->storage != LOOP_ST_WORKSPACE || b->alias_of >= 0 ||
-                        b->base > b->bytes / (int64_t)ir_dtype_size(b->dtype)))
+        if (b->base && (b->base < 0 || b->storage != LOOP_ST_WORKSPACE ||
+                        b->base > b->bytes / (int64_t)ir_dtype_size(b->dtype) - numel))
             return util_error(d, loc, "loop program '%s': buffer '%s': bad halo base %lld", p->name, b->name,
                               (long long)b->base);
         if (b->storage == LOOP_ST_WORKSPACE && b->alias_of < 0) {

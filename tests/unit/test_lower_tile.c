@@ -220,6 +220,102 @@ static void test_maxpool(void **state)
     pool_case("mp_dilated", 2, 15, 30, 3, 1, 2, 2, 0);
 }
 
+/* The layouts between kernels (docs/passes.md, "Memory planning"), checked
+ * on the program at 512 bits, then interpreter vs JIT at every width. */
+typedef struct Layout {
+    int halo_cols, halo_rows_only, halo_ninf, padded, views, concat_kernel;
+} Layout;
+
+static Layout layout_of(IrGraph *g)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    PassSchedule s = pass_schedule_cpu(512);
+    LoopProgram *p = pass_lower(g, &s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    Layout l = { 0 };
+    for (int i = 0; i < p->n_bufs; i++) {
+        const LoopBuf *b = &p->bufs[i];
+        l.halo_cols += b->halo_cols > 0;
+        l.halo_rows_only += b->halo_rows > 0 && b->halo_cols == 0;
+        l.halo_ninf += (b->halo_rows || b->halo_cols) && isinf(b->halo_fill);
+        l.padded += strncmp(b->name, "padded", 6) == 0;
+        l.views += b->alias_of >= 0 && b->base > 0;
+    }
+    for (int k = 0; k < p->n_kernels; k++)
+        l.concat_kernel += strstr(p->kernels[k].name, "cat") != NULL;
+    loop_program_free(p);
+    return l;
+}
+
+static int conv_node(TG *t, const char *name, int x, int64_t cin, int64_t cout, int64_t k, int64_t pad, int64_t group,
+                     uint64_t *seed)
+{
+    int64_t wd[4] = { cout, cin / group, k, k }, n = cout * (cin / group) * k * k;
+    double *v = malloc((size_t)n * sizeof *v);
+    assert_non_null(v);
+    for (int64_t i = 0; i < n; i++)              /* scaled by 1/sqrt(fan-in): activations stay near 1 */
+        v[i] = frand(seed) / sqrt((double)(cin / group * k * k));
+    int in[2] = { x, tg_const(t, name, IR_DT_F32, 4, wd, v) };
+    free(v);
+    int y = tg_node(t, IR_OP_Conv, name, 2, in, 1);
+    tg_int(t, IR_A_group, group);
+    tg_ints(t, IR_A_pads, TG_INTS(pad, pad, pad, pad));
+    return y;
+}
+
+static void test_layouts(void **state)
+{
+    (void)state;
+    uint64_t seed = 11;
+    /* direct conv (model input read in place, guarded) -> GEMM-form conv with
+     * a residual Add -> MaxPool -> pointwise (along rows) -> depthwise on
+     * rows narrower than 32 (halo rows, masked columns) */
+    TG t;
+    tg_start(&t, "halo_chain");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 8, 20, 40));
+    int a = conv_node(&t, "a", x, 8, 32, 3, 1, 1, &seed);
+    int b = conv_node(&t, "b", a, 32, 32, 3, 1, 1, &seed);
+    int ab[2] = { b, a };
+    int s = tg_node(&t, IR_OP_Add, "res", 2, ab, 1);
+    int m = tg_node(&t, IR_OP_MaxPool, "pool", 1, &s, 1);
+    tg_ints(&t, IR_A_kernel_shape, TG_INTS(3, 3));
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+    tg_ints(&t, IR_A_pads, TG_INTS(1, 1, 1, 1));
+    int dd = conv_node(&t, "d", m, 32, 48, 1, 0, 1, &seed);
+    int e = conv_node(&t, "e", dd, 48, 48, 3, 1, 48, &seed);
+    tg_output(&t, e);
+    PassOptions po = pass_options(2);                 /* the residual Add fused into b's kernel */
+    if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
+        fail_diag("-O2", &t.d);
+    Layout l = layout_of(t.g);
+    assert_int_equal(l.padded, 0);            /* no layer copies its input */
+    assert_true(l.halo_cols >= 1);            /* a: read by the GEMM form */
+    assert_true(l.halo_rows_only >= 1);       /* d: 10 columns, masked */
+    assert_true(l.halo_ninf >= 1);            /* the MaxPool's input */
+    run(&t);
+
+    /* a SqueezeNet fire module: the two expand convolutions write their
+     * halves of the Concat in place */
+    tg_start(&t, "fire");
+    x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 16, 13, 15));
+    int sq = conv_node(&t, "sq", x, 16, 8, 1, 0, 1, &seed);
+    int e1 = conv_node(&t, "e1", sq, 8, 16, 1, 0, 1, &seed);
+    int e3 = conv_node(&t, "e3", sq, 8, 24, 3, 1, 1, &seed);
+    int ee[2] = { e1, e3 };
+    int cat = tg_node(&t, IR_OP_Concat, "cat", 2, ee, 1);
+    tg_int(&t, IR_A_axis, 1);
+    int r = tg_node(&t, IR_OP_Relu, "relu", 1, &cat, 1);
+    tg_output(&t, r);
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    l = layout_of(t.g);
+    assert_int_equal(l.views, 1);             /* e3 at channel 16 of cat (e1 at 0) */
+    assert_int_equal(l.concat_kernel, 0);
+    run(&t);
+}
+
 static void test_matmul(void **state)
 {
     (void)state;
@@ -265,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_conv_pointwise),
         cmocka_unit_test(test_maxpool),
+        cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_matmul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
