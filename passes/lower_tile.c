@@ -509,8 +509,111 @@ static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int ch
  *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
  * The padded input has enough columns for the last block's lanes, and the
  * lanes past the row's end are masked at the store. */
+/* Depthwise (or MaxPool) over whole channel planes, for unit strides and
+ * same-size outputs read from rows without halo columns (narrow maps, whose
+ * rows would fill a fraction of a vector): the lanes run along the flattened
+ * plane, p = oh * W + ow, and tap (kh, kw) reads x at p + (kh*dh - pt) * W +
+ * kw*dw - pl — the halo rows above and below, and the lanes whose column
+ * falls off the row replaced by the fill (a column-mask table M[kw, p]).  A
+ * block is MR vectors of the plane; the last vector starts at P - NR. */
+static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed *h)
+{
+    int64_t H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1], P = H * W;
+    int64_t dh = w->dilation[0], dw = w->dilation[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
+    int64_t cout_g = maxpool ? 1 : w->channels_out / w->group;
+    int nr = L->s->tile_nr / 2, mr = 4;
+    const LoopBuf *X = low_buf(L, x);
+    if (w->stride[0] != 1 || w->stride[1] != 1 || w->out[0] != H || w->out[1] != W || P < nr || nr < 4 ||
+        X->shape.rank != 4 || X->strides[3] != 1 || X->strides[2] != W || X->halo_rows < h->rows ||
+        ((h->rows || h->cols) && X->halo_fill != h->fill) || X->base < pt * W + pl ||
+        ((KH - 1) * dh - pt - X->halo_rows) * W + (KW - 1) * dw - pl - 1 >= X->slack ||
+        (X->storage != LOOP_ST_WORKSPACE && (h->rows || h->cols)) ||
+        low_buf(L, low_out(L, 0))->strides[2] != W)     /* the output's rows W apart too (no halo columns) */
+        return 1;
+    int64_t vt = (P + nr - 1) / nr, bt = (vt + mr - 1) / mr;
+    float *m = util_arena_array(&L->p->arena, (size_t)(KW * P), sizeof *m);
+    IrShape msh = { .rank = 1, .dims = { KW * P } };
+    int mb = m ? loop_add_buf(L->p, "col_mask", IR_DT_F32, &msh, LOOP_ST_CONST) : -1;
+    int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
+    if (mb < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
+        return low_oom(L);
+    for (int64_t kw = 0; kw < KW; kw++)
+        for (int64_t p = 0; p < P; p++) {
+            int64_t iw = p % W + kw * dw - pl;
+            m[kw * P + p] = iw >= 0 && iw < W ? 1.0f : 0.0f;
+        }
+    L->p->bufs[mb].data = m;
+    const int64_t *xs = X->strides;
+    double fill = maxpool ? -INFINITY : 0.0;
+    int n, co, b, kh, kw;
+    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "bt", &b) ||
+        low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
+        return low_oom(L);
+    int acc;
+    LoopStmt *tile, *kb;
+    if (block_start(L, mr, nr, &acc, &tile, &kb))
+        return low_oom(L);
+    LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
+    int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
+    if (chan < 0)
+        return low_oom(L);
+    int pr[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *pv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, b), (int64_t)mr * nr), low_i(L, (int64_t)r * nr)),
+                               low_i(L, P - nr));
+        int c;
+        if ((pr[r] = low_let(L, tile, "p", pv, 0)) < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : low_const(L, IR_DT_F32, fill);
+        if (acc_set(L, tile, acc, r, nr, c, b0))
+            return low_oom(L);
+    }
+    int wv = 0;
+    if (!maxpool) {
+        LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
+        wv = low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
+    }
+    LoopExpr *toff = add(L, add(L, low_v(L, chan), mul(L, low_v(L, kh), dh * W)),
+                         add(L, mul(L, low_v(L, kw), dw), low_i(L, -(pt * W + pl))));
+    int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
+    if (to < 0)
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, low_v(L, pr[r]), low_v(L, c));
+        LoopExpr *xv = low_load(L, x, add(L, low_v(L, to), at), IR_DT_F32);
+        LoopExpr *mv = low_load(L, mb, add(L, mul(L, low_v(L, kw), P), loop_expr_copy(L->p, at)), IR_DT_F32);
+        xv = loop_select(L->p, low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), mv), xv, low_const(L, IR_DT_F32, fill));
+        if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
+            return low_oom(L);
+    }
+    int kv[2] = { kh, kw };
+    int64_t kext[2] = { KH, KW };
+    if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
+        return low_oom(L);
+    const int64_t *ys = low_buf(L, low_out(L, 0))->strides;
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *pos = add(L, low_v(L, pr[r]), low_v(L, c));
+        LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co), ys[1])), loop_expr_copy(L->p, pos));
+        if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co), pos, NULL, NULL, acc_at(L, acc, r, nr, c)),
+                     nr))
+            return low_oom(L);
+    }
+    int vars[3] = { n, co, b };
+    int64_t ext[3] = { w->batch, w->channels_out, bt };
+    return low_kernel(L, low_nest(L, 3, vars, ext, tile));
+}
+
 static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed *h)
 {
+    int flat = dw_flat_emit(L, w, x, maxpool, h);
+    if (flat <= 0)
+        return flat;
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
     int64_t cout_g = maxpool ? 1 : w->channels_out / w->group;

@@ -296,6 +296,23 @@ static void test_layouts(void **state)
     assert_true(l.halo_ninf >= 1);            /* the MaxPool's input */
     run(&t);
 
+    /* a stride-1 MaxPool over whole narrow planes (rows of -inf above and
+     * below, columns masked): DS-CNN / MobileNet-sized maps */
+    tg_start(&t, "flat_pool");
+    x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 6, 13, 11));
+    int f = conv_node(&t, "f", x, 6, 20, 3, 0, 1, &seed);          /* 11 x 9, the GEMM form */
+    int fp = tg_node(&t, IR_OP_MaxPool, "fpool", 1, &f, 1);
+    tg_ints(&t, IR_A_kernel_shape, TG_INTS(3, 3));
+    tg_ints(&t, IR_A_pads, TG_INTS(1, 1, 1, 1));
+    tg_output(&t, fp);
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    l = layout_of(t.g);
+    assert_int_equal(l.padded, 0);
+    assert_int_equal(l.halo_rows_only, 1);
+    assert_int_equal(l.halo_ninf, 1);
+    run(&t);
+
     /* a SqueezeNet fire module: the two expand convolutions write their
      * halves of the Concat in place */
     tg_start(&t, "fire");
