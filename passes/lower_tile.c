@@ -7,8 +7,10 @@
  * Both are a GEMM  Y[m, n] = sum_k A[m, k] * B[k, n]  per group:
  *   Conv:   m = output position (flattened), n = output channel of the
  *           group, k = (input channel of the group, tap...); A is read from
- *           the input, copied first into a zero-padded workspace buffer when
- *           the window has padding so that no tap needs a bounds test;
+ *           the input, whose padding is read in place: the producer wrote
+ *           it with a halo (halo_output), or the lanes off the row are
+ *           masked, or (a model input) every load is guarded; only what
+ *           none of these covers is copied into a zero-padded buffer;
  *   MatMul: m = row of A (batch dims of A folded into rows), n = column.
  * The output is cut into MR x NR blocks.  A block's accumulators live in a
  * LOCAL buffer that is read and written only as whole NR-lane vectors at
