@@ -836,7 +836,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
     for (int i = 0; i < w->rank; i++)
         P *= w->out[i];
-    int rows = is_halo(low_buf(L, y)) || is_halo(low_buf(L, x));
+    /* along rows when a halo's columns break the plane (a halo of rows only
+     * moves the channels apart, the pixels of a channel stay contiguous) */
+    int rows = w->rank == 2 && (low_buf(L, y)->strides[2] != w->out[1] || low_buf(L, x)->strides[2] != w->in[1]);
     int64_t OH = rows ? w->out[0] : 1, OW = rows ? w->out[1] : P;
     int nr = L->s->tile_nr;
     while (nr > 4 && OW < nr)
@@ -1056,7 +1058,7 @@ static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w)
  * copy it into a padded buffer: the copy goes, and with it the second buffer
  * that lived beside the first.  The caller's stores go through the strides.
  * 0, or -1 out of memory. */
-static int halo_output(Low *L)
+static int halo_output(Low *L, int cols_ok)
 {
     const IrGraph *g = L->g;
     int t = g->nodes[L->node + L->fuse_n].out[0], y = low_out(L, 0);
@@ -1087,8 +1089,12 @@ static int halo_output(Low *L)
         UtilDiag d;
         util_diag_init(&d);
         int kind = tile_kind(L->s, g, c, &cg, &d);
-        if (kind == TK_PW && cg.win.rank == 2 && cg.win.out[1] * 2 >= L->s->tile_nr)
-            continue;               /* pointwise: along the rows of a halo'd input (pw_emit) */
+        if (kind == TK_PW && cg.win.rank == 2) {
+            /* pointwise: over the plane, or along the rows when the halo has
+             * columns and the rows are wide enough (pw_emit) */
+            cols_ok &= cg.win.out[1] * 2 >= L->s->tile_nr;
+            continue;
+        }
         if (!(kind == TK_DW || kind == TK_POOL || kind == TK_DIRECT || (kind == TK_GEMM && cg.win.rank == 2)))
             return 0;
         HaloNeed h;
@@ -1116,7 +1122,7 @@ static int halo_output(Low *L)
     int64_t slack = all.reach - W - all.cols;
     if (slack < sw1)
         slack = sw1;
-    if (!gain || all.rows > 64 || all.cols > 64 || slack > (1 << 20) ||
+    if (!gain || all.rows > 64 || all.cols > 64 || slack > (1 << 20) || (all.cols && !cols_ok) ||
         loop_buf_halo(L->p, y, (int)all.rows, (int)all.cols, (int)front, all.fill, (int)slack))
         return 0;
     return low_halo_fill(L, y);
@@ -1132,7 +1138,8 @@ int low_conv_tiled(Low *L)
     if (x < 0 || y < 0 || low_in(L, 1) < 0 || (low_has(L, 2) && low_in(L, 2) < 0))
         return low_oom(L);
     const IrWindow *w = &t.win;
-    if ((kind != TK_PW || w->out[1] * 2 >= L->s->tile_nr) && halo_output(L))
+    /* a pointwise kernel writes halo columns along rows, which must fill a vector */
+    if (halo_output(L, kind != TK_PW || w->out[1] * 2 >= L->s->tile_nr))
         return -1;
     HaloNeed h;
     if (w->rank == 2)
@@ -1284,7 +1291,7 @@ int low_maxpool_tiled(Low *L)
     int x = low_in(L, 0);
     if (x < 0 || low_out(L, 0) < 0)
         return low_oom(L);
-    if (halo_output(L))
+    if (halo_output(L, 1))
         return -1;
     HaloNeed h;
     halo_need(L->s, kind, &t.win, &h);
