@@ -25,8 +25,8 @@
  * with `max`, the largest weighted corner instead of their sum. */
 static double roi_sample(const IrArray *x, int64_t base, int64_t H, int64_t W, double y, double xx, int max)
 {
-    if (!(y >= -1.0 && y <= (double)H && xx >= -1.0 && xx <= (double)W))     /* outside, or NaN */
-        return 0.0;
+    if (!(y >= -1.0 && y <= (double)H && xx >= -1.0 && xx <= (double)W) || H == 0 || W == 0)
+        return 0.0;                                   /* outside, NaN, or an empty plane */
     y = y < 0 ? 0 : y;
     xx = xx < 0 ? 0 : xx;
     int64_t y0 = (int64_t)y, x0 = (int64_t)xx, y1, x1;

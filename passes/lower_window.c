@@ -450,11 +450,19 @@ static LoopExpr *roi_sample(Low *L, const Roi *R, LoopStmt *blk, int base, int y
     return loop_select(L->p, low_v(L, in), val, low_const(L, t, 0));
 }
 
+static LoopExpr *roi_zero(Low *L, void *ctx, const int *vars, LoopStmt *body)
+{
+    (void)ctx, (void)vars, (void)body;
+    return low_const(L, low_buf(L, low_out(L, 0))->dtype, 0.0);
+}
+
 int low_roialign(Low *L)
 {
     const IrNode *n = L->n;
     int x = low_in(L, 0), rois = low_in(L, 1), bi = low_in(L, 2), y = low_out(L, 0);
     const LoopBuf *xb = low_buf(L, x), *yb = low_buf(L, y);
+    if (xb->shape.dims[0] == 0 || xb->shape.dims[2] == 0 || xb->shape.dims[3] == 0)
+        return low_map(L, y, roi_zero, NULL);         /* an empty plane: every sample is outside it, 0 */
     Roi R = { .x = x, .y = y, .H = xb->shape.dims[2], .W = xb->shape.dims[3], .t = IR_DT_F64,
               .max = !strcmp(ir_attr_str(n, IR_A_mode), "max") };
     IrDType t = R.t;

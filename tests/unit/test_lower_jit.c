@@ -1029,6 +1029,18 @@ static void test_roialign(void **state)
                 outputs(&t, 0, 1);
                 check_ranges(&t, (Range[]){ { -2, 2 }, { 0, 1 } });
             }
+    /* an empty plane (width 0, a fuzzer's find): every sample is outside it, 0 */
+    TG t;
+    tg_start(&t, "roialign_empty");
+    double rois[2 * 4] = { 0, 0, 7, 7, 1.5, 2.2, 5.1, 6.3 };
+    int in[3] = { in_f32(&t, "x", TG_INTS(1, 2, 6, 0)), tg_const(&t, "rois", IR_DT_F32, TG_INTS(2, 4), rois),
+                  tg_input(&t, "bi", IR_DT_I64, TG_INTS(2)) };
+    tg_node(&t, IR_OP_RoiAlign, "op", 3, in, 1);
+    tg_int(&t, IR_A_output_height, 2);
+    tg_int(&t, IR_A_output_width, 3);
+    tg_int(&t, IR_A_sampling_ratio, 1);
+    outputs(&t, 0, 1);
+    check_ranges(&t, (Range[]){ { -2, 2 }, { 0, 0 } });
 }
 
 static void test_deformconv(void **state)
