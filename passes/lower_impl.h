@@ -77,6 +77,7 @@ int low_conv_tiled(Low *L);
 int low_matmul_tiled(Low *L);
 int low_gemm_tiled(Low *L);
 int low_maxpool_tiled(Low *L);
+int low_gap_tiled(Low *L);
 int low_matmul(Low *L);       /* lower_matmul.c */
 int low_gemm(Low *L);
 int low_matmulinteger(Low *L);

@@ -1279,6 +1279,91 @@ int low_gemm_tiled(Low *L)
                     ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta), low_has(L, 2));
 }
 
+/* GlobalAveragePool (float32, 4-D, each channel's plane contiguous): MR
+ * channels at a time, each summed as NR-lane partial sums over its plane
+ * (the lanes past the plane masked by a table), then the lanes added in
+ * lane order and the sum divided by the plane's size:
+ *   acc[r][:] += (M[v*NR + :] > 0.5 ? X[c_r, v*NR + :] : 0);   Y[c_r] = sum(acc[r]) / P
+ * Rows past C recompute channel C-1. */
+int low_gap_tiled(Low *L)
+{
+    Gemm t;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    if (!tile_init(L->s, &t) || x < 0 || y < 0 || L->fuse_n)
+        return x < 0 || y < 0 ? low_oom(L) : 1;
+    const LoopBuf *X = low_buf(L, x), *Y = low_buf(L, y);
+    int nr = L->s->tile_nr / 2, mr = 4;
+    if (X->dtype != IR_DT_F32 || Y->dtype != IR_DT_F32 || X->shape.rank != 4 || X->strides[3] != 1 ||
+        X->strides[2] != X->shape.dims[3] || Y->shape.rank != 4)
+        return 1;
+    int64_t N = X->shape.dims[0], C = X->shape.dims[1], P = X->shape.dims[2] * X->shape.dims[3];
+    if (P < nr || C < 1)
+        return 1;
+    int64_t vt = (P + nr - 1) / nr, ct = (C + mr - 1) / mr;
+    float *m = util_arena_array(&L->p->arena, (size_t)(vt * nr), sizeof *m);
+    IrShape msh = { .rank = 1, .dims = { vt * nr } }, ssh = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    int mb = m ? loop_add_buf(L->p, "plane_mask", IR_DT_F32, &msh, LOOP_ST_CONST) : -1;
+    int sums = mb < 0 ? -1 : loop_add_buf(L->p, "lanes", IR_DT_F32, &ssh, LOOP_ST_LOCAL);
+    if (sums < 0)
+        return low_oom(L);
+    for (int64_t j = 0; j < vt * nr; j++)
+        m[j] = j < P ? 1.0f : 0.0f;
+    L->p->bufs[mb].data = m;
+    const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
+    int n, cb, v;
+    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "cb", &cb) || low_vars(L, 1, "v", &v))
+        return low_oom(L);
+    int acc;
+    LoopStmt *tile, *kb;
+    if (block_start(L, mr, nr, &acc, &tile, &kb))
+        return low_oom(L);
+    int co[TILE_MAX_MR], xb[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, cb), mr), low_i(L, r)), low_i(L, C - 1));
+        int c;
+        if ((co[r] = low_let(L, tile, "co", cv, 0)) < 0 ||
+            (xb[r] = low_let(L, tile, "xb", add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, co[r]), xs[1])), 0)) < 0 ||
+            low_vars(L, 1, "c", &c) || acc_set(L, tile, acc, r, nr, c, low_const(L, IR_DT_F32, 0)))
+            return low_oom(L);
+    }
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *at = add(L, mul(L, low_v(L, v), nr), low_v(L, c));
+        LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), low_load(L, mb, at, IR_DT_F32));
+        LoopExpr *xv = loop_select(L->p, in, low_load(L, x, add(L, low_v(L, xb[r]), loop_expr_copy(L->p, at)), IR_DT_F32),
+                                   low_const(L, IR_DT_F32, 0));
+        if (acc_set(L, kb, acc, r, nr, c, add(L, acc_at(L, acc, r, nr, c), xv)))
+            return low_oom(L);
+    }
+    int64_t vext = vt;
+    if (low_add(L, tile, low_nest(L, 1, &v, &vext, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {                      /* the lanes out as whole vectors */
+        int c;
+        if (low_vars(L, 1, "c", &c) ||
+            vec_loop(L, tile, c, low_store(L, sums, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)),
+                                           acc_at(L, acc, r, nr, c)), nr))
+            return low_oom(L);
+    }
+    for (int r = 0; r < mr; r++) {
+        int s = low_let(L, tile, "s", low_const(L, IR_DT_F32, 0), 1), l;
+        if (s < 0 || low_vars(L, 1, "l", &l))
+            return low_oom(L);
+        LoopStmt *as = loop_assign(L->p, s, add(L, low_v(L, s), low_load(L, sums, add(L, low_i(L, (int64_t)r * nr),
+                                                                                       low_v(L, l)), IR_DT_F32)));
+        int64_t lext = nr;
+        LoopExpr *yi = add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1]));
+        if (!as || low_add(L, tile, low_nest(L, 1, &l, &lext, as)) ||
+            low_add(L, tile, low_store(L, y, yi, low_bin(L, LOOP_DIV, low_v(L, s), low_const(L, IR_DT_F32, (double)P)))))
+            return low_oom(L);
+    }
+    int vars[2] = { n, cb };
+    int64_t ext[2] = { N, ct };
+    return low_kernel(L, low_nest(L, 2, vars, ext, tile));
+}
+
 /* MaxPool (2-D, float32, no Indices output): the depthwise kernel with max
  * for the multiply-add, the input padded with -inf (also past the end for
  * ceil_mode windows; -inf never wins a max, NaN still propagates). */

@@ -359,6 +359,9 @@ int low_pool(Low *L)
 int low_globalpool(Low *L)
 {
     const IrNode *n = L->n;
+    int r = n->op == IR_OP_GlobalAveragePool ? low_gap_tiled(L) : 1;
+    if (r <= 0)
+        return r;
     const IrShape *xs = &low_buf(L, low_in(L, 0))->shape;
     Win W;
     memset(&W, 0, sizeof W);

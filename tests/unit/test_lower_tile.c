@@ -211,6 +211,19 @@ static void pool_case(const char *name, int64_t c, int64_t h, int64_t w, int64_t
     run(&t);
 }
 
+static void test_global_average_pool(void **state)
+{
+    (void)state;
+    const int64_t shapes[3][4] = { { 1, 7, 13, 11 }, { 2, 5, 5, 25 }, { 1, 3, 33, 1 } };   /* tails of 16 lanes */
+    for (int i = 0; i < 3; i++) {
+        TG t;
+        tg_start(&t, "gap");
+        int in = tg_input(&t, "x", IR_DT_F32, 4, shapes[i]);
+        tg_output(&t, tg_node(&t, IR_OP_GlobalAveragePool, "gap", 1, &in, 1));
+        run(&t);
+    }
+}
+
 static void test_maxpool(void **state)
 {
     (void)state;
@@ -378,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_conv_pointwise),
         cmocka_unit_test(test_maxpool),
+        cmocka_unit_test(test_global_average_pool),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_matmul),
     };
