@@ -316,6 +316,18 @@ LLVMValueRef cg_cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v)
 
 /* ------------------------------------------------------------ expressions */
 
+/* Element idx of buffer buf, converted from its memory type. */
+static LLVMValueRef load_at(CgCtx *c, int buf, LLVMValueRef idx)
+{
+    const LoopBuf *b = &c->p->bufs[buf];
+    if (!c->bufptr[buf])
+        return NULL;
+    LLVMTypeRef mt = cg_mem_type(c, b->dtype);
+    LLVMValueRef v = LLVMBuildLoad2(c->b, mt, LLVMBuildInBoundsGEP2(c->b, mt, c->bufptr[buf], &idx, 1, ""), "");
+    LLVMSetAlignment(v, (unsigned)ir_dtype_size(b->dtype));
+    return cg_from_mem(c, b->dtype, v);
+}
+
 LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
 {
     LLVMBuilderRef B = c->b;
@@ -333,15 +345,8 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
         return c->var_mut[e->u.var] ? LLVMBuildLoad2(B, cg_reg_type(c, e->type), v, c->p->vars[e->u.var].name) : v;
     }
     case LOOP_E_LOAD: {
-        const LoopBuf *buf = &c->p->bufs[e->u.load.buf];
-        LLVMValueRef idx = cg_expr(c, e->u.load.index), base = c->bufptr[e->u.load.buf];
-        if (!idx || !base)
-            return NULL;
-        LLVMTypeRef mt = cg_mem_type(c, buf->dtype);
-        LLVMValueRef ptr = LLVMBuildInBoundsGEP2(B, mt, base, &idx, 1, "");
-        LLVMValueRef v = LLVMBuildLoad2(B, mt, ptr, "");
-        LLVMSetAlignment(v, (unsigned)ir_dtype_size(buf->dtype));
-        return cg_from_mem(c, buf->dtype, v);
+        LLVMValueRef idx = cg_expr(c, e->u.load.index);
+        return idx ? load_at(c, e->u.load.buf, idx) : NULL;
     }
     case LOOP_E_BIN: {
         const LoopExpr *m, *z;
@@ -383,16 +388,10 @@ LLVMValueRef cg_expr(CgCtx *c, const LoopExpr *e)
         LLVMValueRef k = cg_expr(c, e->u.sel.cond);
         if (k && e->u.sel.a->kind == LOOP_E_LOAD) {   /* a guarded load: element 0 read when not taken */
             const LoopExpr *ld = e->u.sel.a;
-            const LoopBuf *buf = &c->p->bufs[ld->u.load.buf];
-            LLVMValueRef idx = cg_expr(c, ld->u.load.index), base = c->bufptr[ld->u.load.buf];
-            LLVMValueRef b = idx && base ? cg_expr(c, e->u.sel.b) : NULL;
-            if (!b)
-                return NULL;
-            idx = LLVMBuildSelect(B, k, idx, LLVMConstNull(LLVMTypeOf(idx)), "");
-            LLVMTypeRef mt = cg_mem_type(c, buf->dtype);
-            LLVMValueRef v = LLVMBuildLoad2(B, mt, LLVMBuildInBoundsGEP2(B, mt, base, &idx, 1, ""), "");
-            LLVMSetAlignment(v, (unsigned)ir_dtype_size(buf->dtype));
-            return LLVMBuildSelect(B, k, cg_from_mem(c, buf->dtype, v), b, "");
+            LLVMValueRef idx = cg_expr(c, ld->u.load.index), b = idx ? cg_expr(c, e->u.sel.b) : NULL;
+            LLVMValueRef v = b ? load_at(c, ld->u.load.buf, LLVMBuildSelect(B, k, idx, LLVMConstNull(LLVMTypeOf(idx)), ""))
+                               : NULL;
+            return v ? LLVMBuildSelect(B, k, v, b, "") : NULL;
         }
         LLVMValueRef a = k ? cg_expr(c, e->u.sel.a) : NULL, b = a ? cg_expr(c, e->u.sel.b) : NULL;
         return b ? LLVMBuildSelect(B, k, a, b, "") : NULL;

@@ -357,7 +357,7 @@ int low_fused_flat_ok(Low *L)
             if (t && !ir_shape_equal(&t->v.shape, ys) && ir_shape_numel(&t->v.shape) != 1)
                 return 0;
             int b = t ? L->tbuf[mn->in[k]] : -1;          /* a halo'd operand: rows apart by more */
-            if (b >= 0 && (L->p->bufs[b].halo_rows || L->p->bufs[b].halo_cols))
+            if (b >= 0 && loop_buf_has_halo(&L->p->bufs[b]))
                 return 0;
         }
         chain = mn->out[0];
@@ -604,18 +604,10 @@ static int concat_slice(Low *L, int t)
     int64_t off = 0;
     for (int k = 0; k < c->n_in && c->in[k] != t; k++)
         off += g->tensors[c->in[k]].v.shape.dims[axis];
-    const IrTensor *tt = &g->tensors[t];
-    int b = loop_add_buf(L->p, tt->name, tt->v.dtype, &tt->v.shape, LOOP_ST_WORKSPACE);
+    int b = alias_buf(L, t, y);
     if (b < 0)
         return -1;
-    LoopBuf *nb = &L->p->bufs[b];
-    const LoopBuf *yb = &L->p->bufs[y];
-    nb->tensor = t;
-    nb->alias_of = y;
-    nb->offset = yb->offset;
-    nb->bytes = yb->bytes;
-    nb->base = off * yb->strides[axis];
-    L->tbuf[t] = b;
+    L->p->bufs[b].base = off * L->p->bufs[y].strides[axis];
     return 1;
 }
 

@@ -52,7 +52,7 @@ static int ew_run(Low *L, Ew *e)
     for (int i = 0; i < e->n; i++)
         if (e->buf[i] >= 0 && ((!ir_shape_equal(&low_buf(L, e->buf[i])->shape, ys) &&
                                 ir_shape_numel(&low_buf(L, e->buf[i])->shape) != 1) ||
-                               low_buf(L, e->buf[i])->halo_rows || low_buf(L, e->buf[i])->halo_cols))
+                               loop_buf_has_halo(low_buf(L, e->buf[i]))))
             e->flat = 0;                          /* a halo'd operand (loop_buf_halo) is read through its strides */
     return e->flat ? low_map_flat(L, low_out(L, 0), ew_elem, e) : low_map(L, low_out(L, 0), ew_elem, e);
 }

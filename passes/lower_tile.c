@@ -70,9 +70,6 @@ static LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MU
 
 static int pack_bias(Low *L, Gemm *t);
 
-/* Rows no longer contiguous: a buffer laid out with a halo (loop_buf_halo). */
-static int is_halo(const LoopBuf *b) { return b->halo_rows || b->halo_cols; }
-
 /* B known only at run time (MatMul / Gemm): a kernel of its own packs it
  * into a workspace buffer, alpha applied:
  *   Bp[nt, k, c] = alpha * B[k, min(nt*NR + c, N-1)]   (B^T's element for transB) */
@@ -208,7 +205,7 @@ static LoopStmt *out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, 
     const LoopBuf *yb = low_buf(L, low_out(L, 0));
     /* flat: the members' operands are read at the output's flat index, which
      * a halo'd output's is not (unless nothing is fused) */
-    if (low_fused_flat_ok(L) && (!is_halo(yb) || !L->fuse_n))
+    if (low_fused_flat_ok(L) && (!loop_buf_has_halo(yb) || !L->fuse_n))
         return low_fused_store_flat(L, flat, v);
     LoopExpr *idx[IR_MAX_RANK];
     int r = yb->shape.rank;
@@ -402,7 +399,7 @@ static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row
 {
     const LoopBuf *y = low_buf(L, t->y);
     LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), col);
-    if (is_halo(y)) {                 /* 2-D: row = oh * OW + ow, rows OW apart no longer */
+    if (loop_buf_has_halo(y)) {                 /* 2-D: row = oh * OW + ow, rows OW apart no longer */
         int64_t OW = t->win.out[1];
         row = add(L, mul(L, low_bin(L, LOOP_DIV, row, low_i(L, OW)), y->strides[2]),
                   low_bin(L, LOOP_MOD, loop_expr_copy(L->p, row), low_i(L, OW)));
@@ -435,7 +432,11 @@ static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t
 static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
                            LoopExpr *row_ok);
 static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w);
-static int col_mask_buf(Low *L, const IrWindow *w, int64_t owp);
+static int col_mask_buf(Low *L, const IrWindow *w, int64_t len, int64_t period);
+static int const_table(Low *L, const char *name, int64_t n, float **data);
+static LoopExpr *mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill);
+static LoopExpr *dw_acc0(Low *L, int bb, int co, int maxpool);
+static int dw_weight(Low *L, LoopStmt *kb, int wb, int co, int kh, int kw, const IrWindow *w);
 
 /* xp = x padded with `fill` by the window's pads, the last dim by `extra`
  * more, the one before by `extra_h` more, and `slack` elements allocated
@@ -533,18 +534,10 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
         low_buf(L, low_out(L, 0))->strides[2] != W)     /* the output's rows W apart too (no halo columns) */
         return 1;
     int64_t vt = (P + nr - 1) / nr, bt = (vt + mr - 1) / mr;
-    float *m = util_arena_array(&L->p->arena, (size_t)(KW * P), sizeof *m);
-    IrShape msh = { .rank = 1, .dims = { KW * P } };
-    int mb = m ? loop_add_buf(L->p, "col_mask", IR_DT_F32, &msh, LOOP_ST_CONST) : -1;
+    int mb = col_mask_buf(L, w, P, W);               /* lane p's column: p % W */
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (mb < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return low_oom(L);
-    for (int64_t kw = 0; kw < KW; kw++)
-        for (int64_t p = 0; p < P; p++) {
-            int64_t iw = p % W + kw * dw - pl;
-            m[kw * P + p] = iw >= 0 && iw < W ? 1.0f : 0.0f;
-        }
-    L->p->bufs[mb].data = m;
     const int64_t *xs = X->strides;
     double fill = maxpool ? -INFINITY : 0.0;
     int n, co, b, kh, kw;
@@ -564,17 +557,11 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
         LoopExpr *pv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, b), (int64_t)mr * nr), low_i(L, (int64_t)r * nr)),
                                low_i(L, P - nr));
         int c;
-        if ((pr[r] = low_let(L, tile, "p", pv, 0)) < 0 || low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : low_const(L, IR_DT_F32, fill);
-        if (acc_set(L, tile, acc, r, nr, c, b0))
+        if ((pr[r] = low_let(L, tile, "p", pv, 0)) < 0 || low_vars(L, 1, "c", &c) ||
+            acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
             return low_oom(L);
     }
-    int wv = 0;
-    if (!maxpool) {
-        LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
-        wv = low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
-    }
+    int wv = dw_weight(L, kb, wb, co, kh, kw, w);
     LoopExpr *toff = add(L, add(L, low_v(L, chan), mul(L, low_v(L, kh), dh * W)),
                          add(L, mul(L, low_v(L, kw), dw), low_i(L, -(pt * W + pl))));
     int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
@@ -584,10 +571,8 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
         int c;
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
-        LoopExpr *at = add(L, low_v(L, pr[r]), low_v(L, c));
-        LoopExpr *xv = low_load(L, x, add(L, low_v(L, to), at), IR_DT_F32);
-        LoopExpr *mv = low_load(L, mb, add(L, mul(L, low_v(L, kw), P), loop_expr_copy(L->p, at)), IR_DT_F32);
-        xv = loop_select(L->p, low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), mv), xv, low_const(L, IR_DT_F32, fill));
+        LoopExpr *xv = low_load(L, x, add(L, low_v(L, to), add(L, low_v(L, pr[r]), low_v(L, c))), IR_DT_F32);
+        xv = col_masked(L, mb, kw, pr[r], c, P, xv, fill, NULL);
         if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
             return low_oom(L);
     }
@@ -633,7 +618,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
     int masked = 0;
     int xp = in_place(L, x, w, h, &xoff, &masked) ? x
              : pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
-    int mb = masked ? col_mask_buf(L, w, owt * nr) : -1;
+    int mb = masked ? col_mask_buf(L, w, owt * nr, 0) : -1;
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (masked && mb < 0)
         return low_oom(L);
@@ -660,18 +645,10 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
             (rb[r] = low_let(L, tile, "xrow", add(L, low_v(L, chan), mul(L, low_v(L, row[r]), sh * xs[2])), 0)) < 0)
             return low_oom(L);
         int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32)
-                               : low_const(L, IR_DT_F32, maxpool ? -INFINITY : 0.0);
-        if (acc_set(L, tile, acc, r, nr, c, b0))
+        if (low_vars(L, 1, "c", &c) || acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
             return low_oom(L);
     }
-    int wv = 0;
-    if (!maxpool) {
-        LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
-        wv = low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
-    }
+    int wv = dw_weight(L, kb, wb, co, kh, kw, w);
     LoopExpr *toff = add(L, add(L, mul(L, low_v(L, kh), dh * xs[2]), mul(L, low_v(L, ow0), sw)), mul(L, low_v(L, kw), dw));
     int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
     if (to < 0)
@@ -750,7 +727,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int64_t xoff = 0;
     int masked = 0;
     int xp = in_place(L, x, w, h, &xoff, &masked) ? x : pad_input(L, x, w, 0, extra, slack, 0.0);
-    int mb = masked ? col_mask_buf(L, w, owt * nr) : -1;
+    int mb = masked ? col_mask_buf(L, w, owt * nr, 0) : -1;
     int bb = low_has(L, 2) ? low_in(L, 2) : -1;
     if (masked && mb < 0)
         return low_oom(L);
@@ -990,57 +967,89 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed 
 static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked)
 {
     const LoopBuf *B = low_buf(L, b);
-    /* masked 1: the columns off the row read the neighbouring rows (or the
-     * elements before the first halo row, LoopBuf.base) and are replaced;
-     * masked 2 (a model input, which has no halo to offer): every load is
-     * guarded by its row and column, the lanes off the input read nothing */
-    int64_t front = B->base - B->halo_rows * B->strides[2];
-    *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
-    *masked = 2;
-    if (B->shape.rank == 4 && B->strides[3] == 1 && B->storage == LOOP_ST_INPUT && h->mask &&
-        (h->rows || h->cols || h->reach > w->in[1]))
-        return 1;
-    *masked = B->halo_cols < h->cols;
-    if (B->shape.rank != 4 || B->strides[3] != 1 || B->halo_rows < h->rows ||
-        (*masked && (!h->mask || front < w->pad_begin[1] || B->storage != LOOP_ST_WORKSPACE)) ||
-        ((h->rows || h->cols) && B->halo_fill != h->fill) || B->slack < h->reach - w->in[1] - B->halo_cols) {
-        *masked = 0;                          /* read from a padded copy instead */
-        *off = 0;
+    *off = 0;
+    *masked = 0;
+    if (B->shape.rank != 4 || B->strides[3] != 1)
         return 0;
-    }
+    /* masked 2 (a model input, which has no halo to offer): every load is
+     * guarded by its row and column, the lanes off the input read nothing;
+     * masked 1: the columns off the row read the neighbouring rows (or the
+     * elements before the first halo row, LoopBuf.base) and are replaced */
+    int64_t front = B->base - B->halo_rows * B->strides[2];
+    int mode = B->storage == LOOP_ST_INPUT && h->mask && (h->rows || h->cols || h->reach > w->in[1]) ? 2
+               : B->halo_cols < h->cols;
+    if (mode == 1 && (!h->mask || front < w->pad_begin[1] || B->storage != LOOP_ST_WORKSPACE))
+        return 0;
+    if (mode < 2 && (B->halo_rows < h->rows || ((h->rows || h->cols) && B->halo_fill != h->fill) ||
+                     B->slack < h->reach - w->in[1] - B->halo_cols))
+        return 0;                             /* read from a padded copy instead */
+    *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
+    *masked = mode;
     return 1;
 }
 
-/* A table for masked columns: M[kw, j] = 1 where output column j's tap kw
- * falls inside the input row (j < owp, the block-rounded row), else 0. */
-static int col_mask_buf(Low *L, const IrWindow *w, int64_t owp)
+/* A float32 constant buffer of n elements for the caller to fill (*data). */
+static int const_table(Low *L, const char *name, int64_t n, float **data)
 {
-    int64_t KW = w->kernel[1], n = KW * owp;
-    float *m = util_arena_array(&L->p->arena, (size_t)n, sizeof *m);
     IrShape sh = { .rank = 1, .dims = { n } };
-    int mb = m ? loop_add_buf(L->p, "col_mask", IR_DT_F32, &sh, LOOP_ST_CONST) : -1;
-    if (mb < 0)
-        return -1;
-    for (int64_t kw = 0; kw < KW; kw++)
-        for (int64_t j = 0; j < owp; j++) {
-            int64_t iw = j * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
-            m[kw * owp + j] = iw >= 0 && iw < w->in[1] ? 1.0f : 0.0f;
+    *data = util_arena_array(&L->p->arena, (size_t)n, sizeof **data);
+    int b = *data ? loop_add_buf(L->p, name, IR_DT_F32, &sh, LOOP_ST_CONST) : -1;
+    if (b >= 0)
+        L->p->bufs[b].data = *data;
+    return b;
+}
+
+/* A table for masked columns: M[kw, j] = 1 where lane j's tap kw falls
+ * inside the input row, else 0; lane j is output column j (j < len, the
+ * block-rounded row) or, with a period, column j % period (a whole plane
+ * with unit strides). */
+static int col_mask_buf(Low *L, const IrWindow *w, int64_t len, int64_t period)
+{
+    int64_t KW = w->kernel[1];
+    float *m;
+    int mb = const_table(L, "col_mask", KW * len, &m);
+    for (int64_t kw = 0; mb >= 0 && kw < KW; kw++)
+        for (int64_t j = 0; j < len; j++) {
+            int64_t iw = (period ? j % period : j) * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
+            m[kw * len + j] = iw >= 0 && iw < w->in[1] ? 1.0f : 0.0f;
         }
-    L->p->bufs[mb].data = m;
     return mb;
 }
 
+/* x where the mask table mb holds 1 at `at` (and cond, when given), else
+ * fill: a guarded load (LOOP_E_SELECT), so the lanes off read nothing. */
+static LoopExpr *mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill)
+{
+    LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), low_load(L, mb, at, IR_DT_F32));
+    if (cond)
+        in = low_bin(L, LOOP_AND, cond, in);
+    return loop_select(L->p, in, x, low_const(L, IR_DT_F32, fill));
+}
+
 /* x where M[kw, ow0 + c] says the lane's column is inside the row (and
- * row_ok, when given, that the row is inside the input), else fill: a
- * guarded load (LOOP_E_SELECT), so the lanes off the input read nothing. */
+ * row_ok, when given, that the row is inside the input), else fill. */
 static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
                            LoopExpr *row_ok)
 {
-    LoopExpr *m = low_load(L, mb, add(L, add(L, mul(L, low_v(L, kw), owp), low_v(L, ow0)), low_v(L, c)), IR_DT_F32);
-    LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), m);
-    if (row_ok)
-        in = low_bin(L, LOOP_AND, row_ok, in);
-    return loop_select(L->p, in, x, low_const(L, IR_DT_F32, fill));
+    return mask_select(L, mb, add(L, add(L, mul(L, low_v(L, kw), owp), low_v(L, ow0)), low_v(L, c)), x, row_ok, fill);
+}
+
+/* A depthwise block's starting accumulator: the channel's bias, 0, or -inf
+ * (MaxPool). */
+static LoopExpr *dw_acc0(Low *L, int bb, int co, int maxpool)
+{
+    return bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : low_const(L, IR_DT_F32, maxpool ? -INFINITY : 0.0);
+}
+
+/* The weight of tap (kh, kw) of channel co, LET in kb; 0 for MaxPool (wb < 0),
+ * -1 out of memory. */
+static int dw_weight(Low *L, LoopStmt *kb, int wb, int co, int kh, int kw, const IrWindow *w)
+{
+    if (wb < 0)
+        return 0;
+    int64_t KH = w->kernel[0], KW = w->kernel[1];
+    LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
+    return low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
 }
 
 /* Input row oh * stride + kh * dilation - pad_top inside [0, H)? */
@@ -1065,7 +1074,7 @@ static int halo_output(Low *L, int cols_ok)
     if (t < 0 || y < 0)
         return 0;
     const LoopBuf *yb = low_buf(L, y);
-    if (yb->storage != LOOP_ST_WORKSPACE || yb->shape.rank != 4 || yb->alias_of >= 0 || is_halo(yb) ||
+    if (yb->storage != LOOP_ST_WORKSPACE || yb->shape.rank != 4 || yb->alias_of >= 0 || loop_buf_has_halo(yb) ||
         yb->dtype != IR_DT_F32)
         return 0;
     HaloNeed all = { 0, 0, 0, 0.0, 0 };
@@ -1151,7 +1160,7 @@ int low_conv_tiled(Low *L)
         return pw_emit(L, w, x, y);
     if (kind == TK_DIRECT)
         return direct_emit(L, w, x, wk->data, &h);
-    int pad = 0;
+    int pad = 0, masked;            /* (the GEMM form cannot mask: in place means read as it is) */
     for (int i = 0; i < w->rank; i++)
         pad |= w->pad_begin[i] != 0 || w->pad_end[i] != 0;
     t.w = wk->data;
@@ -1161,11 +1170,8 @@ int low_conv_tiled(Low *L)
     t.bias_at = bk ? conv_bias_at : NULL;
     t.y = y;
     t.a = x;
-    int masked = 0;
-    if (w->rank == 2 && in_place(L, x, w, &h, &t.a_off, &masked) && !masked)
+    if (w->rank == 2 && in_place(L, x, w, &h, &t.a_off, &masked))
         pad = 0;
-    else if (pad)
-        t.a_off = 0;
     if (pad && (t.a = pad_input(L, x, w, 0, 0, 0, 0.0)) < 0)
         return -1;
     memcpy(t.x_strides, low_buf(L, t.a)->strides, sizeof t.x_strides);
@@ -1300,15 +1306,14 @@ int low_gap_tiled(Low *L)
     if (P < nr || C < 1)
         return 1;
     int64_t vt = (P + nr - 1) / nr, ct = (C + mr - 1) / mr;
-    float *m = util_arena_array(&L->p->arena, (size_t)(vt * nr), sizeof *m);
-    IrShape msh = { .rank = 1, .dims = { vt * nr } }, ssh = { .rank = 1, .dims = { (int64_t)mr * nr } };
-    int mb = m ? loop_add_buf(L->p, "plane_mask", IR_DT_F32, &msh, LOOP_ST_CONST) : -1;
+    IrShape ssh = { .rank = 1, .dims = { (int64_t)mr * nr } };
+    float *m;
+    int mb = const_table(L, "plane_mask", vt * nr, &m);
     int sums = mb < 0 ? -1 : loop_add_buf(L->p, "lanes", IR_DT_F32, &ssh, LOOP_ST_LOCAL);
     if (sums < 0)
         return low_oom(L);
     for (int64_t j = 0; j < vt * nr; j++)
         m[j] = j < P ? 1.0f : 0.0f;
-    L->p->bufs[mb].data = m;
     const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
     int n, cb, v;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "cb", &cb) || low_vars(L, 1, "v", &v))
@@ -1331,9 +1336,8 @@ int low_gap_tiled(Low *L)
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *at = add(L, mul(L, low_v(L, v), nr), low_v(L, c));
-        LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), low_load(L, mb, at, IR_DT_F32));
-        LoopExpr *xv = loop_select(L->p, in, low_load(L, x, add(L, low_v(L, xb[r]), loop_expr_copy(L->p, at)), IR_DT_F32),
-                                   low_const(L, IR_DT_F32, 0));
+        LoopExpr *xv = mask_select(L, mb, at, low_load(L, x, add(L, low_v(L, xb[r]), loop_expr_copy(L->p, at)), IR_DT_F32),
+                                   NULL, 0.0);
         if (acc_set(L, kb, acc, r, nr, c, add(L, acc_at(L, acc, r, nr, c), xv)))
             return low_oom(L);
     }

@@ -129,7 +129,7 @@ static void in_place(const LoopProgram *p, const IrGraph *g, Slot *s)
             for (int i = 0; i < c.n_loads; i++) {
                 int in = c.loads[i], r = root_buf(p, in);
                 if (!is_ws_root(p, r) || r == o || s[group_of(s, r)].last != k || s[r].size != s[o].size ||
-                    p->bufs[r].halo_rows || p->bufs[r].halo_cols || p->bufs[o].halo_rows || p->bufs[o].halo_cols ||
+                    loop_buf_has_halo(&p->bufs[r]) || loop_buf_has_halo(&p->bufs[o]) ||
                     p->bufs[in].dtype != p->bufs[o].dtype || !ir_shape_equal(&p->bufs[in].shape, &p->bufs[o].shape))
                     continue;
                 int gr = group_of(s, r);

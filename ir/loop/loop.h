@@ -191,6 +191,9 @@ int loop_add_var(LoopProgram *p, const char *hint, IrDType type);
  * before the first halo row and `slack` after the last: strides, base,
  * bytes.  -1 when b is not a 4-D workspace buffer or the size overflows. */
 int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, int front, double fill, int slack);
+/* Laid out with halo rows or columns: rows (or channels) further apart than
+ * the shape says, so its flat index is not the row-major one. */
+static inline int loop_buf_has_halo(const LoopBuf *b) { return b->halo_rows || b->halo_cols; }
 int loop_add_kernel(LoopProgram *p, const char *name, LoopStmt *body);
 
 /* Expression builders (arena-allocated; NULL only on out-of-memory). */

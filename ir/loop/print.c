@@ -326,7 +326,7 @@ static void print_buf(const LoopProgram *p, const LoopBuf *b, UtilBuf *out)
     if (b->storage == LOOP_ST_WORKSPACE)
         util_buf_printf(out, " offset %lld", (long long)b->offset);
     util_buf_printf(out, " bytes %lld", (long long)b->bytes);
-    if (b->halo_rows || b->halo_cols)
+    if (loop_buf_has_halo(b))
         util_buf_printf(out, " halo %dx%d of %g base %lld", b->halo_rows, b->halo_cols, b->halo_fill,
                         (long long)b->base);
     if (b->index >= 0)
