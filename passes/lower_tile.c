@@ -31,12 +31,11 @@
  * only from its own block, so reruns are harmless; the output is never an
  * in-place alias of an input, memplan only does that for one-node
  * elementwise kernels.) */
-#include "passes/lower_impl.h"
+#include "passes/lower_tile.h"
 
 #include <math.h>
 #include <string.h>
 
-#define TILE_MAX_MR 16
 
 typedef struct Gemm Gemm;
 struct Gemm {
@@ -134,7 +133,7 @@ static int pack_bias(Low *L, Gemm *t)
 }
 
 /* for c < NR VECTORIZED: acc[r*NR + c] = v(c) appended to blk. */
-static int vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
+int tile_vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
 {
     LoopStmt *f = loop_for(L->p, c, low_i(L, nr), LOOP_VECTORIZED, body);
     if (!f)
@@ -145,7 +144,7 @@ static int vec_loop(Low *L, LoopStmt *blk, int c, LoopStmt *body, int nr)
 
 /* A block's accumulators (a LOCAL [MR][NR] buffer), its body and its
  * k-step body. */
-static int block_start(Low *L, int mr, int nr, int *acc, LoopStmt **tile, LoopStmt **kb)
+int tile_block_start(Low *L, int mr, int nr, int *acc, LoopStmt **tile, LoopStmt **kb)
 {
     IrShape sh = { .rank = 1, .dims = { (int64_t)mr * nr } };
     *acc = loop_add_buf(L->p, "acc", IR_DT_F32, &sh, LOOP_ST_LOCAL);
@@ -155,25 +154,25 @@ static int block_start(Low *L, int mr, int nr, int *acc, LoopStmt **tile, LoopSt
 }
 
 /* The block's accumulators are row-major [MR][NR]: element (r, lane c). */
-static LoopExpr *acc_at(Low *L, int acc, int r, int nr, int c)
+LoopExpr *tile_acc_at(Low *L, int acc, int r, int nr, int c)
 {
     return low_load(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), IR_DT_F32);
 }
 
 /* acc[r][:] = v (v uniform, or built over lane c). */
-static int acc_set(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopExpr *v)
+int tile_acc_set(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopExpr *v)
 {
     LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)), v);
-    return vec_loop(L, blk, c, st, nr);
+    return tile_vec_loop(L, blk, c, st, nr);
 }
 
 /* acc[r][:] += a * b (a uniform: a broadcast; b over lane c: a vector);
  * op LOOP_MAX instead: acc[r][:] = max(acc[r][:], b). */
-static int acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBinOp op, LoopExpr *a, LoopExpr *b)
+int tile_acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBinOp op, LoopExpr *a, LoopExpr *b)
 {
-    LoopExpr *old = acc_at(L, acc, r, nr, c);
+    LoopExpr *old = tile_acc_at(L, acc, r, nr, c);
     LoopExpr *v = op == LOOP_MAX ? low_bin(L, LOOP_MAX, old, b) : add(L, old, low_bin(L, LOOP_MUL, a, b));
-    return acc_set(L, blk, acc, r, nr, c, v);
+    return tile_acc_set(L, blk, acc, r, nr, c, v);
 }
 
 static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
@@ -261,7 +260,7 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
         LoopExpr *v = low_load(L, acc, at, IR_DT_F32);
         LoopStmt *st = direct ? gemm_out(L, t, n, g, low_v(L, row[r]), add(L, mul(L, low_v(L, nt), nr), low_v(L, c)), v)
                               : low_store(L, spill, loop_expr_copy(p, at), v);
-        if (vec_loop(L, tile, c, st, nr))
+        if (tile_vec_loop(L, tile, c, st, nr))
             return low_oom(L);
     }
     if (direct)
@@ -290,7 +289,7 @@ static int gemm_emit(Low *L, Gemm *t)
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
-    if (block_start(L, mr, nr, &acc, &tile, &kb))
+    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     int row[TILE_MAX_MR], base[TILE_MAX_MR];
     for (int r = 0; r < mr; r++) {
@@ -308,7 +307,7 @@ static int gemm_emit(Low *L, Gemm *t)
         LoopExpr *v = t->bias >= 0 ? low_load(L, t->bias, add(L, mul(L, loop_expr_copy(p, panel), nr), low_v(L, c)),
                                               IR_DT_F32)
                                    : low_const(L, IR_DT_F32, 0);
-        if (acc_set(L, tile, acc, r, nr, c, v))
+        if (tile_acc_set(L, tile, acc, r, nr, c, v))
             return low_oom(L);
     }
     /* k step: kf = flattened k; wb = ((g*NT + nt) * K + kf) * NR */
@@ -324,7 +323,7 @@ static int gemm_emit(Low *L, Gemm *t)
         if (a < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *bv = low_load(L, t->bp, add(L, low_v(L, wb), low_v(L, c)), IR_DT_F32);
-        if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, a), bv))
+        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, a), bv))
             return low_oom(L);
     }
     if (low_add(L, tile, low_nest(L, t->nk, t->kv, t->kext, kb)))
@@ -415,20 +414,8 @@ static float conv_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
 static float conv_bias_at(const Gemm *t, int64_t g, int64_t col) { return t->bv[g * t->N + col]; }
 
 /* The kernel a Conv or MaxPool gets (tile_kind). */
-enum { TK_NONE, TK_DW, TK_POOL, TK_PW, TK_DIRECT, TK_GEMM };
+enum { TK_NONE, TK_DW, TK_POOL, TK_PW, TK_DIRECT, TK_GEMM, TK_WINO };
 
-/* What a 2-D window kernel reads around its input: rows above and below
- * each channel and columns left and right of each row (of `fill`), and
- * `reach`: one past the furthest column a load touches, counted from a row's
- * first element (lanes past the output row's end included; their values are
- * never stored). */
-typedef struct HaloNeed {
-    int64_t rows, cols, reach;
-    double fill;
-    int mask;            /* can do without the columns: lanes off the row masked (unit column stride) */
-} HaloNeed;
-
-static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked);
 static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
                            LoopExpr *row_ok);
 static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w);
@@ -442,7 +429,7 @@ static int dw_weight(Low *L, LoopStmt *kb, int wb, int co, int kh, int kw, const
  * more, the one before by `extra_h` more, and `slack` elements allocated
  * past the end (strided vector loads): two kernels, the fill everywhere then
  * the input copied inside. */
-static int pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t extra, int slack, double fill)
+int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t extra, int slack, double fill)
 {
     const LoopBuf *xb = low_buf(L, x);
     IrShape sh = xb->shape;
@@ -481,7 +468,7 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
         if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), cout), cv), 0)) < 0 || low_vars(L, 1, "c", &c))
             return -1;
         LoopExpr *b0 = bb >= 0 ? low_load(L, bb, low_v(L, co[r]), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
-        if (acc_set(L, tile, acc, r, nr, c, b0))
+        if (tile_acc_set(L, tile, acc, r, nr, c, b0))
             return -1;
     }
     return 0;
@@ -489,7 +476,7 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
 
 /* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
  * output, through the fused members, masked past the row's end OW. */
-static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
+int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
 {
     const int64_t *ys = low_buf(L, low_out(L, 0))->strides;
     int c;
@@ -500,10 +487,10 @@ static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int ch
                               mul(L, low_v(L, oh), ys[2])), col);
     LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
     LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
-    LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, acc_at(L, acc, r, nr, c));
+    LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
     if (OW % nr)
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
-    return vec_loop(L, tile, c, st, nr);
+    return tile_vec_loop(L, tile, c, st, nr);
 }
 
 /* Depthwise (one input channel per output channel, 2-D): the lanes run
@@ -519,7 +506,7 @@ static int row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int ch
  * kw*dw - pl — the halo rows above and below, and the lanes whose column
  * falls off the row replaced by the fill (a column-mask table M[kw, p]).  A
  * block is MR vectors of the plane; the last vector starts at P - NR. */
-static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed *h)
+static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h)
 {
     int64_t H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1], P = H * W;
     int64_t dh = w->dilation[0], dw = w->dilation[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
@@ -546,7 +533,7 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
-    if (block_start(L, mr, nr, &acc, &tile, &kb))
+    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
     int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
@@ -558,7 +545,7 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
                                low_i(L, P - nr));
         int c;
         if ((pr[r] = low_let(L, tile, "p", pv, 0)) < 0 || low_vars(L, 1, "c", &c) ||
-            acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
+            tile_acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
             return low_oom(L);
     }
     int wv = dw_weight(L, kb, wb, co, kh, kw, w);
@@ -573,7 +560,7 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
             return low_oom(L);
         LoopExpr *xv = low_load(L, x, add(L, low_v(L, to), add(L, low_v(L, pr[r]), low_v(L, c))), IR_DT_F32);
         xv = col_masked(L, mb, kw, pr[r], c, P, xv, fill, NULL);
-        if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
+        if (tile_acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
             return low_oom(L);
     }
     int kv[2] = { kh, kw };
@@ -587,7 +574,7 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
             return low_oom(L);
         LoopExpr *pos = add(L, low_v(L, pr[r]), low_v(L, c));
         LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co), ys[1])), loop_expr_copy(L->p, pos));
-        if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co), pos, NULL, NULL, acc_at(L, acc, r, nr, c)),
+        if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co), pos, NULL, NULL, tile_acc_at(L, acc, r, nr, c)),
                      nr))
             return low_oom(L);
     }
@@ -596,7 +583,7 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Hal
     return low_kernel(L, low_nest(L, 3, vars, ext, tile));
 }
 
-static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed *h)
+static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h)
 {
     int flat = dw_flat_emit(L, w, x, maxpool, h);
     if (flat <= 0)
@@ -616,8 +603,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
     int64_t xoff = 0;
     int masked = 0;
-    int xp = in_place(L, x, w, h, &xoff, &masked) ? x
-             : pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
+    int xp = tile_in_place(L, x, w, h, &xoff, &masked) ? x
+             : tile_pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
     int mb = masked ? col_mask_buf(L, w, owt * nr, 0) : -1;
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (masked && mb < 0)
@@ -631,7 +618,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
-    if (block_start(L, mr, nr, &acc, &tile, &kb))
+    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
     int chan = low_let(L, tile, "xc", add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), low_i(L, xoff)), 0);
@@ -645,7 +632,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
             (rb[r] = low_let(L, tile, "xrow", add(L, low_v(L, chan), mul(L, low_v(L, row[r]), sh * xs[2])), 0)) < 0)
             return low_oom(L);
         int c;
-        if (low_vars(L, 1, "c", &c) || acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
+        if (low_vars(L, 1, "c", &c) || tile_acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
             return low_oom(L);
     }
     int wv = dw_weight(L, kb, wb, co, kh, kw, w);
@@ -662,7 +649,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0,
                             masked > 1 ? row_in(L, low_v(L, row[r]), kh, w) : NULL);
         /* max: NaN propagates */
-        if (acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
+        if (tile_acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
             return low_oom(L);
     }
     int kv[2] = { kh, kw };
@@ -670,7 +657,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
     if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++)
-        if (row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW))
+        if (tile_row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW))
             return low_oom(L);
     int vars[4] = { n, co, ht, wt };
     int64_t ext[4] = { w->batch, w->channels_out, oht, owt };
@@ -681,7 +668,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const HaloNeed
  * registers allow for the accumulators (32 registers with 16 float lanes,
  * AVX-512; else 16), preferring the count that wastes the fewest rows in the
  * last block, then the larger. */
-static int pick_mr(Low *L, int nr, int64_t rows)
+int tile_pick_mr(Low *L, int nr, int64_t rows)
 {
     int lanes = L->s->tile_nr / 2, per_row = nr > lanes ? nr / lanes : 1;
     int budget = lanes >= 16 ? 26 : 13, max = budget / per_row;
@@ -710,7 +697,7 @@ static int pick_mr(Low *L, int nr, int64_t rows)
  * and the block is stored as MR contiguous row pieces (masked past the row's
  * end) — where the GEMM form would spend more on scattering its output
  * block than on its short reduction. */
-static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const HaloNeed *h)
+static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
@@ -718,7 +705,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int nr = L->s->tile_nr;
     while (nr > 4 && OW * 4 < nr * 3)
         nr /= 2;
-    int mr = pick_mr(L, nr, cout);
+    int mr = tile_pick_mr(L, nr, cout);
     int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
     int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
     int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
@@ -726,7 +713,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
     int64_t xoff = 0;
     int masked = 0;
-    int xp = in_place(L, x, w, h, &xoff, &masked) ? x : pad_input(L, x, w, 0, extra, slack, 0.0);
+    int xp = tile_in_place(L, x, w, h, &xoff, &masked) ? x : tile_pad_input(L, x, w, 0, extra, slack, 0.0);
     int mb = masked ? col_mask_buf(L, w, owt * nr, 0) : -1;
     int bb = low_has(L, 2) ? low_in(L, 2) : -1;
     if (masked && mb < 0)
@@ -757,7 +744,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
-    if (block_start(L, mr, nr, &acc, &tile, &kb))
+    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     LoopExpr *xrow = add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
                                 mul(L, low_v(L, oh), sh * xs[2])), low_i(L, xoff));
@@ -783,7 +770,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
         if (masked)
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0, masked > 1 ? row_in(L, low_v(L, oh), kh, w) : NULL);
-        if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
+        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
             return low_oom(L);
     }
     int kv[3] = { ci, kh, kw };
@@ -791,7 +778,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     if (low_add(L, tile, low_nest(L, 3, kv, kext, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++)
-        if (row_out(L, tile, acc, r, nr, n, co[r], oh, ow0, OW))
+        if (tile_row_out(L, tile, acc, r, nr, n, co[r], oh, ow0, OW))
             return low_oom(L);
     int vars[5] = { n, g, t, oh, wt_ };
     int64_t ext[5] = { w->batch, G, ct, OH, owt };
@@ -820,7 +807,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int nr = L->s->tile_nr;
     while (nr > 4 && OW < nr)
         nr /= 2;
-    int mr = pick_mr(L, nr, cout);
+    int mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
     const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
@@ -830,7 +817,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
-    if (block_start(L, mr, nr, &acc, &tile, &kb))
+    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, OW - nr)), 0);
     LoopExpr *xrow = rows ? mul(L, low_v(L, oh), xs[2]) : low_i(L, 0);
@@ -848,7 +835,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         if (wv < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb), mul(L, low_v(L, ci), xs[1])), low_v(L, c)), IR_DT_F32);
-        if (acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wv), xv))
+        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wv), xv))
             return low_oom(L);
     }
     int64_t ci_n = cin;
@@ -861,10 +848,10 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         LoopExpr *col = add(L, low_v(L, p0), low_v(L, c));
         LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
                                   rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0)), col);
-        LoopExpr *v = acc_at(L, acc, r, nr, c);
+        LoopExpr *v = tile_acc_at(L, acc, r, nr, c);
         LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
         LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
-        if (vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v), nr))
+        if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v), nr))
             return low_oom(L);
     }
     int vars[5] = { n, g, mt, oh, pt };
@@ -936,14 +923,24 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
      * its lanes along the output channels */
     if (pointwise(w) && t->M >= s->tile_nr && ((t->M + s->tile_nr - 1) / s->tile_nr * s->tile_nr - t->M) * 8 <= t->M)
         return TK_PW;
+    /* (a model input has no halo to offer: the direct / GEMM forms read it in place) */
+    int model_input = 0;
+    for (int i = 0; i < g->n_inputs; i++)
+        model_input |= g->inputs[i] == n->in[0];
+    if (!model_input && tile_wino_pays(s, w))
+        return TK_WINO;
     if (w->rank == 2 && t->K <= 160 && w->out[1] * 2 >= s->tile_nr)
         return TK_DIRECT;
     return TK_GEMM;
 }
 
-/* What a 2-D window kernel of kind k reads around its input (HaloNeed). */
-static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed *h)
+/* What a 2-D window kernel of kind k reads around its input (TileHalo). */
+static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo *h)
 {
+    if (k == TK_WINO) {
+        tile_wino_halo(s, w, h);
+        return;
+    }
     int64_t KH = w->kernel[0], KW = w->kernel[1], sh = w->stride[0], sw = w->stride[1];
     int64_t dh = w->dilation[0], dw = w->dilation[1], OH = w->out[0], OW = w->out[1];
     int64_t H = w->in[0], W = w->in[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
@@ -964,7 +961,7 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, HaloNeed 
 
 /* Can the kernel read buffer b in place for window w, needing h?  Then
  * *off = the element offset that makes padded coordinates (0, 0) index it. */
-static int in_place(Low *L, int b, const IrWindow *w, const HaloNeed *h, int64_t *off, int *masked)
+int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *off, int *masked)
 {
     const LoopBuf *B = low_buf(L, b);
     *off = 0;
@@ -1077,7 +1074,7 @@ static int halo_output(Low *L, int cols_ok)
     if (yb->storage != LOOP_ST_WORKSPACE || yb->shape.rank != 4 || yb->alias_of >= 0 || loop_buf_has_halo(yb) ||
         yb->dtype != IR_DT_F32)
         return 0;
-    HaloNeed all = { 0, 0, 0, 0.0, 0 };
+    TileHalo all = { 0, 0, 0, 0.0, 0 };
     int64_t sw1 = 0, front = 0, W = yb->shape.dims[3];
     int gain = 0, filled = 0;
     for (int i = L->node + L->fuse_n + 1; i < g->n_nodes; i++) {
@@ -1104,9 +1101,9 @@ static int halo_output(Low *L, int cols_ok)
             cols_ok &= cg.win.out[1] * 2 >= L->s->tile_nr;
             continue;
         }
-        if (!(kind == TK_DW || kind == TK_POOL || kind == TK_DIRECT || (kind == TK_GEMM && cg.win.rank == 2)))
+        if (!(kind == TK_DW || kind == TK_POOL || kind == TK_DIRECT || kind == TK_WINO || (kind == TK_GEMM && cg.win.rank == 2)))
             return 0;
-        HaloNeed h;
+        TileHalo h;
         halo_need(L->s, kind, &cg.win, &h);
         if (h.rows || h.cols) {
             if (filled && h.fill != all.fill)
@@ -1116,7 +1113,7 @@ static int halo_output(Low *L, int cols_ok)
         }
         int64_t off;
         int masked;
-        gain |= !in_place(L, y, &cg.win, &h, &off, &masked);
+        gain |= !tile_in_place(L, y, &cg.win, &h, &off, &masked);
         all.rows = h.rows > all.rows ? h.rows : all.rows;
         /* narrow rows: masked lanes rather than columns that would add a
          * good part of the tensor (a row of 31 + 1 column: 3%) */
@@ -1150,7 +1147,7 @@ int low_conv_tiled(Low *L)
     /* a pointwise kernel writes halo columns along rows, which must fill a vector */
     if (halo_output(L, kind != TK_PW || w->out[1] * 2 >= L->s->tile_nr))
         return -1;
-    HaloNeed h;
+    TileHalo h;
     if (w->rank == 2)
         halo_need(L->s, kind, w, &h);
     const IrArray *wk = low_known(L, 1), *bk = low_has(L, 2) ? low_known(L, 2) : NULL;
@@ -1160,6 +1157,8 @@ int low_conv_tiled(Low *L)
         return pw_emit(L, w, x, y);
     if (kind == TK_DIRECT)
         return direct_emit(L, w, x, wk->data, &h);
+    if (kind == TK_WINO)
+        return tile_wino_emit(L, w, x, wk->data, &h);
     int pad = 0, masked;            /* (the GEMM form cannot mask: in place means read as it is) */
     for (int i = 0; i < w->rank; i++)
         pad |= w->pad_begin[i] != 0 || w->pad_end[i] != 0;
@@ -1170,9 +1169,9 @@ int low_conv_tiled(Low *L)
     t.bias_at = bk ? conv_bias_at : NULL;
     t.y = y;
     t.a = x;
-    if (w->rank == 2 && in_place(L, x, w, &h, &t.a_off, &masked))
+    if (w->rank == 2 && tile_in_place(L, x, w, &h, &t.a_off, &masked))
         pad = 0;
-    if (pad && (t.a = pad_input(L, x, w, 0, 0, 0, 0.0)) < 0)
+    if (pad && (t.a = tile_pad_input(L, x, w, 0, 0, 0, 0.0)) < 0)
         return -1;
     memcpy(t.x_strides, low_buf(L, t.a)->strides, sizeof t.x_strides);
     t.nk = 1 + w->rank;
@@ -1320,7 +1319,7 @@ int low_gap_tiled(Low *L)
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
-    if (block_start(L, mr, nr, &acc, &tile, &kb))
+    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
     int co[TILE_MAX_MR], xb[TILE_MAX_MR];
     for (int r = 0; r < mr; r++) {
@@ -1328,7 +1327,7 @@ int low_gap_tiled(Low *L)
         int c;
         if ((co[r] = low_let(L, tile, "co", cv, 0)) < 0 ||
             (xb[r] = low_let(L, tile, "xb", add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, co[r]), xs[1])), 0)) < 0 ||
-            low_vars(L, 1, "c", &c) || acc_set(L, tile, acc, r, nr, c, low_const(L, IR_DT_F32, 0)))
+            low_vars(L, 1, "c", &c) || tile_acc_set(L, tile, acc, r, nr, c, low_const(L, IR_DT_F32, 0)))
             return low_oom(L);
     }
     for (int r = 0; r < mr; r++) {
@@ -1338,7 +1337,7 @@ int low_gap_tiled(Low *L)
         LoopExpr *at = add(L, mul(L, low_v(L, v), nr), low_v(L, c));
         LoopExpr *xv = mask_select(L, mb, at, low_load(L, x, add(L, low_v(L, xb[r]), loop_expr_copy(L->p, at)), IR_DT_F32),
                                    NULL, 0.0);
-        if (acc_set(L, kb, acc, r, nr, c, add(L, acc_at(L, acc, r, nr, c), xv)))
+        if (tile_acc_set(L, kb, acc, r, nr, c, add(L, tile_acc_at(L, acc, r, nr, c), xv)))
             return low_oom(L);
     }
     int64_t vext = vt;
@@ -1347,8 +1346,8 @@ int low_gap_tiled(Low *L)
     for (int r = 0; r < mr; r++) {                      /* the lanes out as whole vectors */
         int c;
         if (low_vars(L, 1, "c", &c) ||
-            vec_loop(L, tile, c, low_store(L, sums, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)),
-                                           acc_at(L, acc, r, nr, c)), nr))
+            tile_vec_loop(L, tile, c, low_store(L, sums, add(L, low_i(L, (int64_t)r * nr), low_v(L, c)),
+                                           tile_acc_at(L, acc, r, nr, c)), nr))
             return low_oom(L);
     }
     for (int r = 0; r < mr; r++) {
@@ -1382,7 +1381,7 @@ int low_maxpool_tiled(Low *L)
         return low_oom(L);
     if (halo_output(L, 1))
         return -1;
-    HaloNeed h;
+    TileHalo h;
     halo_need(L->s, kind, &t.win, &h);
     return dw_emit(L, &t.win, x, 1, &h);
 }
