@@ -5,7 +5,7 @@
  * and 512-bit SIMD (tile_nr 8, 16, 32).  Shapes are chosen so that every
  * edge case appears: rows and columns that do not fill the last block,
  * groups, strides (strided vector loads), dilation, asymmetric padding,
- * depthwise multipliers, 1-D and 3-D windows.  Each case also checks that
+ * depthwise multipliers, 1-D and 3-D windows; Winograd convolutions.  Each case also checks that
  * the blocked form was taken (the program has a LOCAL "acc" buffer).
  * Agreement: rtol 1e-4, atol 1e-5. */
 #include <setjmp.h>
@@ -346,6 +346,61 @@ static void test_layouts(void **state)
     run(&t);
 }
 
+/* Winograd F(2x2, 3x3) (passes/lower_winograd.c) at 256 and 512 bits (the
+ * 128-bit schedule keeps the other forms): odd output sizes (a last tile
+ * row and column half outside), output channels that do not fill the last
+ * block, no padding and asymmetric padding, a padded copy of the input (a
+ * Relu's output) and a halo read in place (a Winograd conv's output), a
+ * fused residual Add, batch 2.  Each graph is checked to use the transform
+ * (a "wino_u" constant) at 512 bits. */
+static int wino_convs(IrGraph *g)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    PassSchedule s = pass_schedule_cpu(512);
+    LoopProgram *p = pass_lower(g, &s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    int n = 0;
+    for (int i = 0; i < p->n_bufs; i++)
+        n += strncmp(p->bufs[i].name, "wino_u", 6) == 0;
+    loop_program_free(p);
+    return n;
+}
+
+static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int64_t h, int64_t w, const int64_t *pads,
+                      int chain)
+{
+    TG t;
+    uint64_t seed = 5;
+    tg_start(&t, name);
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(batch, c, h, w));
+    int r = tg_node(&t, IR_OP_Relu, "relu", 1, &x, 1);
+    int64_t wd[4] = { k, c, 3, 3 };
+    int in[3] = { r, rand_const(&t, "w", 4, wd, &seed), rand_const(&t, "b", 1, &k, &seed) };
+    int y = tg_node(&t, IR_OP_Conv, "conv", 3, in, 1);
+    tg_ints(&t, IR_A_pads, 4, pads);
+    if (chain) {                  /* a second one reading y's halo in place, plus the residual */
+        int z = conv_node(&t, "conv2", y, k, k, 3, 1, 1, &seed), zy[2] = { z, y };
+        y = tg_node(&t, IR_OP_Add, "res", 2, zy, 1);
+    }
+    tg_output(&t, y);
+    PassOptions po = pass_options(2);
+    if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
+        fail_diag("-O2", &t.d);
+    assert_int_equal(wino_convs(t.g), chain ? 2 : 1);
+    run(&t);
+}
+
+static void test_winograd(void **state)
+{
+    (void)state;
+    wino_case("w_tails", 1, 9, 37, 11, 47, (int64_t[]){ 1, 1, 1, 1 }, 0);
+    wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0);
+    wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0);
+    wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1);
+}
+
 static void test_matmul(void **state)
 {
     (void)state;
@@ -393,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_global_average_pool),
         cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_winograd),
         cmocka_unit_test(test_matmul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
