@@ -36,75 +36,112 @@
 /* LOCAL bytes of the transformed tile row above which the plain kernels
  * run instead (stack per thread). */
 #define WINO_MAX_LOCAL (160 * 1024)
+#define WINO_MAX_A 6
 
 static LoopExpr *add(Low *L, LoopExpr *a, LoopExpr *b) { return low_bin(L, LOOP_ADD, a, b); }
 static LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MUL, a, low_i(L, k)); }
 
-static const int BT[4][4] = { { 1, 0, -1, 0 }, { 0, 1, 1, 0 }, { 0, -1, 1, 0 }, { 0, 1, 0, -1 } };
-static const int AT[2][4] = { { 1, 1, 1, 0 }, { 0, 1, -1, -1 } };
-static const double GM[4][3] = { { 1, 0, 0 }, { .5, .5, .5 }, { .5, -.5, .5 }, { 0, 0, 1 } };
+/* F(m x m, 3 x 3): output tiles of m x m from input patches of a = m + 2
+ * rows and columns; B^T [a][a], G [a][3], A^T [m][a] (Lavin & Gray's
+ * interpolation points 0, +-1 (m = 2); 0, +-1, +-2 (m = 4)). */
+typedef struct Wino {
+    int m, a;
+    double bt[WINO_MAX_A][WINO_MAX_A], g[WINO_MAX_A][3], at[4][WINO_MAX_A];
+} Wino;
+
+static const Wino F23 = {
+    2, 4,
+    { { 1, 0, -1, 0 }, { 0, 1, 1, 0 }, { 0, -1, 1, 0 }, { 0, 1, 0, -1 } },
+    { { 1, 0, 0 }, { .5, .5, .5 }, { .5, -.5, .5 }, { 0, 0, 1 } },
+    { { 1, 1, 1, 0 }, { 0, 1, -1, -1 } },
+};
+
+static const Wino F43 = {
+    4, 6,
+    { { 4, 0, -5, 0, 1, 0 }, { 0, -4, -4, 1, 1, 0 }, { 0, 4, -4, -1, 1, 0 },
+      { 0, -2, -1, 2, 1, 0 }, { 0, 2, -1, -2, 1, 0 }, { 0, 4, 0, -5, 0, 1 } },
+    { { 1 / 4., 0, 0 }, { -1 / 6., -1 / 6., -1 / 6. }, { -1 / 6., 1 / 6., -1 / 6. },
+      { 1 / 24., 1 / 12., 1 / 6. }, { 1 / 24., -1 / 12., 1 / 6. }, { 0, 0, 1 } },
+    { { 1, 1, 1, 1, 1, 0 }, { 0, 1, -1, 2, -2, 0 }, { 0, 1, 1, 4, 4, 0 }, { 0, 1, -1, 8, -8, 1 } },
+};
 
 /* Lanes along the tiles of an output row: the schedule's block, halved
  * while the row's tiles would leave a quarter of it idle. */
-static int wino_nr(const PassSchedule *s, const IrWindow *w)
+static int wino_nr(const PassSchedule *s, const IrWindow *w, const Wino *v)
 {
-    int64_t TW = (w->out[1] + 1) / 2;
+    int64_t TW = (w->out[1] + v->m - 1) / v->m;
     int nr = s->tile_nr;
     while (nr > 8 && TW * 4 < nr * 3)
         nr /= 2;
     return nr;
 }
 
-int tile_wino_pays(const PassSchedule *s, const IrWindow *w)
+/* The variant for window w, or NULL: F(4x4) where a row has enough tiles
+ * of 4 to fill the vectors, else F(2x2); narrower rows (ResNet's 14x14 and
+ * 7x7, SqueezeNet's 13x13) would leave the vectors half empty, where the
+ * direct / GEMM forms are faster.  The transformed row must fit the LOCAL
+ * budget. */
+static const Wino *wino_pick(const PassSchedule *s, const IrWindow *w)
 {
     if (!s || s->tile_nr < 16 || w->rank != 2 || w->group != 1)
-        return 0;
+        return NULL;
     for (int i = 0; i < 2; i++)
         if (w->kernel[i] != 3 || w->stride[i] != 1 || w->dilation[i] != 1)
-            return 0;
-    int64_t C = w->channels_in, K = w->channels_out, TW = (w->out[1] + 1) / 2;
-    if (C < 8 || K < 16 || w->out[0] < 2 || TW < 4)
-        return 0;
-    int nr = wino_nr(s, w);
-    int64_t twp = (TW + nr - 1) / nr * nr;
-    /* narrower rows (ResNet's 14x14 and 7x7, SqueezeNet's 13x13) leave the
-     * vectors half empty: the direct / GEMM forms are faster there */
-    if (nr < s->tile_nr / 2)
-        return 0;
-    return C <= WINO_MAX_LOCAL / (16 * 4 * twp) && 16 * 4 * C * twp <= WINO_MAX_LOCAL;
+            return NULL;
+    int64_t C = w->channels_in, K = w->channels_out;
+    if (C < 8 || K < 16 || w->out[0] < 2)
+        return NULL;
+    const Wino *vs[2] = { &F43, &F23 };
+    for (int i = 0; i < 2; i++) {
+        const Wino *v = vs[i];
+        int nr = wino_nr(s, w, v);
+        int64_t TW = (w->out[1] + v->m - 1) / v->m, twp = (TW + nr - 1) / nr * nr;
+        if (TW >= 4 && nr >= s->tile_nr / 2 && w->out[0] >= v->m &&
+            C <= WINO_MAX_LOCAL / ((int64_t)v->a * v->a * 4 * twp))
+            return v;
+    }
+    return NULL;
 }
+
+int tile_wino_pays(const PassSchedule *s, const IrWindow *w) { return wino_pick(s, w) != NULL; }
 
 void tile_wino_halo(const PassSchedule *s, const IrWindow *w, TileHalo *h)
 {
-    int64_t TH = (w->out[0] + 1) / 2, TW = (w->out[1] + 1) / 2, nr = wino_nr(s, w);
+    const Wino *v = wino_pick(s, w);
+    int64_t m = v->m, TH = (w->out[0] + m - 1) / m, TW = (w->out[1] + m - 1) / m, nr = wino_nr(s, w, v);
     int64_t twp = (TW + nr - 1) / nr * nr, pt = w->pad_begin[0], pl = w->pad_begin[1];
-    int64_t bottom = 2 * TH + 2 - (w->in[0] + pt), right = 2 * TW + 2 - (w->in[1] + pl);
+    int64_t bottom = m * TH + 2 - (w->in[0] + pt), right = m * TW + 2 - (w->in[1] + pl);
     h->rows = pt > bottom ? pt : bottom;
     h->cols = pl > right ? pl : right;
-    /* the last tile vector's columns, read as one 2*NR wide load per tap */
-    h->reach = 2 * twp + 3 - pl;
+    /* the last tile vector's columns, read as one m*NR wide load per tap */
+    h->reach = m * twp + m + 1 - pl;
     h->fill = 0.0;
     h->mask = 0;
 }
 
-/* sum_k c[k] * v_k (coefficients 0, 1, -1; one positive at least). */
-static LoopExpr *combo(Low *L, const int *c, const int *v)
+/* sum_k c[k] * v_k over the n float variables v (positive terms first). */
+static LoopExpr *combo(Low *L, const double *c, const int *v, int n)
 {
     LoopExpr *e = NULL;
-    for (int k = 0; k < 4; k++)
-        if (c[k] > 0)
-            e = e ? add(L, e, low_v(L, v[k])) : low_v(L, v[k]);
-    for (int k = 0; k < 4; k++)
-        if (c[k] < 0)
-            e = low_bin(L, LOOP_SUB, e, low_v(L, v[k]));
-    return e;
+    for (int neg = 0; neg < 2; neg++)
+        for (int k = 0; k < n; k++) {
+            if (c[k] == 0 || (c[k] < 0) != neg)
+                continue;
+            LoopExpr *x = low_v(L, v[k]);
+            double f = c[k] < 0 ? -c[k] : c[k];
+            if (f != 1)
+                x = low_bin(L, LOOP_MUL, low_const(L, IR_DT_F32, f), x);
+            e = e ? low_bin(L, neg ? LOOP_SUB : LOOP_ADD, e, x) : neg ? loop_un(L->p, LOOP_NEG, x) : x;
+        }
+    return e ? e : low_const(L, IR_DT_F32, 0.0);
 }
 
-/* U packed [xi][kt][c][MR]; rows past K copy row K-1. */
-static int pack_u(Low *L, const float *wt, int64_t C, int64_t K, int mr, int64_t KT)
+/* U = G g G^T packed [xi][kt][c][MR]; rows past K copy row K-1. */
+static int pack_u(Low *L, const Wino *v, const float *wt, int64_t C, int64_t K, int mr, int64_t KT)
 {
     LoopProgram *p = L->p;
-    IrShape sh = { .rank = 1, .dims = { 16 * KT * C * mr } };
+    int a = v->a;
+    IrShape sh = { .rank = 1, .dims = { (int64_t)a * a * KT * C * mr } };
     float *up = util_arena_array(&p->arena, (size_t)sh.dims[0], sizeof *up);
     int ub = up ? loop_add_buf(p, "wino_u", IR_DT_F32, &sh, LOOP_ST_CONST) : -1;
     if (ub < 0)
@@ -113,51 +150,54 @@ static int pack_u(Low *L, const float *wt, int64_t C, int64_t K, int mr, int64_t
     for (int64_t kk = 0; kk < KT * mr; kk++)
         for (int64_t c = 0; c < C; c++) {
             const float *g = wt + ((kk < K ? kk : K - 1) * C + c) * 9;
-            double t[4][3];
-            for (int i = 0; i < 4; i++)
+            double t[WINO_MAX_A][3];
+            for (int i = 0; i < a; i++)
                 for (int j = 0; j < 3; j++)
-                    t[i][j] = GM[i][0] * g[j] + GM[i][1] * g[3 + j] + GM[i][2] * g[6 + j];
-            for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) {
-                    double u = t[i][0] * GM[j][0] + t[i][1] * GM[j][1] + t[i][2] * GM[j][2];
-                    up[(((i * 4 + j) * KT + kk / mr) * C + c) * mr + kk % mr] = (float)u;
+                    t[i][j] = v->g[i][0] * g[j] + v->g[i][1] * g[3 + j] + v->g[i][2] * g[6 + j];
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) {
+                    double u = t[i][0] * v->g[j][0] + t[i][1] * v->g[j][1] + t[i][2] * v->g[j][2];
+                    up[(((i * a + j) * KT + kk / mr) * C + c) * mr + kk % mr] = (float)u;
                 }
         }
     return ub;
 }
 
-/* The input transform of one tile row into vrow: for c < C, vb < TWB,
- * lanes along the tiles. */
-static int input_transform(Low *L, LoopStmt *tile, int xp, int xr, int vrow, int64_t C, int64_t TWp, int nr)
+/* The input transform of one tile row into vrow: for c < C, vb < TWp/NR,
+ * lanes along the tiles, V = B^T d B. */
+static int input_transform(Low *L, const Wino *v, LoopStmt *tile, int xp, int xr, int vrow, int64_t C, int64_t TWp,
+                           int nr)
 {
     LoopProgram *p = L->p;
     const int64_t *xs = low_buf(L, xp)->strides;
-    int c, vb, lane;
+    int a = v->a, c, vb, lane;
     LoopStmt *b1 = loop_block(p), *vt = loop_block(p);
     if (!b1 || !vt || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "vb", &vb) || low_vars(L, 1, "c", &lane))
         return -1;
-    LoopExpr *xc = add(L, add(L, low_v(L, xr), mul(L, low_v(L, c), xs[1])), mul(L, low_v(L, vb), 2 * nr));
+    LoopExpr *xc = add(L, add(L, low_v(L, xr), mul(L, low_v(L, c), xs[1])), mul(L, low_v(L, vb), (int64_t)v->m * nr));
     int xcv = low_let(L, b1, "xc", xc, 0);
     if (xcv < 0)
         return -1;
-    int d[4][4], e[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), mul(L, low_v(L, lane), 2));
+    int d[WINO_MAX_A][WINO_MAX_A], e[WINO_MAX_A][WINO_MAX_A];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+            LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), mul(L, low_v(L, lane), v->m));
             if ((d[i][j] = low_let(L, vt, "d", low_load(L, xp, at, IR_DT_F32), 0)) < 0)
                 return -1;
         }
-    for (int i = 0; i < 4; i++)                 /* e = B^T d: along the patch's columns */
-        for (int j = 0; j < 4; j++) {
-            int col[4] = { d[0][j], d[1][j], d[2][j], d[3][j] };
-            if ((e[i][j] = low_let(L, vt, "e", combo(L, BT[i], col), 0)) < 0)
+    for (int i = 0; i < a; i++)                 /* e = B^T d: along the patch's columns */
+        for (int j = 0; j < a; j++) {
+            int col[WINO_MAX_A];
+            for (int k = 0; k < a; k++)
+                col[k] = d[k][j];
+            if ((e[i][j] = low_let(L, vt, "e", combo(L, v->bt[i], col, a), 0)) < 0)
                 return -1;
         }
-    for (int i = 0; i < 4; i++)                 /* V = e B: along its rows */
-        for (int j = 0; j < 4; j++) {
-            LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), TWp), low_i(L, (i * 4 + j) * C * TWp)),
+    for (int i = 0; i < a; i++)                 /* V = e B: along its rows */
+        for (int j = 0; j < a; j++) {
+            LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), TWp), low_i(L, (i * a + j) * C * TWp)),
                                add(L, mul(L, low_v(L, vb), nr), low_v(L, lane)));
-            if (low_add(L, vt, low_store(L, vrow, at, combo(L, BT[j], e[i]))))
+            if (low_add(L, vt, low_store(L, vrow, at, combo(L, v->bt[j], e[i], a))))
                 return -1;
         }
     if (tile_vec_loop(L, b1, lane, vt, nr))
@@ -167,34 +207,37 @@ static int input_transform(Low *L, LoopStmt *tile, int xp, int xr, int vrow, int
     return low_add(L, tile, low_nest(L, 2, vars, ext, b1));
 }
 
-/* The output transform of row r of the block (output channel co) from
- * mloc into obuf (two output rows of 2*NR columns, the tiles' column pairs
- * interleaved), then stored. */
-static int output_transform(Low *L, LoopStmt *br, int mloc, int obuf, int rr, int co, int bb, int mr, int nr)
+/* The output transform Y = A^T M A + bias of row r of the block (output
+ * channel co) from mloc into obuf: m output rows of m*NR columns, the
+ * tiles' columns interleaved. */
+static int output_transform(Low *L, const Wino *v, LoopStmt *br, int mloc, int obuf, int rr, int co, int bb, int mr,
+                            int nr)
 {
     LoopProgram *p = L->p;
-    int lane;
+    int a = v->a, m = v->m, lane;
     LoopStmt *vt = loop_block(p);
     if (!vt || low_vars(L, 1, "c", &lane))
         return -1;
-    int m[16], s[2][4];
-    for (int q = 0; q < 16; q++) {
+    int mv[WINO_MAX_A * WINO_MAX_A], s[4][WINO_MAX_A];
+    for (int q = 0; q < a * a; q++) {
         LoopExpr *at = add(L, add(L, low_i(L, (int64_t)q * mr * nr), mul(L, low_v(L, rr), nr)), low_v(L, lane));
-        if ((m[q] = low_let(L, vt, "m", low_load(L, mloc, at, IR_DT_F32), 0)) < 0)
+        if ((mv[q] = low_let(L, vt, "m", low_load(L, mloc, at, IR_DT_F32), 0)) < 0)
             return -1;
     }
-    for (int a = 0; a < 2; a++)                 /* A^T M: along the columns */
-        for (int l = 0; l < 4; l++) {
-            int col[4] = { m[l], m[4 + l], m[8 + l], m[12 + l] };
-            if ((s[a][l] = low_let(L, vt, "s", combo(L, AT[a], col), 0)) < 0)
+    for (int i = 0; i < m; i++)                 /* A^T M: along the columns */
+        for (int l = 0; l < a; l++) {
+            int col[WINO_MAX_A];
+            for (int k = 0; k < a; k++)
+                col[k] = mv[k * a + l];
+            if ((s[i][l] = low_let(L, vt, "s", combo(L, v->at[i], col, a), 0)) < 0)
                 return -1;
         }
-    for (int a = 0; a < 2; a++)                 /* (A^T M) A + bias: along the rows */
-        for (int b = 0; b < 2; b++) {
-            LoopExpr *y = combo(L, AT[b], s[a]);
+    for (int i = 0; i < m; i++)                 /* (A^T M) A + bias: along the rows */
+        for (int j = 0; j < m; j++) {
+            LoopExpr *y = combo(L, v->at[j], s[i], a);
             if (bb >= 0)
                 y = add(L, y, low_load(L, bb, low_v(L, co), IR_DT_F32));
-            LoopExpr *at = add(L, low_i(L, (int64_t)a * 2 * nr + b), mul(L, low_v(L, lane), 2));
+            LoopExpr *at = add(L, low_i(L, (int64_t)i * m * nr + j), mul(L, low_v(L, lane), m));
             if (low_add(L, vt, low_store(L, obuf, at, y)))
                 return -1;
         }
@@ -204,16 +247,17 @@ static int output_transform(Low *L, LoopStmt *br, int mloc, int obuf, int rr, in
 int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
 {
     LoopProgram *p = L->p;
-    int64_t C = w->channels_in, K = w->channels_out, OH = w->out[0], OW = w->out[1];
-    int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2;
-    int nr = wino_nr(L->s, w), mr = tile_pick_mr(L, nr, K);
+    const Wino *v = wino_pick(L->s, w);
+    int64_t C = w->channels_in, K = w->channels_out, OH = w->out[0], OW = w->out[1], m = v->m, aa = v->a * v->a;
+    int64_t TH = (OH + m - 1) / m, TW = (OW + m - 1) / m;
+    int nr = wino_nr(L->s, w, v), mr = tile_pick_mr(L, nr, K);
     int64_t TWp = (TW + nr - 1) / nr * nr, KT = (K + mr - 1) / mr;
     int64_t xoff = 0;
     int masked = 0, xp = x;
     if (!tile_in_place(L, x, w, h, &xoff, &masked) || masked) {
         int64_t ph = w->in[0] + w->pad_begin[0] + w->pad_end[0], pw = w->in[1] + w->pad_begin[1] + w->pad_end[1];
-        int64_t extra_h = 2 * TH + 2 > ph ? 2 * TH + 2 - ph : 0, extra = 2 * TW + 2 > pw ? 2 * TW + 2 - pw : 0;
-        int64_t slack = 2 * TWp + 3 - (pw + extra);
+        int64_t extra_h = m * TH + 2 > ph ? m * TH + 2 - ph : 0, extra = m * TW + 2 > pw ? m * TW + 2 - pw : 0;
+        int64_t slack = m * TWp + m + 1 - (pw + extra);
         xoff = 0;
         if ((xp = tile_pad_input(L, x, w, extra_h, extra, slack > 1 ? (int)slack : 1, 0.0)) < 0)
             return -1;
@@ -221,9 +265,9 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int bb = low_has(L, 2) ? low_in(L, 2) : -1;
     if (low_has(L, 2) && bb < 0)
         return -1;
-    int ub = pack_u(L, wt, C, K, mr, KT);
-    IrShape vs = { .rank = 1, .dims = { 16 * C * TWp } }, ms = { .rank = 1, .dims = { 16 * (int64_t)mr * nr } };
-    IrShape os = { .rank = 1, .dims = { 4 * (int64_t)nr } };
+    int ub = pack_u(L, v, wt, C, K, mr, KT);
+    IrShape vs = { .rank = 1, .dims = { aa * C * TWp } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
+    IrShape os = { .rank = 1, .dims = { m * m * nr } };
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
     int mloc = vrow < 0 ? -1 : loop_add_buf(p, "wino_m", IR_DT_F32, &ms, LOOP_ST_LOCAL);
     int obuf = mloc < 0 ? -1 : loop_add_buf(p, "wino_y", IR_DT_F32, &os, LOOP_ST_LOCAL);
@@ -234,8 +278,8 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     const int64_t *xs = low_buf(L, xp)->strides;
     LoopStmt *tile = loop_block(p);
     int xr = tile ? low_let(L, tile, "xr", add(L, add(L, mul(L, low_v(L, n), xs[0]), low_i(L, xoff)),
-                                                mul(L, low_v(L, th), 2 * xs[2])), 0) : -1;
-    if (xr < 0 || input_transform(L, tile, xp, xr, vrow, C, TWp, nr))
+                                                mul(L, low_v(L, th), m * xs[2])), 0) : -1;
+    if (xr < 0 || input_transform(L, v, tile, xp, xr, vrow, C, TWp, nr))
         return low_oom(L);
 
     /* per block (kt, vb), per xi: the GEMM over c into registers, spilled to mloc */
@@ -258,8 +302,8 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         int wr = low_let(L, kb, "w", low_load(L, ub, add(L, low_v(L, wv), low_i(L, r)), IR_DT_F32), 0), lane;
         if (wr < 0 || low_vars(L, 1, "c", &lane))
             return low_oom(L);
-        LoopExpr *v = low_load(L, vrow, add(L, low_v(L, vov), low_v(L, lane)), IR_DT_F32);
-        if (tile_acc_update(L, kb, acc, r, nr, lane, LOOP_ADD, low_v(L, wr), v))
+        LoopExpr *vx = low_load(L, vrow, add(L, low_v(L, vov), low_v(L, lane)), IR_DT_F32);
+        if (tile_acc_update(L, kb, acc, r, nr, lane, LOOP_ADD, low_v(L, wr), vx))
             return low_oom(L);
     }
     int64_t cext = C;
@@ -273,24 +317,23 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         if (tile_vec_loop(L, bx, lane, low_store(L, mloc, at, tile_acc_at(L, acc, r, nr, lane)), nr))
             return low_oom(L);
     }
-    int64_t xext = 16;
-    if (low_add(L, blk, low_nest(L, 1, &xi, &xext, bx)))
+    if (low_add(L, blk, low_nest(L, 1, &xi, &aa, bx)))
         return low_oom(L);
 
-    /* per row r of the block: output channel co, the output transform, two output rows */
+    /* per row r of the block: output channel co, the output transform, m output rows */
     LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, kt), mr), low_v(L, rr)), low_i(L, K - 1));
     int co = low_let(L, br, "co", cv, 0);
-    if (co < 0 || output_transform(L, br, mloc, obuf, rr, co, bb, mr, nr))
+    if (co < 0 || output_transform(L, v, br, mloc, obuf, rr, co, bb, mr, nr))
         return low_oom(L);
-    for (int a = 0; a < 2; a++) {
-        LoopStmt *ba = loop_block(p);
-        int oh = ba ? low_let(L, ba, "oh", add(L, mul(L, low_v(L, th), 2), low_i(L, a)), 0) : -1;
-        int ow0 = oh < 0 ? -1 : low_let(L, ba, "ow0", mul(L, low_v(L, vb), 2 * nr), 0);
-        if (ow0 < 0 || tile_row_out(L, ba, obuf, a, 2 * nr, n, co, oh, ow0, OW))
+    for (int i = 0; i < m; i++) {
+        LoopStmt *bi = loop_block(p);
+        int oh = bi ? low_let(L, bi, "oh", add(L, mul(L, low_v(L, th), m), low_i(L, i)), 0) : -1;
+        int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * nr), 0);
+        if (ow0 < 0 || tile_row_out(L, bi, obuf, i, (int)m * nr, n, co, oh, ow0, OW))
             return low_oom(L);
-        LoopStmt *st = ba;
-        if (a == 1 && OH % 2)                  /* the last tile row's second row is past the output */
-            st = loop_if(p, low_bin(L, LOOP_LT, add(L, mul(L, low_v(L, th), 2), low_i(L, 1)), low_i(L, OH)), ba, NULL);
+        LoopStmt *st = bi;
+        if (i > 0 && OH % m && i >= OH % m)     /* rows of the last tile row past the output */
+            st = loop_if(p, low_bin(L, LOOP_LT, add(L, mul(L, low_v(L, th), m), low_i(L, i)), low_i(L, OH)), bi, NULL);
         if (!st || low_add(L, br, st))
             return low_oom(L);
     }

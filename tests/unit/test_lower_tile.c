@@ -377,7 +377,12 @@ static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int
     int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(batch, c, h, w));
     int r = tg_node(&t, IR_OP_Relu, "relu", 1, &x, 1);
     int64_t wd[4] = { k, c, 3, 3 };
-    int in[3] = { r, rand_const(&t, "w", 4, wd, &seed), rand_const(&t, "b", 1, &k, &seed) };
+    double *wv = malloc((size_t)(k * c * 9) * sizeof *wv);
+    assert_non_null(wv);
+    for (int64_t i = 0; i < k * c * 9; i++)     /* scaled by 1/sqrt(fan-in): outputs near 1 */
+        wv[i] = frand(&seed) / sqrt((double)(c * 9));
+    int in[3] = { r, tg_const(&t, "w", IR_DT_F32, 4, wd, wv), rand_const(&t, "b", 1, &k, &seed) };
+    free(wv);
     int y = tg_node(&t, IR_OP_Conv, "conv", 3, in, 1);
     tg_ints(&t, IR_A_pads, 4, pads);
     if (chain) {                  /* a second one reading y's halo in place, plus the residual */
