@@ -15,7 +15,9 @@
  * one k*W-element vector then every k-th lane when the buffer declares the
  * slack (LoopBuf.slack), any other index reads lane by lane.  Stores: i0 + v
  * writes W consecutive elements, under `if (cond)` a masked store (the
- * LETs before it under the IF read with masked loads), any
+ * LETs before it under the IF read with masked loads); k consecutive stores
+ * at i0 + j + k*v (j = 0..k-1, k = 2..4, i0 constant: an interleave, as the
+ * Winograd output tiles' columns) one shuffle and one k*W-element store; any
  * other varying index writes lane by lane (in lane order).
  *
  * A body qualifies when it holds only immutable LETs, STOREs, BLOCKs and
@@ -415,6 +417,69 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
     return NULL;
 }
 
+static int vstmt(const Vec *v, const LoopStmt *s);
+
+/* Do stores s[0..k) write the k interleaved halves of k*W consecutive
+ * elements: one buffer, indices i0 + j + k*var (j = 0..k-1, i0 a constant),
+ * k = 2..4?  Then k (else 0). */
+static int interleaved(const Vec *v, const LoopStmt *const *s, int n)
+{
+    if (n < 2 || s[0]->kind != LOOP_S_STORE)
+        return 0;
+    int64_t k = coef(v, s[0]->u.store.index);
+    if (k < 2 || k > 4 || k > n)
+        return 0;
+    long long i0 = 0;
+    for (int j = 0; j < k; j++) {
+        if (s[j]->kind != LOOP_S_STORE || s[j]->u.store.buf != s[0]->u.store.buf || coef(v, s[j]->u.store.index) != k)
+            return 0;
+        LLVMValueRef ij = lane_index(v, s[j]->u.store.index, 0);
+        if (!ij || !LLVMIsAConstantInt(ij))
+            return 0;
+        long long x = LLVMConstIntGetSExtValue(ij);
+        if (j == 0)
+            i0 = x;
+        else if (x != i0 + j)
+            return 0;
+    }
+    return (int)k;
+}
+
+/* The k interleaved stores as one shuffle and one k*W-element store:
+ * element i0 + l*k + j = lane l of store j's value. */
+static int vstore_interleaved(const Vec *v, const LoopStmt *const *s, int k)
+{
+    CgCtx *c = v->c;
+    int buf = s[0]->u.store.buf;
+    unsigned w = v->w, pw = k > 2 ? 4 : 2;
+    LLVMValueRef x[4] = { 0 };
+    for (int j = 0; j < k; j++)
+        if (!(x[j] = vexpr(v, s[j]->u.store.value)) || (!is_vec(x[j]) && !(x[j] = splat(v, x[j]))))
+            return -1;
+    for (unsigned j = (unsigned)k; j < pw; j++)
+        x[j] = LLVMGetPoison(LLVMTypeOf(x[0]));
+    LLVMValueRef *m = calloc(4 * (size_t)w, sizeof *m);
+    if (!m)
+        return cg_fail(c, "out of memory");
+    for (unsigned width = w; width < pw * w; width *= 2) {       /* concatenate: [x0 x1 (x2 x3)] */
+        for (unsigned l = 0; l < 2 * width; l++)
+            m[l] = LLVMConstInt(c->t_i32, l, 0);
+        for (unsigned j = 0; j + 1 < pw * w / width; j += 2)
+            x[j / 2] = LLVMBuildShuffleVector(c->b, x[j], x[j + 1], LLVMConstVector(m, 2 * width), "");
+    }
+    for (unsigned l = 0; l < w; l++)
+        for (unsigned j = 0; j < (unsigned)k; j++)
+            m[l * (unsigned)k + j] = LLVMConstInt(c->t_i32, j * w + l, 0);
+    LLVMValueRef all = LLVMBuildShuffleVector(c->b, x[0], LLVMGetPoison(LLVMTypeOf(x[0])),
+                                              LLVMConstVector(m, (unsigned)k * w), "");
+    free(m);
+    LLVMValueRef i0 = lane_index(v, s[0]->u.store.index, 0);
+    if (!i0)
+        return -1;
+    LLVMSetAlignment(LLVMBuildStore(c->b, all, elem_ptr(c, buf, i0)), (unsigned)ir_dtype_size(c->p->bufs[buf].dtype));
+    return 0;
+}
+
 static int vstmt(const Vec *v, const LoopStmt *s)
 {
     CgCtx *c = v->c;
@@ -466,9 +531,11 @@ static int vstmt(const Vec *v, const LoopStmt *s)
         return 0;
     }
     case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n; i++)
-            if (vstmt(v, s->u.block.items[i]) != 0)
+        for (int i = 0, k; i < s->u.block.n; i += k ? k : 1) {
+            const LoopStmt *const *it = (const LoopStmt *const *)s->u.block.items + i;
+            if ((k = interleaved(v, it, s->u.block.n - i)) ? vstore_interleaved(v, it, k) : vstmt(v, *it))
                 return -1;
+        }
         return 0;
     case LOOP_S_IF: {
         const LoopStmt *t = masked_store(s), *th = s->u.cond.then_;

@@ -251,6 +251,10 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int64_t C = w->channels_in, K = w->channels_out, OH = w->out[0], OW = w->out[1], m = v->m, aa = v->a * v->a;
     int64_t TH = (OH + m - 1) / m, TW = (OW + m - 1) / m;
     int nr = wino_nr(L->s, w, v), mr = tile_pick_mr(L, nr, K);
+    /* one vector of tiles on 32 registers: 16 rows of accumulators when
+     * they divide K (the short reductions over C need many chains) */
+    if (nr == L->s->tile_nr / 2 && nr >= 16 && K % 16 == 0)
+        mr = 16;
     int64_t TWp = (TW + nr - 1) / nr * nr, KT = (K + mr - 1) / mr;
     int64_t xoff = 0;
     int masked = 0, xp = x;
