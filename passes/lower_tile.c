@@ -977,9 +977,18 @@ int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *
                : B->halo_cols < h->cols;
     if (mode == 1 && (!h->mask || front < w->pad_begin[1] || B->storage != LOOP_ST_WORKSPACE))
         return 0;
-    if (mode < 2 && (B->halo_rows < h->rows || ((h->rows || h->cols) && B->halo_fill != h->fill) ||
-                     B->slack < h->reach - w->in[1] - B->halo_cols))
+    if (mode < 2 && (B->halo_rows < h->rows || ((h->rows || h->cols) && B->halo_fill != h->fill)))
         return 0;                             /* read from a padded copy instead */
+    int64_t slack = h->reach - w->in[1] - B->halo_cols;
+    if (mode < 2 && B->slack < slack) {
+        /* the last row's loads run past the end: an intermediate (not a
+         * view) can be allocated that much longer before memory planning */
+        if (B->storage != LOOP_ST_WORKSPACE || B->alias_of >= 0 || slack > (1 << 20))
+            return 0;
+        LoopBuf *mb = &L->p->bufs[b];
+        mb->bytes += (slack - mb->slack) * (int64_t)ir_dtype_size(mb->dtype);
+        mb->slack = (int)slack;
+    }
     *off = -(w->pad_begin[0] * B->strides[2] + w->pad_begin[1]);
     *masked = mode;
     return 1;
