@@ -377,7 +377,6 @@ static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
     snprintf(name, sizeof name, "%s.%s", c->p->name, k->name);
     LLVMValueRef fn = LLVMAddFunction(c->mod, name, entry_type(c, c->t_void));
     LLVMSetLinkage(fn, LLVMInternalLinkage);
-    if (getenv("DLCC_PROFILE_NOINLINE")) cg_add_fn_attr(c, fn, "noinline", 0);
     LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
     begin_function(c, fn);
     if (cg_setup_buffers(c, k->body) != 0 || cg_stmt(c, k->body) != 0)
