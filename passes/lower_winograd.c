@@ -65,22 +65,48 @@ static const Wino F43 = {
     { { 1, 1, 1, 1, 1, 0 }, { 0, 1, -1, 2, -2, 0 }, { 0, 1, 1, 4, 4, 0 }, { 0, 1, -1, 8, -8, 1 } },
 };
 
-/* Lanes along the tiles of an output row: the schedule's block, halved
- * while the row's tiles would leave a quarter of it idle. */
-static int wino_nr(const PassSchedule *s, const IrWindow *w, const Wino *v)
+/* How a layer's tiles fill the vectors.  The lanes run along the tiles of
+ * a tile row: two registers (NR = tile_nr) when the row fills three
+ * quarters of them, else one; a row narrower than that takes the smallest
+ * power of two nr_row >= its tiles, and G = one register / nr_row tile rows
+ * share a vector (lanes g*nr_row + l: tile l of row g of the group). */
+typedef struct WinoLayout {
+    int64_t TH, TW;      /* output tiles down and across */
+    int nr_row, G;       /* lanes over one tile row's piece; tile rows per vector */
+    int nr;              /* lanes of the GEMM's vectors: G * nr_row */
+    int64_t TWp, THg;    /* tiles per row rounded up to nr_row; groups of G tile rows */
+    int64_t local;       /* bytes of the transformed input of one group */
+    double util;         /* outputs wanted / outputs computed */
+} WinoLayout;
+
+static void wino_layout(const PassSchedule *s, const IrWindow *w, const Wino *v, WinoLayout *y)
 {
-    int64_t TW = (w->out[1] + v->m - 1) / v->m;
-    int nr = s->tile_nr;
-    while (nr > 8 && TW * 4 < nr * 3)
+    int64_t m = v->m;
+    int vec = s->tile_nr / 2, nr = s->tile_nr;
+    y->TH = (w->out[0] + m - 1) / m;
+    y->TW = (w->out[1] + m - 1) / m;
+    while (nr > vec && y->TW * 4 < nr * 3)
         nr /= 2;
-    return nr;
+    y->G = 1;
+    if (y->TW * 4 < nr * 3) {
+        while (nr > 2 && y->TW <= nr / 2)
+            nr /= 2;
+        y->G = vec / nr;
+    }
+    y->nr_row = nr;
+    y->nr = nr * y->G;
+    y->TWp = (y->TW + nr - 1) / nr * nr;
+    y->THg = (y->TH + y->G - 1) / y->G;
+    y->local = (int64_t)v->a * v->a * 4 * y->G * y->TWp * w->channels_in;
+    y->util = (double)(w->out[0] * w->out[1]) / ((double)(m * y->G * y->THg) * (double)(m * y->TWp));
 }
 
-/* The variant for window w, or NULL: F(4x4) where a row has enough tiles
- * of 4 to fill the vectors, else F(2x2); narrower rows (ResNet's 14x14 and
- * 7x7, SqueezeNet's 13x13) would leave the vectors half empty, where the
- * direct / GEMM forms are faster.  The transformed row must fit the LOCAL
- * budget. */
+/* The variant for window w, or NULL: of F(4x4) and F(2x2), the one with
+ * fewer multiplications per output wanted (2.25 or 4, over the share of
+ * the computed outputs that are wanted), at least 60% of the computed
+ * outputs wanted and the transformed input of a group of tile rows within
+ * the LOCAL budget.  (Rows of 14x14 with 256 channels, ResNet-18's third
+ * stage, exceed it: the GEMM form runs them.) */
 static const Wino *wino_pick(const PassSchedule *s, const IrWindow *w)
 {
     if (!s || s->tile_nr < 16 || w->rank != 2 || w->group != 1)
@@ -88,19 +114,21 @@ static const Wino *wino_pick(const PassSchedule *s, const IrWindow *w)
     for (int i = 0; i < 2; i++)
         if (w->kernel[i] != 3 || w->stride[i] != 1 || w->dilation[i] != 1)
             return NULL;
-    int64_t C = w->channels_in, K = w->channels_out;
-    if (C < 8 || K < 16 || w->out[0] < 2)
+    if (w->channels_in < 8 || w->channels_out < 16 || w->out[0] < 2 || w->out[1] < 2 ||
+        w->channels_in > WINO_MAX_LOCAL)
         return NULL;
-    const Wino *vs[2] = { &F43, &F23 };
+    const Wino *vs[2] = { &F43, &F23 }, *best = NULL;
+    double best_cost = 0;
     for (int i = 0; i < 2; i++) {
-        const Wino *v = vs[i];
-        int nr = wino_nr(s, w, v);
-        int64_t TW = (w->out[1] + v->m - 1) / v->m, twp = (TW + nr - 1) / nr * nr;
-        if (TW >= 4 && nr >= s->tile_nr / 2 && w->out[0] >= v->m &&
-            C <= WINO_MAX_LOCAL / ((int64_t)v->a * v->a * 4 * twp))
-            return v;
+        WinoLayout y;
+        wino_layout(s, w, vs[i], &y);
+        double cost = (double)(vs[i]->a * vs[i]->a) / (vs[i]->m * vs[i]->m) / y.util;
+        if (y.util >= 0.6 && y.local <= WINO_MAX_LOCAL && (!best || cost < best_cost)) {
+            best = vs[i];
+            best_cost = cost;
+        }
     }
-    return NULL;
+    return best;
 }
 
 int tile_wino_pays(const PassSchedule *s, const IrWindow *w) { return wino_pick(s, w) != NULL; }
@@ -108,13 +136,14 @@ int tile_wino_pays(const PassSchedule *s, const IrWindow *w) { return wino_pick(
 void tile_wino_halo(const PassSchedule *s, const IrWindow *w, TileHalo *h)
 {
     const Wino *v = wino_pick(s, w);
-    int64_t m = v->m, TH = (w->out[0] + m - 1) / m, TW = (w->out[1] + m - 1) / m, nr = wino_nr(s, w, v);
-    int64_t twp = (TW + nr - 1) / nr * nr, pt = w->pad_begin[0], pl = w->pad_begin[1];
-    int64_t bottom = m * TH + 2 - (w->in[0] + pt), right = m * TW + 2 - (w->in[1] + pl);
+    WinoLayout y;
+    wino_layout(s, w, v, &y);
+    int64_t m = v->m, pt = w->pad_begin[0], pl = w->pad_begin[1];
+    int64_t bottom = m * y.TH + 2 - (w->in[0] + pt), right = m * y.TW + 2 - (w->in[1] + pl);
     h->rows = pt > bottom ? pt : bottom;
     h->cols = pl > right ? pl : right;
-    /* the last tile vector's columns, read as one m*NR wide load per tap */
-    h->reach = m * twp + m + 1 - pl;
+    /* the last tile vector's columns, read as one m*nr_row wide load per tap */
+    h->reach = m * y.TWp + m + 1 - pl;
     h->fill = 0.0;
     h->mask = 0;
 }
@@ -163,25 +192,32 @@ static int pack_u(Low *L, const Wino *v, const float *wt, int64_t C, int64_t K, 
     return ub;
 }
 
-/* The input transform of one tile row into vrow: for c < C, vb < TWp/NR,
- * lanes along the tiles, V = B^T d B. */
-static int input_transform(Low *L, const Wino *v, LoopStmt *tile, int xp, int xr, int vrow, int64_t C, int64_t TWp,
-                           int nr)
+/* The input transform of one group of tile rows into vrow [xi][c][G*TWp]:
+ * for c < C, g < G, vb < TWp/nr_row, the lanes along the tiles of tile row
+ * min(th*G + g, TH-1) (a group past the last tile row repeats it; those
+ * lanes are never stored), V = B^T d B.  xr: element (n, 0, 0, 0) in
+ * padded coordinates. */
+static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt *tile, int xp, int xr, int th,
+                           int vrow, int64_t C)
 {
     LoopProgram *p = L->p;
     const int64_t *xs = low_buf(L, xp)->strides;
-    int a = v->a, c, vb, lane;
+    int a = v->a, m = v->m, nr = y->nr_row, c, g, vb, lane;
+    int64_t Tv = y->G * y->TWp;
     LoopStmt *b1 = loop_block(p), *vt = loop_block(p);
-    if (!b1 || !vt || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "vb", &vb) || low_vars(L, 1, "c", &lane))
+    if (!b1 || !vt || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "vb", &vb) ||
+        low_vars(L, 1, "c", &lane))
         return -1;
-    LoopExpr *xc = add(L, add(L, low_v(L, xr), mul(L, low_v(L, c), xs[1])), mul(L, low_v(L, vb), (int64_t)v->m * nr));
+    LoopExpr *trow = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, th), y->G), low_v(L, g)), low_i(L, y->TH - 1));
+    LoopExpr *xc = add(L, add(L, low_v(L, xr), mul(L, low_v(L, c), xs[1])),
+                       add(L, mul(L, trow, m * xs[2]), mul(L, low_v(L, vb), (int64_t)m * nr)));
     int xcv = low_let(L, b1, "xc", xc, 0);
     if (xcv < 0)
         return -1;
     int d[WINO_MAX_A][WINO_MAX_A], e[WINO_MAX_A][WINO_MAX_A];
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
-            LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), mul(L, low_v(L, lane), v->m));
+            LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), mul(L, low_v(L, lane), m));
             if ((d[i][j] = low_let(L, vt, "d", low_load(L, xp, at, IR_DT_F32), 0)) < 0)
                 return -1;
         }
@@ -195,16 +231,16 @@ static int input_transform(Low *L, const Wino *v, LoopStmt *tile, int xp, int xr
         }
     for (int i = 0; i < a; i++)                 /* V = e B: along its rows */
         for (int j = 0; j < a; j++) {
-            LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), TWp), low_i(L, (i * a + j) * C * TWp)),
-                               add(L, mul(L, low_v(L, vb), nr), low_v(L, lane)));
+            LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), Tv), low_i(L, (i * a + j) * C * Tv)),
+                               add(L, add(L, mul(L, low_v(L, g), y->TWp), mul(L, low_v(L, vb), nr)), low_v(L, lane)));
             if (low_add(L, vt, low_store(L, vrow, at, combo(L, v->bt[j], e[i], a))))
                 return -1;
         }
     if (tile_vec_loop(L, b1, lane, vt, nr))
         return -1;
-    int vars[2] = { c, vb };
-    int64_t ext[2] = { C, TWp / nr };
-    return low_add(L, tile, low_nest(L, 2, vars, ext, b1));
+    int vars[3] = { c, g, vb };
+    int64_t ext[3] = { C, y->G, y->TWp / nr };
+    return low_add(L, tile, low_nest(L, 3, vars, ext, b1));
 }
 
 /* The output transform Y = A^T M A + bias of row r of the block (output
@@ -249,13 +285,15 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     LoopProgram *p = L->p;
     const Wino *v = wino_pick(L->s, w);
     int64_t C = w->channels_in, K = w->channels_out, OH = w->out[0], OW = w->out[1], m = v->m, aa = v->a * v->a;
-    int64_t TH = (OH + m - 1) / m, TW = (OW + m - 1) / m;
-    int nr = wino_nr(L->s, w, v), mr = tile_pick_mr(L, nr, K);
+    WinoLayout y;
+    wino_layout(L->s, w, v, &y);
+    int64_t TH = y.TH, TW = y.TW, TWp = y.TWp, Tv = y.G * TWp;
+    int nr = y.nr, mr = tile_pick_mr(L, nr, K);
     /* one vector of tiles on 32 registers: 16 rows of accumulators when
      * they divide K (the short reductions over C need many chains) */
     if (nr == L->s->tile_nr / 2 && nr >= 16 && K % 16 == 0)
         mr = 16;
-    int64_t TWp = (TW + nr - 1) / nr * nr, KT = (K + mr - 1) / mr;
+    int64_t KT = (K + mr - 1) / mr;
     int64_t xoff = 0;
     int masked = 0, xp = x;
     if (!tile_in_place(L, x, w, h, &xoff, &masked) || masked) {
@@ -270,7 +308,7 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     if (low_has(L, 2) && bb < 0)
         return -1;
     int ub = pack_u(L, v, wt, C, K, mr, KT);
-    IrShape vs = { .rank = 1, .dims = { aa * C * TWp } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
+    IrShape vs = { .rank = 1, .dims = { aa * C * Tv } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
     IrShape os = { .rank = 1, .dims = { m * m * nr } };
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
     int mloc = vrow < 0 ? -1 : loop_add_buf(p, "wino_m", IR_DT_F32, &ms, LOOP_ST_LOCAL);
@@ -281,9 +319,8 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         return low_oom(L);
     const int64_t *xs = low_buf(L, xp)->strides;
     LoopStmt *tile = loop_block(p);
-    int xr = tile ? low_let(L, tile, "xr", add(L, add(L, mul(L, low_v(L, n), xs[0]), low_i(L, xoff)),
-                                                mul(L, low_v(L, th), m * xs[2])), 0) : -1;
-    if (xr < 0 || input_transform(L, v, tile, xp, xr, vrow, C, TWp, nr))
+    int xr = tile ? low_let(L, tile, "xr", add(L, mul(L, low_v(L, n), xs[0]), low_i(L, xoff)), 0) : -1;
+    if (xr < 0 || input_transform(L, v, &y, tile, xp, xr, th, vrow, C))
         return low_oom(L);
 
     /* per block (kt, vb), per xi: the GEMM over c into registers, spilled to mloc */
@@ -297,7 +334,7 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
             return low_oom(L);
     }
     LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, xi), KT), low_v(L, kt)), C), low_v(L, c)), mr);
-    LoopExpr *vo = add(L, mul(L, add(L, mul(L, low_v(L, xi), C), low_v(L, c)), TWp), mul(L, low_v(L, vb), nr));
+    LoopExpr *vo = add(L, mul(L, add(L, mul(L, low_v(L, xi), C), low_v(L, c)), Tv), mul(L, low_v(L, vb), nr));
     int wv = low_let(L, kb, "wb", wbase, 0);
     int vov = wv < 0 ? -1 : low_let(L, kb, "vo", vo, 0);
     if (vov < 0)
@@ -329,26 +366,31 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int co = low_let(L, br, "co", cv, 0);
     if (co < 0 || output_transform(L, v, br, mloc, obuf, rr, co, bb, mr, nr))
         return low_oom(L);
-    for (int i = 0; i < m; i++) {
-        LoopStmt *bi = loop_block(p);
-        int oh = bi ? low_let(L, bi, "oh", add(L, mul(L, low_v(L, th), m), low_i(L, i)), 0) : -1;
-        int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * nr), 0);
-        if (ow0 < 0 || tile_row_out(L, bi, obuf, i, (int)m * nr, n, co, oh, ow0, OW))
-            return low_oom(L);
-        LoopStmt *st = bi;
-        if (i > 0 && OH % m && i >= OH % m)     /* rows of the last tile row past the output */
-            st = loop_if(p, low_bin(L, LOOP_LT, add(L, mul(L, low_v(L, th), m), low_i(L, i)), low_i(L, OH)), bi, NULL);
-        if (!st || low_add(L, br, st))
-            return low_oom(L);
-    }
+    /* obuf row i holds output row i of the G tile rows side by side: piece
+     * g (m*nr_row columns) is output row (th*G + g)*m + i */
+    int64_t gm = (int64_t)y.G * m;
+    for (int g = 0; g < y.G; g++)
+        for (int i = 0; i < m; i++) {
+            LoopStmt *bi = loop_block(p);
+            LoopExpr *ohe = add(L, mul(L, low_v(L, th), gm), low_i(L, (int64_t)g * m + i));
+            int oh = bi ? low_let(L, bi, "oh", ohe, 0) : -1;
+            int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * y.nr_row), 0);
+            if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y.G + g, (int)m * y.nr_row, n, co, oh, ow0, OW))
+                return low_oom(L);
+            LoopStmt *st = bi;
+            if (OH % gm && g * m + i >= OH % gm)    /* rows of the last group past the output */
+                st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, ohe), low_i(L, OH)), bi, NULL);
+            if (!st || low_add(L, br, st))
+                return low_oom(L);
+        }
     int64_t rext = mr;
     if (low_add(L, blk, low_nest(L, 1, &rr, &rext, br)))
         return low_oom(L);
     int bv[2] = { kt, vb };
-    int64_t bext[2] = { KT, TWp / nr };
+    int64_t bext[2] = { KT, Tv / nr };
     if (low_add(L, tile, low_nest(L, 2, bv, bext, blk)))
         return low_oom(L);
     int vars[2] = { n, th };
-    int64_t ext[2] = { w->batch, TH };
+    int64_t ext[2] = { w->batch, y.THg };
     return low_kernel(L, low_nest(L, 2, vars, ext, tile));
 }

@@ -349,7 +349,8 @@ static void test_layouts(void **state)
 /* Winograd F(2x2, 3x3) (passes/lower_winograd.c) at 256 and 512 bits (the
  * 128-bit schedule keeps the other forms): odd output sizes (a last tile
  * row and column half outside), output channels that do not fill the last
- * block, no padding and asymmetric padding, a padded copy of the input (a
+ * block, rows narrower than a vector (several tile rows per vector, a last
+ * group past the output), no padding and asymmetric padding, a padded copy of the input (a
  * Relu's output) and a halo read in place (a Winograd conv's output), a
  * fused residual Add, batch 2.  Each graph is checked to use the transform
  * (a "wino_u" constant) at 512 bits. */
@@ -404,6 +405,10 @@ static void test_winograd(void **state)
     wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0);
     wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0);
     wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1);
+    /* narrow rows: several tile rows per vector (a last group past the output) */
+    wino_case("w_rows_13x13", 1, 12, 24, 13, 13, (int64_t[]){ 1, 1, 1, 1 }, 0);
+    wino_case("w_rows_8x8", 1, 16, 20, 8, 8, (int64_t[]){ 1, 1, 1, 1 }, 1);
+    wino_case("w_rows_12x16", 2, 8, 16, 12, 16, (int64_t[]){ 0, 1, 1, 0 }, 0);
 }
 
 static void test_matmul(void **state)
