@@ -313,8 +313,9 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
     int mloc = vrow < 0 ? -1 : loop_add_buf(p, "wino_m", IR_DT_F32, &ms, LOOP_ST_LOCAL);
     int obuf = mloc < 0 ? -1 : loop_add_buf(p, "wino_y", IR_DT_F32, &os, LOOP_ST_LOCAL);
-    int n, th, kt, vb, xi, c, rr;
-    if (obuf < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "th", &th) || low_vars(L, 1, "kt", &kt) ||
+    int n, th, kp, kl, vb, xi, c, rr;
+    if (obuf < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "th", &th) || low_vars(L, 1, "kp", &kp) ||
+        low_vars(L, 1, "kl", &kl) ||
         low_vars(L, 1, "vb", &vb) || low_vars(L, 1, "xi", &xi) || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "r", &rr))
         return low_oom(L);
     const int64_t *xs = low_buf(L, xp)->strides;
@@ -327,6 +328,14 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int acc;
     LoopStmt *blk, *kb, *bx = loop_block(p), *br = loop_block(p);
     if (!bx || !br || tile_block_start(L, mr, nr, &acc, &blk, &kb))
+        return low_oom(L);
+    /* with threads, a single group of tile rows (a small map) would give
+     * them nothing to share: then the output channels are split in P = 2
+     * parts, each transforming the input itself */
+    int64_t P = L->s->threads > 1 && y.THg < 2 && KT >= 2 ? 2 : 1, KTP = (KT + P - 1) / P;
+    LoopExpr *kte = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, kp), KTP), low_v(L, kl)), low_i(L, KT - 1));
+    int kt = low_let(L, blk, "kt", kte, 0);
+    if (kt < 0)
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
         int lane;
@@ -386,11 +395,11 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int64_t rext = mr;
     if (low_add(L, blk, low_nest(L, 1, &rr, &rext, br)))
         return low_oom(L);
-    int bv[2] = { kt, vb };
-    int64_t bext[2] = { KT, Tv / nr };
+    int bv[2] = { kl, vb };
+    int64_t bext[2] = { KTP, Tv / nr };
     if (low_add(L, tile, low_nest(L, 2, bv, bext, blk)))
         return low_oom(L);
-    int vars[2] = { n, th };
-    int64_t ext[2] = { w->batch, y.THg };
-    return low_kernel(L, low_nest(L, 2, vars, ext, tile));
+    int vars[3] = { n, kp, th };
+    int64_t ext[3] = { w->batch, P, y.THg };
+    return low_kernel(L, low_nest(L, 3, vars, ext, tile));
 }

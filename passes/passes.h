@@ -30,6 +30,8 @@ typedef struct PassSchedule {
     int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
     int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
                                 lanes (passes/lower_tile.c); tile_nr 0 = the plain loop nests */
+    int threads;             /* tasks the parallel loops will be split into (1: none); a kernel whose
+                                outer loop would be too short for them may split its work otherwise */
 } PassSchedule;
 
 /* The CPU schedule for SIMD registers of vector_bits (128 SSE/NEON, 256 AVX2,

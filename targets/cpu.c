@@ -39,6 +39,7 @@ static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, int jit, 
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
     PassSchedule sched = pass_schedule_cpu(cg_simd_bits(&cgo, jit));   /* SIMD width of the target */
+    sched.threads = o->threads;
     LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
     if (!p)
         return NULL;
