@@ -240,7 +240,8 @@ typedef struct Layout {
     int halo_cols, halo_rows_only, halo_ninf, padded, views, concat_kernel;
 } Layout;
 
-static Layout layout_of(IrGraph *g)
+/* g lowered for 512-bit SIMD (the program is inspected, not run). */
+static LoopProgram *lower_512(IrGraph *g)
 {
     UtilDiag d;
     util_diag_init(&d);
@@ -248,6 +249,12 @@ static Layout layout_of(IrGraph *g)
     LoopProgram *p = pass_lower(g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
+    return p;
+}
+
+static Layout layout_of(IrGraph *g)
+{
+    LoopProgram *p = lower_512(g);
     Layout l = { 0 };
     for (int i = 0; i < p->n_bufs; i++) {
         const LoopBuf *b = &p->bufs[i];
@@ -351,18 +358,13 @@ static void test_layouts(void **state)
  * 128-bit schedule keeps the other forms): odd output sizes (a last tile
  * row and column half outside), output channels that do not fill the last
  * block, rows narrower than a vector (several tile rows per vector, a last
- * group past the output), no padding and asymmetric padding, a padded copy of the input (a
- * Relu's output) and a halo read in place (a Winograd conv's output), a
+ * group past the output), no padding and asymmetric padding, a padded
+ * copy of the input (a Relu's output) and a halo read in place (a Winograd conv's output), a
  * fused residual Add, batch 2.  Each graph is checked to use the transform
  * (a "wino_u" constant) at 512 bits. */
 static int wino_convs(IrGraph *g)
 {
-    UtilDiag d;
-    util_diag_init(&d);
-    PassSchedule s = pass_schedule_cpu(512);
-    LoopProgram *p = pass_lower(g, &s, &d);
-    if (!p)
-        fail_diag("lower", &d);
+    LoopProgram *p = lower_512(g);
     int n = 0;
     for (int i = 0; i < p->n_bufs; i++)
         n += strncmp(p->bufs[i].name, "wino_u", 6) == 0;
