@@ -39,7 +39,7 @@ static double gs_hi(const GsCtx *c, int i) { return c->align ? (double)c->len[i]
 static int64_t gs_index(const GsCtx *c, int i, int64_t p)
 {
     int64_t n = c->len[i];
-    if (c->pad == 0)
+    if (c->pad == 0 || n <= 0)                  /* (an empty axis has nothing to clamp to: zero) */
         return p >= 0 && p < n ? p : -1;
     if (c->pad == 2)
         p = (int64_t)gs_reflect((double)p, gs_lo(c), gs_hi(c, i));

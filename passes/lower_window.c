@@ -752,7 +752,7 @@ static LoopExpr *gs_tap(Low *L, const Gs *g, LoopStmt *b, int i, int p, LoopExpr
 {
     int64_t n = g->len[i];
     LoopExpr *q = low_v(L, p);
-    if (g->pad == 0)
+    if (g->pad == 0 || n <= 0)                  /* (an empty axis has nothing to clamp to: zero) */
         *ok = low_and(L, *ok, low_in_range(L, low_v(L, p), 0, n));
     if (g->pad == 2) {
         int pf = low_let(L, b, "pf", low_convert(L, low_v(L, p), IR_DT_F64), 0);

@@ -1505,6 +1505,18 @@ static void test_gridsample(void **state)
                 outputs(&t, 0, 1);
                 check_ranges(&t, (Range[]){ { -2, 2 }, { -1.7, 1.7 } });
             }
+    /* an empty input axis (height 0, a fuzzer's find): nothing to clamp to,
+     * every tap reads the zero padding in every padding mode */
+    for (int p = 0; p < 3; p++) {
+        TG t;
+        tg_start(&t, "gridsample_empty");
+        int in[2] = { in_f32(&t, "x", TG_INTS(1, 1, 0, 3)), in_f32(&t, "g", TG_INTS(1, 2, 4, 2)) };
+        tg_node(&t, IR_OP_GridSample, "op", 2, in, 1);
+        tg_str(&t, IR_A_mode, modes[p]);
+        tg_str(&t, IR_A_padding_mode, pads[p]);
+        outputs(&t, 0, 1);
+        check_ranges(&t, (Range[]){ { -2, 2 }, { -1.7, 1.7 } });
+    }
 }
 
 int main(void)
