@@ -64,8 +64,6 @@ struct Gemm {
     double alpha, beta;
 };
 
-static LoopExpr *add(Low *L, LoopExpr *a, LoopExpr *b) { return low_bin(L, LOOP_ADD, a, b); }
-static LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MUL, a, low_i(L, k)); }
 
 static int pack_bias(Low *L, Gemm *t);
 
@@ -963,7 +961,8 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo 
 }
 
 /* Can the kernel read buffer b in place for window w, needing h?  Then
- * *off = the element offset that makes padded coordinates (0, 0) index it. */
+ * *off = the element offset that makes padded coordinates (0, 0) index it.
+ * An intermediate that lacks only slack past its end is made longer. */
 int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *off, int *masked)
 {
     const LoopBuf *B = low_buf(L, b);

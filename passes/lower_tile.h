@@ -12,6 +12,10 @@
 
 #define TILE_MAX_MR 16
 
+/* Index arithmetic shorthands of the templates: a + b, a * k. */
+static inline LoopExpr *add(Low *L, LoopExpr *a, LoopExpr *b) { return low_bin(L, LOOP_ADD, a, b); }
+static inline LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MUL, a, low_i(L, k)); }
+
 /* What a 2-D window kernel reads around its input: rows above and below
  * each channel and columns left and right of each row (of `fill`), and
  * `reach`: one past the furthest column a load touches, counted from a row's
@@ -40,7 +44,8 @@ int tile_pick_mr(Low *L, int nr, int64_t rows);
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW);
 /* Can the kernel read buffer b in place for window w, needing h?  Then *off
  * makes padded coordinates (0, 0) index it; *masked: lanes off the row must
- * be masked (1) or every load guarded (2, a model input). */
+ * be masked (1) or every load guarded (2, a model input).  An intermediate
+ * that lacks only slack past its end gets it here (before memory planning). */
 int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *off, int *masked);
 /* x copied into a buffer padded by the window's pads (with `fill`), extra_h
  * more rows, extra more columns, slack elements past the end. */

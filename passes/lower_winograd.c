@@ -1,6 +1,7 @@
 /* passes/lower_winograd.c — float32 3x3 convolutions (stride 1, dilation 1,
- * one group) by Winograd's minimal filtering F(2x2, 3x3): each 2x2 output
- * tile is computed from its 4x4 input patch d with 16 multiplications per
+ * one group) by Winograd's minimal filtering F(m x m, 3 x 3), m = 2 or 4
+ * (the Wino tables below; shown for m = 2): each 2x2 output tile is
+ * computed from its 4x4 input patch d with 16 multiplications per
  * (input, output) channel pair instead of 36:
  *
  *   V = B^T d B          (input transform, per input channel)
@@ -13,17 +14,17 @@
  *         | 0  1  0 -1 |       | 0    0    1  |
  *
  * with U = G g G^T computed at compile time (in double) from each 3x3
- * filter g and packed as [xi][K/MR][C][MR].  One kernel; per output tile
- * row th (the parallel loop):
+ * filter g and packed as [xi][K/MR][C][MR].  One kernel; per group of G
+ * output tile rows (the parallel loop; WinoLayout):
  *
- *   V[xi][c][tw] for every input channel and every tile of the row, the
- *       lanes along the tiles (the patch's columns read as stride-2
- *       vectors), into a LOCAL buffer (16 * C * TWp floats);
+ *   V[xi][c][tiles] for every input channel and every tile of the group,
+ *       the lanes along the tiles (the patch's columns read as stride-m
+ *       vectors), into a LOCAL buffer ((m+2)^2 * C * G * TWp floats);
  *   per block of MR output channels x NR tiles, per xi: the GEMM
  *       acc[r][:] += U[xi][k_r][c] * V[xi][c][tw0 : tw0+NR] over c, kept in
  *       registers and spilled to M[xi][r][:]; then the output transform of
- *       each row r, the two output rows' NR tile pairs interleaved into
- *       2*NR contiguous columns, stored through the fused members.
+ *       each row r, each output row's tile columns interleaved into m*NR
+ *       contiguous columns, stored through the fused members.
  *
  * The input is read in place when its producer wrote a halo (tile_kind
  * asks for one: the patch rows above and below, columns left and right),
@@ -31,15 +32,11 @@
  * whatever lies after the row and are never stored. */
 #include "passes/lower_tile.h"
 
-#include <string.h>
-
 /* LOCAL bytes of the transformed tile row above which the plain kernels
  * run instead (stack per thread). */
 #define WINO_MAX_LOCAL (160 * 1024)
 #define WINO_MAX_A 6
 
-static LoopExpr *add(Low *L, LoopExpr *a, LoopExpr *b) { return low_bin(L, LOOP_ADD, a, b); }
-static LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, LOOP_MUL, a, low_i(L, k)); }
 
 /* F(m x m, 3 x 3): output tiles of m x m from input patches of a = m + 2
  * rows and columns; B^T [a][a], G [a][3], A^T [m][a] (Lavin & Gray's
@@ -296,7 +293,7 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int64_t KT = (K + mr - 1) / mr;
     int64_t xoff = 0;
     int masked = 0, xp = x;
-    if (!tile_in_place(L, x, w, h, &xoff, &masked) || masked) {
+    if (!tile_in_place(L, x, w, h, &xoff, &masked)) {      /* (h->mask is 0: never masked) */
         int64_t ph = w->in[0] + w->pad_begin[0] + w->pad_end[0], pw = w->in[1] + w->pad_begin[1] + w->pad_end[1];
         int64_t extra_h = m * TH + 2 > ph ? m * TH + 2 - ph : 0, extra = m * TW + 2 > pw ? m * TW + 2 - pw : 0;
         int64_t slack = m * TWp + m + 1 - (pw + extra);
