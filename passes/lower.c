@@ -211,7 +211,8 @@ int low_add(Low *L, LoopStmt *block, LoopStmt *s)
     return loop_block_add(L->p, block, s);
 }
 
-static int add_kernel(Low *L, const char *name, LoopStmt *body)
+/* flops < 0: the arithmetic of the node and its fused members */
+static int add_kernel(Low *L, const char *name, LoopStmt *body, int64_t flops)
 {
     if (!body)
         return low_oom(L);
@@ -220,16 +221,23 @@ static int add_kernel(Low *L, const char *name, LoopStmt *body)
         return low_oom(L);
     L->p->kernels[k].first_node = L->n ? L->node : -1;
     L->p->kernels[k].n_nodes = L->n ? 1 + L->fuse_n : 0;
-    int64_t flops = 0;
-    for (int m = 0; L->n && m <= L->fuse_n; m++)
-        flops += ir_node_flops(L->g, &L->g->nodes[L->node + m]);
+    if (flops < 0) {
+        flops = 0;
+        for (int m = 0; L->n && m <= L->fuse_n; m++)
+            flops += ir_node_flops(L->g, &L->g->nodes[L->node + m]);
+    }
     L->p->kernels[k].flops = flops;
     return 0;
 }
 
 int low_kernel(Low *L, LoopStmt *body)
 {
-    return add_kernel(L, L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op), body);
+    return add_kernel(L, L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op), body, -1);
+}
+
+int low_kernel_moves(Low *L, LoopStmt *body, int64_t elems)
+{
+    return add_kernel(L, L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op), body, elems);
 }
 
 LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi)
@@ -384,7 +392,7 @@ int low_copy_bufs(Low *L, int dst, int src, const char *name)
         return low_oom(L);
     if (map_impl(L, k, dst, 1, copy_elem, &c) != 0)
         return -1;
-    return add_kernel(L, name, k);
+    return add_kernel(L, name, k, -1);
 }
 
 int low_copy_into(Low *L, LoopStmt *kblock, int dst, int src)
@@ -431,7 +439,7 @@ int low_halo_fill(Low *L, int b)
             return low_oom(L);
     }
     L->halo_kernel = L->p->n_kernels;
-    return low_kernel(L, k);
+    return low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 ? nc * (H - 1) * hc : 0));
 }
 
 /* -------------------------------------------------------------- driver */
@@ -666,8 +674,11 @@ static int lower_node(Low *L, const PassSchedule *s)
         L->tbuf[g->nodes[L->node + m].out[0]] = L->tbuf[fused_result(L)];
     /* Lowerings keep LoopBuf pointers (low_buf) while they make buffers for
      * compile-time inputs (low_in) and tables (Resize): reserve room so that
-     * the buffer array does not move during one operator's lowering. */
-    int want = L->p->n_bufs + n->n_in + LOW_MAX_NEW_BUFS;
+     * the buffer array does not move during one operator's lowering (with
+     * the fused members' inputs, which the head's stores read). */
+    int want = L->p->n_bufs + LOW_MAX_NEW_BUFS;
+    for (int m = 0; m <= L->fuse_n; m++)
+        want += g->nodes[L->node + m].n_in;
     if (want > L->p->cap_bufs) {
         LoopBuf *nb = realloc(L->p->bufs, (size_t)want * sizeof *nb);
         if (!nb)
@@ -853,7 +864,7 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
         snprintf(name, sizeof name, "copy_output_%d", o);
         LoopStmt *k = loop_block(p);
         CopyCtx c = { b, ob };
-        if (!k || map_impl(&L, k, ob, 1, copy_elem, &c) != 0 || add_kernel(&L, name, k) != 0)
+        if (!k || map_impl(&L, k, ob, 1, copy_elem, &c) != 0 || add_kernel(&L, name, k, -1) != 0)
             r = util_error(d, tt->loc, "out of memory while lowering");
     }
     free(tbuf);

@@ -217,6 +217,11 @@ int low_let(Low *L, LoopStmt *block, const char *hint, LoopExpr *v, int is_mutab
 int low_add(Low *L, LoopStmt *block, LoopStmt *s);
 /* Adds the node's kernel; -1 (diagnostic) on OOM. */
 int low_kernel(Low *L, LoopStmt *body);
+/* The same for a kernel of the node that only moves data (a halo fill, a
+ * padded copy, a packing): its cost is the elems it stores, not the node's
+ * arithmetic, so the schedule does not hand it to the thread pool when it
+ * is smaller than a pool wake-up. */
+int low_kernel_moves(Low *L, LoopStmt *body, int64_t elems);
 /* `lo <= e < hi` as a bool expression (e copied as needed). */
 LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi);
 /* a && b where either may be NULL (= true). */

@@ -84,7 +84,7 @@ static int pack_runtime(Low *L, Gemm *t, const IrShape *sh)
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, low_v(L, v[0]), t->K), low_v(L, v[1])), t->nr), low_v(L, v[2]));
     int64_t ext[3] = { t->nt, t->K, t->nr };
     LoopStmt *st = low_store(L, t->bp, dst, val);
-    if (!st || low_kernel(L, low_nest(L, 3, v, ext, st)))
+    if (!st || low_kernel_moves(L, low_nest(L, 3, v, ext, st), t->nt * t->K * t->nr))
         return low_oom(L);
     return 0;
 }
@@ -429,8 +429,8 @@ static int dw_weight(Low *L, LoopStmt *kb, int wb, int co, int kh, int kw, const
  * the input copied inside. */
 int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t extra, int slack, double fill)
 {
-    const LoopBuf *xb = low_buf(L, x);
-    IrShape sh = xb->shape;
+    const IrShape xs = low_buf(L, x)->shape;     /* a copy: adding a buffer may move them */
+    IrShape sh = xs;
     for (int i = 0; i < w->rank; i++)
         sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i] + (i == w->rank - 1 ? extra : 0) +
                           (i == w->rank - 2 ? extra_h : 0);
@@ -450,7 +450,7 @@ int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t ex
         dst[i] = i >= 2 && w->pad_begin[i - 2] ? add(L, low_v(L, v[i]), low_i(L, w->pad_begin[i - 2])) : low_v(L, v[i]);
     }
     LoopStmt *st = low_store(L, xp, low_index(L, xp, dst), low_load(L, x, low_index(L, x, src), IR_DT_F32));
-    if (!st || low_add(L, k, low_nest(L, sh.rank, v, xb->shape.dims, st)) || low_kernel(L, k))
+    if (!st || low_add(L, k, low_nest(L, sh.rank, v, xs.dims, st)) || low_kernel_moves(L, k, numel + ir_shape_numel(&xs)))
         return low_oom(L);
     return xp;
 }

@@ -452,6 +452,45 @@ static void test_matmul(void **state)
     run(&t);
 }
 
+/* A product whose epilogue is a long fused chain (40 × Add of its own
+ * constant, Relu): each member's constant gets its buffer while the head's
+ * kernel is built, more than the lowering's fixed reserve of new buffers
+ * (a use-after-free of the buffer array before the reserve counted the
+ * members' inputs).  MatMul (the GEMM form) and a 1×1 Conv (pointwise). */
+static void long_chain_case(const char *name, int conv)
+{
+    uint64_t seed = 17;
+    TG t;
+    tg_start(&t, name);
+    int in[2] = { conv ? tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 16, 8, 40)) : tg_input(&t, "x", IR_DT_F32, TG_INTS(6, 32)),
+                  conv ? rand_const(&t, "w", TG_INTS(16, 16, 1, 1), &seed) : rand_const(&t, "w", TG_INTS(32, 32), &seed) };
+    int y = tg_node(&t, conv ? IR_OP_Conv : IR_OP_MatMul, "head", 2, in, 1);
+    for (int i = 0; i < 40; i++) {
+        char cn[16], an[16], rn[16];
+        snprintf(cn, sizeof cn, "c%d", i);
+        snprintf(an, sizeof an, "add%d", i);
+        snprintf(rn, sizeof rn, "relu%d", i);
+        int ab[2] = { y, conv ? rand_const(&t, cn, TG_INTS(16, 1, 1), &seed) : rand_const(&t, cn, TG_INTS(32), &seed) };
+        y = tg_node(&t, IR_OP_Add, an, 2, ab, 1);
+        y = tg_node(&t, IR_OP_Relu, rn, 1, &y, 1);
+    }
+    tg_output(&t, y);
+    PassOptions po = pass_options(2);
+    if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
+        fail_diag("-O2", &t.d);
+    LoopProgram *p = lower_512(t.g);
+    assert_int_equal(p->n_kernels, 1);            /* one kernel: the whole chain is its epilogue */
+    loop_program_free(p);
+    run(&t);
+}
+
+static void test_long_epilogue(void **state)
+{
+    (void)state;
+    long_chain_case("chain_matmul", 0);
+    long_chain_case("chain_pointwise", 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_winograd),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_long_epilogue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
