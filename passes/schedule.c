@@ -431,6 +431,57 @@ static int locals_private(const Sched *c, const LoopStmt *s, const LoopStmt *ker
     return ok;
 }
 
+/* A parallel loop of E iterations split into T tasks of ⌈E/T⌉ or ⌊E/T⌋
+ * leaves a thread idle for up to one iteration; when E is short and not a
+ * multiple of T (3 blocks of output channels on 2 threads: one does 2) and
+ * its body is LETs then one serial loop of constant extent E2 whose
+ * iterations are independent, the two loops become one of E·E2 iterations
+ * (the tasks then differ by at most one inner iteration):
+ *
+ *     for i < E { lets; for j < E2 { body } }
+ *   = for ij < E·E2 { let i = ij / E2; let j = ij mod E2; lets; body }
+ *
+ * (the same iterations in the same order; lets are recomputed per inner
+ * iteration). */
+static void collapse(Sched *c, LoopStmt *s)
+{
+    int T = c->s->threads;
+    const LoopExpr *ext = s->u.loop.extent;
+    if (T < 2 || ext->kind != LOOP_E_INT || ext->u.i % T == 0 || ext->u.i >= 16 * (int64_t)T)
+        return;
+    LoopStmt *b = s->u.loop.body, *in = b;
+    int n_lets = 0;
+    if (b->kind == LOOP_S_BLOCK) {
+        if (b->u.block.n < 1)
+            return;
+        for (; n_lets < b->u.block.n - 1; n_lets++)
+            if (b->u.block.items[n_lets]->kind != LOOP_S_LET || b->u.block.items[n_lets]->u.let.mutable_)
+                return;
+        in = b->u.block.items[n_lets];
+    }
+    if (in->kind != LOOP_S_FOR || in->u.loop.kind != LOOP_SERIAL || in->u.loop.extent->kind != LOOP_E_INT ||
+        in->u.loop.extent->u.i < 2 || is_reduction(c, in) || is_scatter(c, in))
+        return;
+    int64_t E2 = in->u.loop.extent->u.i;
+    int ij = loop_add_var(c->p, "ij", IR_DT_I64);
+    if (ij < 0 || grow_local(c) != 0)
+        return;
+    LoopStmt *nb = loop_block(c->p);
+    LoopStmt *li = loop_let(c->p, s->u.loop.var, loop_bin(c->p, LOOP_DIV, loop_var(c->p, ij), loop_int(c->p, E2)), 0);
+    LoopStmt *lj = loop_let(c->p, in->u.loop.var, loop_bin(c->p, LOOP_MOD, loop_var(c->p, ij), loop_int(c->p, E2)), 0);
+    LoopExpr *ne = loop_int(c->p, ext->u.i * E2);
+    if (!nb || !li || !lj || !ne || loop_block_add(c->p, nb, li) || loop_block_add(c->p, nb, lj))
+        return;                               /* out of memory: the loop stays as it was (still correct) */
+    for (int k = 0; k < n_lets; k++)
+        if (loop_block_add(c->p, nb, b->u.block.items[k]))
+            return;
+    if (loop_block_add(c->p, nb, in->u.loop.body))
+        return;
+    s->u.loop.var = ij;
+    s->u.loop.extent = ne;
+    s->u.loop.body = nb;
+}
+
 /* The loop to parallelize in top-level nest s (of kernel body `kernel`):
  * skip extent-1 loops. */
 static void parallelize(Sched *c, LoopStmt *s, const LoopStmt *kernel)
@@ -446,8 +497,10 @@ static void parallelize(Sched *c, LoopStmt *s, const LoopStmt *kernel)
     }
     if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
         !(any_stmt(c, s, stores_local) && !locals_private(c, s, kernel)) && !is_scatter(c, s) &&
-        !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1))
+        !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1)) {
+        collapse(c, s);
         s->u.loop.kind = LOOP_PARALLEL;
+    }
 }
 
 void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)

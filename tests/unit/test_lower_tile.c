@@ -491,6 +491,52 @@ static void test_long_epilogue(void **state)
     long_chain_case("chain_pointwise", 1);
 }
 
+/* Threads and a short parallel loop: the GEMM form of a 1×1 convolution
+ * with 96 output channels on a 14×14 map has 3 blocks of 32 channels at 512
+ * bits, which 2 threads would split 2:1; the schedule merges the block loop
+ * with the pixel-block loop inside it (one parallel loop whose body starts
+ * with the two LETs that recover the block and the pixel block). */
+static int collapsed_loops(const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        return (s->u.loop.kind == LOOP_PARALLEL && s->u.loop.body->kind == LOOP_S_BLOCK &&
+                s->u.loop.body->u.block.n > 2 && s->u.loop.body->u.block.items[0]->kind == LOOP_S_LET &&
+                s->u.loop.body->u.block.items[1]->kind == LOOP_S_LET) + collapsed_loops(s->u.loop.body);
+    case LOOP_S_BLOCK: {
+        int n = 0;
+        for (int i = 0; i < s->u.block.n; i++)
+            n += collapsed_loops(s->u.block.items[i]);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+static void test_parallel_collapse(void **state)
+{
+    (void)state;
+    uint64_t seed = 23;
+    TG t;
+    tg_start(&t, "pw_96_on_2_threads");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 64, 14, 14));
+    tg_output(&t, conv_node(&t, "pw", x, 64, 96, 1, 0, 1, &seed));
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    PassSchedule s = pass_schedule_cpu(512);
+    s.threads = 2;
+    LoopProgram *p = lower_512(t.g);
+    pass_apply_schedule(p, &s);
+    int n = 0;
+    for (int k = 0; k < p->n_kernels; k++)
+        n += collapsed_loops(p->kernels[k].body);
+    assert_int_equal(n, 1);
+    loop_program_free(p);
+    run(&t);                  /* numerics at 512 bits with threads = 2 (run serially) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_winograd),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_long_epilogue),
+        cmocka_unit_test(test_parallel_collapse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
