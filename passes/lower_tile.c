@@ -343,8 +343,11 @@ static int tile_init(const PassSchedule *s, Gemm *t)
 /* The block for N columns: the schedule's tile_nr (two registers) when N
  * fills three quarters of it, else one register, half or a quarter of one
  * (at least 4 lanes), with more rows (8) as the block gets narrower so that
- * enough independent accumulators hide the FMA latency.  0 when the GEMM is
- * too small or too narrow to pay. */
+ * enough independent accumulators hide the FMA latency.  With 32 vector
+ * registers (AVX-512) a two-register block takes 6 to 12 rows, the count
+ * that wastes the fewest of the M rows in the last block (then the larger):
+ * 7 for 7×7 and 14×14 maps (no row wasted, where 6 computes 54 rows for
+ * 49), 8 for 1024.  0 when the GEMM is too small or too narrow to pay. */
 static int tile_pays(const PassSchedule *s, Gemm *t)
 {
     int nr = s->tile_nr, mr = s->tile_mr;
@@ -354,6 +357,16 @@ static int tile_pays(const PassSchedule *s, Gemm *t)
     }
     if (t->N * 4 < nr * 3 && t->N < 3)
         return 0;
+    if (nr == s->tile_nr && nr >= 32) {      /* 32 registers (AVX-512): 6 to 12 rows, the fewest wasted */
+        int64_t best = -1;
+        for (int m = 12; m >= s->tile_mr; m--) {
+            int64_t waste = (m - t->M % m) % m;
+            if (best < 0 || waste < best) {
+                best = waste;
+                mr = m;
+            }
+        }
+    }
     t->nr = nr;
     t->mr = mr;
     t->nt = (t->N + nr - 1) / nr;
