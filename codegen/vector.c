@@ -41,6 +41,7 @@ typedef struct Vec {
 } Vec;
 
 static int is_vtype(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_BOOL; }
+static int signed_index(IrDType t) { return t == IR_DT_I64 || t == IR_DT_I32; }
 
 /* Does e mention the loop variable or a varying LET? */
 static int varying(const Vec *v, const LoopExpr *e)
@@ -142,6 +143,9 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
                (!v->masked || coef(v, e->u.load.index) == 1);
     }
     case LOOP_E_BIN:
+        if (loop_binop_is_compare(e->u.bin.op) && signed_index(e->u.bin.a->type))   /* a position against a
+                                                                                      bound: linear sides */
+            return coef(v, e->u.bin.a) >= 0 && coef(v, e->u.bin.b) >= 0;
         if (!ir_dtype_is_float(e->u.bin.a->type) && !(e->type == IR_DT_BOOL && e->u.bin.a->type == IR_DT_BOOL &&
                                                       (e->u.bin.op == LOOP_AND || e->u.bin.op == LOOP_OR ||
                                                        e->u.bin.op == LOOP_XOR)))
@@ -262,6 +266,28 @@ static LLVMValueRef elem_ptr(CgCtx *c, int buf, LLVMValueRef idx)
 
 static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e);
 
+/* The lanes of integer expression e, linear in the loop variable with
+ * coefficient k (coef): lane 0's value + (0, k, 2k, ...). */
+static LLVMValueRef lane_values(const Vec *v, const LoopExpr *e)
+{
+    int64_t k = coef(v, e);
+    LLVMValueRef x0 = lane_index(v, e, 0);
+    if (!x0)
+        return NULL;
+    LLVMValueRef x = splat(v, x0);
+    if (!x || k == 0)
+        return x;
+    LLVMTypeRef t = LLVMTypeOf(x0);
+    LLVMValueRef *steps = calloc(v->w, sizeof *steps);
+    if (!steps)
+        return NULL;
+    for (unsigned i = 0; i < v->w; i++)
+        steps[i] = LLVMConstInt(t, (unsigned long long)(k * (int64_t)i), 1);
+    LLVMValueRef r = LLVMBuildAdd(v->c->b, x, LLVMConstVector(steps, v->w), "");
+    free(steps);
+    return r;
+}
+
 /* May a strided load of buf read k*W elements from its lane 0 on?  The
  * k-1 elements past its last lane must be allocated (LoopBuf.slack). */
 static int buf_slack(const CgCtx *c, int buf, int64_t k)
@@ -342,6 +368,14 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
     case LOOP_E_BIN: {
         const LoopExpr *m, *z;
         int neg_m, neg_z;
+        if (loop_binop_is_compare(e->u.bin.op) && signed_index(e->u.bin.a->type)) {
+            LLVMValueRef a = lane_values(v, e->u.bin.a), b = a ? lane_values(v, e->u.bin.b) : NULL;
+            if (!b)
+                return NULL;
+            LLVMIntPredicate pr = e->u.bin.op == LOOP_LT ? LLVMIntSLT : e->u.bin.op == LOOP_LE ? LLVMIntSLE
+                                  : e->u.bin.op == LOOP_EQ ? LLVMIntEQ : LLVMIntNE;
+            return LLVMBuildICmp(B, pr, a, b, "");
+        }
         if (cg_contractible(e, &m, &z, &neg_m, &neg_z)) {
             LLVMValueRef x = vexpr(v, m->u.bin.a), y = x ? vexpr(v, m->u.bin.b) : NULL;
             LLVMValueRef w = y ? vexpr(v, z) : NULL;

@@ -580,6 +580,46 @@ static void test_vectorized_loop(void **state)
     loop_program_free(p);
 }
 
+/* A row of 55 stored by 16-lane pieces: for t < 4 { vectorized c < 16 {
+ * if (t*16 + c < 55) y[t*16 + c] = x[t*16 + c] + 1 } } — the integer
+ * compare against the row's end is a lane mask and the store one masked
+ * vector store (not 16 scalar stores under branches); nothing past y[54]
+ * is written. */
+static void test_vector_row_end(void **state)
+{
+    (void)state;
+    LoopProgram *p = loop_program_new("rowend");
+    int x = io_buf(p, "x", IR_DT_F32, LOOP_ST_INPUT, 64), y = io_buf(p, "y", IR_DT_F32, LOOP_ST_OUTPUT, 64);
+    int t = loop_add_var(p, "t", IR_DT_I64), c = loop_add_var(p, "c", IR_DT_I64);
+    LoopExpr *pos = B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, t), I(p, 16)), V(p, c));
+    LoopStmt *st = loop_store(p, y, loop_expr_copy(p, pos),
+                              B2(p, LOOP_ADD, loop_load(p, x, loop_expr_copy(p, pos)), F(p, IR_DT_F32, 1)));
+    LoopStmt *vl = loop_for(p, c, I(p, 16), LOOP_VECTORIZED, loop_if(p, B2(p, LOOP_LT, pos, I(p, 55)), st, NULL));
+    vl->u.loop.factor = 16;
+    assert_int_equal(loop_add_kernel(p, "k", loop_for(p, t, I(p, 4), LOOP_SERIAL, vl)), 0);
+    for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
+        CgJit *j = jit_ok(p, opt_levels[l]);
+        float xv[64], yv[64];
+        for (int i = 0; i < 64; i++) {
+            xv[i] = (float)i;
+            yv[i] = -5.0f;
+        }
+        const void *in[] = { xv };
+        void *out[] = { yv };
+        assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+        for (int i = 0; i < 64; i++)
+            assert_float_equal(yv[i], i < 55 ? i + 1.0 : -5.0, 0);
+        cg_jit_free(j);
+    }
+    CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 2, .emit = CG_EMIT_LLVM };
+    CgResult r;
+    compile_ok(p, &o, &r);
+    assert_non_null(strstr(ir_text(&r), "@llvm.masked.store.v16f32"));
+    assert_null(strstr(ir_text(&r), "store float"));
+    cg_result_free(&r);
+    loop_program_free(p);
+}
+
 /* ------------------------------------------------------------ float16 / bfloat16 */
 
 static void test_half_types(void **state)
@@ -770,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_intrinsics),
         cmocka_unit_test(test_float_min_max_mod),
         cmocka_unit_test(test_vectorized_loop),
+        cmocka_unit_test(test_vector_row_end),
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
         cmocka_unit_test(test_pic_and_static),
