@@ -19,6 +19,7 @@ typedef struct CgCtx {
     LLVMPassBuilderOptionsRef pbo;
     int owns_ctx;
     int gpu;                         /* device code for NVPTX (ptx.c): GPU loops, shared memory, barriers */
+    int x86_simd;                    /* x86 targets: SIMD bits (128 SSE, 256 AVX, 512 AVX-512); else 0 */
     int n_params;                    /* GPU kernel: number of parameters */
     int *param_of;                   /* GPU kernel: per root buffer, its parameter number or -1 */
 

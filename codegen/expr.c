@@ -201,6 +201,33 @@ static LLVMValueRef int_bin(CgCtx *c, LoopBinOp op, IrDType t, LLVMValueRef a, L
     return NULL;
 }
 
+/* (a > b ? a : b) for MAX, (a < b ? a : b) for MIN, on a vector of float32
+ * filling an x86 SIMD register: exactly what MAXPS / MINPS compute (b when
+ * either is NaN or they are equal), as that instruction.  LLVM would fold the
+ * select with the NaN test cg_float_bin adds into two compares, a mask OR and
+ * a blend, all on the result's dependency chain (a max pool's running
+ * maximum); with the instruction the NaN test of a is off the chain.  NULL
+ * elsewhere (then the compare and select). */
+static LLVMValueRef x86_minmax(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    if (!c->x86_simd || LLVMGetTypeKind(t) != LLVMVectorTypeKind || LLVMGetElementType(t) != c->t_f32)
+        return NULL;
+    unsigned bits = LLVMGetVectorSize(t) * 32;
+    int mx = op == LOOP_MAX;
+    if (bits == 512 && c->x86_simd >= 512) {
+        LLVMValueRef args[3] = { a, b, LLVMConstInt(c->t_i32, 4, 0) };    /* 4: the current rounding */
+        return cg_call_intrinsic(c, mx ? "llvm.x86.avx512.max.ps.512" : "llvm.x86.avx512.min.ps.512", NULL, 0,
+                                 args, 3);
+    }
+    LLVMValueRef args[2] = { a, b };
+    if (bits == 256 && c->x86_simd >= 256)
+        return cg_call_intrinsic(c, mx ? "llvm.x86.avx.max.ps.256" : "llvm.x86.avx.min.ps.256", NULL, 0, args, 2);
+    if (bits == 128)
+        return cg_call_intrinsic(c, mx ? "llvm.x86.sse.max.ps" : "llvm.x86.sse.min.ps", NULL, 0, args, 2);
+    return NULL;
+}
+
 /* frem is a libm call (fmodf) on most targets */
 static LLVMValueRef fmod_of(CgCtx *c, LLVMValueRef a, LLVMValueRef b)
 {
@@ -232,9 +259,12 @@ LLVMValueRef cg_float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b
         return LLVMBuildSelect(B, LLVMBuildAnd(B, nz, diff, ""), LLVMBuildFAdd(B, r, b, ""), r, "");
     }
     case LOOP_MIN: case LOOP_MAX: {   /* NaN in either operand gives NaN: b when b is, a when a is */
-        LLVMValueRef a_wins = op == LOOP_MIN ? LLVMBuildFCmp(B, LLVMRealOLT, a, b, "")
-                                             : LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
-        LLVMValueRef r = LLVMBuildSelect(B, a_wins, a, b, "");
+        LLVMValueRef r = x86_minmax(c, op, a, b);
+        if (!r) {
+            LLVMValueRef a_wins = op == LOOP_MIN ? LLVMBuildFCmp(B, LLVMRealOLT, a, b, "")
+                                                 : LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
+            r = LLVMBuildSelect(B, a_wins, a, b, "");
+        }
         return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""), a, r, "");
     }
     case LOOP_LT: return LLVMBuildFCmp(B, LLVMRealOLT, a, b, "");

@@ -169,7 +169,11 @@ int tile_acc_set(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopExpr 
 int tile_acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBinOp op, LoopExpr *a, LoopExpr *b)
 {
     LoopExpr *old = tile_acc_at(L, acc, r, nr, c);
-    LoopExpr *v = op == LOOP_MAX ? low_bin(L, LOOP_MAX, old, b) : add(L, old, low_bin(L, LOOP_MUL, a, b));
+    /* max(tap, acc), the tap first: max is NaN-propagating (a NaN operand wins), which the code
+     * generator emits as (tap > acc ? tap : acc) then tap where tap is NaN — one max instruction and
+     * a blend on the accumulator's chain, the NaN test off it (acc first: two compares, a mask OR
+     * and a blend, about twice the latency per tap) */
+    LoopExpr *v = op == LOOP_MAX ? low_bin(L, LOOP_MAX, b, old) : add(L, old, low_bin(L, LOOP_MUL, a, b));
     return tile_acc_set(L, blk, acc, r, nr, c, v);
 }
 

@@ -620,6 +620,58 @@ static void test_vector_row_end(void **state)
     loop_program_free(p);
 }
 
+/* Vectorized Max / Min (16, 8 and 4 lanes: on x86 the MAXPS / MINPS
+ * instructions of each width) keep the scalar semantics: NaN in either
+ * operand gives NaN, and equal operands (+0 and -0) give the second. */
+static void test_vector_min_max(void **state)
+{
+    (void)state;
+    static const unsigned widths[] = { 16, 8, 4 };
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+        unsigned w = widths[wi];
+        LoopProgram *p = loop_program_new("minmax");
+        int a = io_buf(p, "a", IR_DT_F32, LOOP_ST_INPUT, 16), b = io_buf(p, "b", IR_DT_F32, LOOP_ST_INPUT, 16);
+        int mx = io_buf(p, "mx", IR_DT_F32, LOOP_ST_OUTPUT, 16), mn = io_buf(p, "mn", IR_DT_F32, LOOP_ST_OUTPUT, 16);
+        int t = loop_add_var(p, "t", IR_DT_I64), c = loop_add_var(p, "c", IR_DT_I64);
+        LoopExpr *pos = B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, t), I(p, (int64_t)w)), V(p, c));
+        LoopStmt *body = loop_block(p);
+        add(p, body, loop_store(p, mx, loop_expr_copy(p, pos),
+                                B2(p, LOOP_MAX, loop_load(p, a, loop_expr_copy(p, pos)),
+                                   loop_load(p, b, loop_expr_copy(p, pos)))));
+        add(p, body, loop_store(p, mn, loop_expr_copy(p, pos),
+                                B2(p, LOOP_MIN, loop_load(p, a, loop_expr_copy(p, pos)),
+                                   loop_load(p, b, loop_expr_copy(p, pos)))));
+        LoopStmt *vl = loop_for(p, c, I(p, (int64_t)w), LOOP_VECTORIZED, body);
+        vl->u.loop.factor = (int)w;
+        assert_int_equal(loop_add_kernel(p, "k", loop_for(p, t, I(p, 16 / (int64_t)w), LOOP_SERIAL, vl)), 0);
+        CgJit *j = jit_ok(p, 2);
+        float av[16] = { 1, NAN, 3, -7, NAN, 0.0f, -0.0f, 5, -INFINITY, INFINITY, 2, 2, -1, 8, NAN, 0 };
+        float bv[16] = { 2, 1, NAN, 3, NAN, -0.0f, 0.0f, 5, 4, 1, -INFINITY, 3, -2, 9, 1, NAN };
+        float rmx[16], rmn[16];
+        const void *in[] = { av, bv };
+        void *out[] = { rmx, rmn };
+        assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+        for (int i = 0; i < 16; i++) {
+            float emx = isnan(av[i]) ? av[i] : isnan(bv[i]) ? bv[i] : av[i] > bv[i] ? av[i] : bv[i];
+            float emn = isnan(av[i]) ? av[i] : isnan(bv[i]) ? bv[i] : av[i] < bv[i] ? av[i] : bv[i];
+            if (isnan(emx))
+                assert_true(isnan(rmx[i]) && isnan(rmn[i]));
+            else {
+                assert_memory_equal(&rmx[i], &emx, sizeof emx);   /* bit for bit: the sign of a zero too */
+                assert_memory_equal(&rmn[i], &emn, sizeof emn);
+            }
+        }
+        cg_jit_free(j);
+        CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 2, .emit = CG_EMIT_LLVM };
+        CgResult r;
+        compile_ok(p, &o, &r);
+        assert_non_null(strstr(ir_text(&r), w == 16 ? "@llvm.x86.avx512.max.ps.512" : w == 8 ? "@llvm.x86.avx.max.ps.256"
+                                                                                           : "@llvm.x86.sse.max.ps"));
+        cg_result_free(&r);
+        loop_program_free(p);
+    }
+}
+
 /* ------------------------------------------------------------ float16 / bfloat16 */
 
 static void test_half_types(void **state)
@@ -811,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_float_min_max_mod),
         cmocka_unit_test(test_vectorized_loop),
         cmocka_unit_test(test_vector_row_end),
+        cmocka_unit_test(test_vector_min_max),
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
         cmocka_unit_test(test_pic_and_static),
