@@ -714,7 +714,9 @@ int tile_pick_mr(Low *L, int nr, int64_t rows)
  *   acc[r][:] += Wp[co_r, ci, kh, kw] * Xp[ci, oh*s + kh*d, (ow0 + lane)*s + kw*d]
  * and the block is stored as MR contiguous row pieces (masked past the row's
  * end) — where the GEMM form would spend more on scattering its output
- * block than on its short reduction. */
+ * block than on its short reduction.  NR is one register instead of two when
+ * two would leave more than a sixteenth of the last block's lanes idle (rows
+ * of 111: 112 lanes computed instead of 128). */
 static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
@@ -723,6 +725,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int nr = L->s->tile_nr;
     while (nr > 4 && OW * 4 < nr * 3)
         nr /= 2;
+    if (nr >= 16 && ((OW + nr - 1) / nr * nr - OW) * 16 > OW)
+        nr /= 2;                        /* one register when two leave over 1/16 of the lanes idle (111: 17 of 128) */
     int mr = tile_pick_mr(L, nr, cout);
     int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
     int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
