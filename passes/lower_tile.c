@@ -817,6 +817,12 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
  * stored with the same values, so no lane needs a mask or reads past the row.
  * A halo'd Y (rows apart by more than OW) takes the blocks along each row
  * instead: p0 = (oh, min(wt*NR, OW - NR)), NR <= OW. */
+/* Lanes left idle in the last of the blocks of nr lanes covering n. */
+static int64_t pw_idle(int64_t n, int nr)
+{
+    return (nr - n % nr) % nr;
+}
+
 static int pw_emit(Low *L, const IrWindow *w, int x, int y)
 {
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
@@ -829,6 +835,8 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int nr = L->s->tile_nr;
     while (nr > 4 && OW < nr)
         nr /= 2;
+    if (nr >= 32 && pw_idle(OW, nr) * 8 > OW && pw_idle(OW, nr / 2) < pw_idle(OW, nr))
+        nr /= 2;                        /* one register when two leave over an eighth idle (14x14: 28 of 224) */
     int mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
@@ -942,8 +950,12 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
         return TK_NONE;
     /* pointwise: lanes along the pixels, unless the pixels leave more than
      * an eighth of the last block idle (7x7: 49 of 64) — then the GEMM form,
-     * its lanes along the output channels */
-    if (pointwise(w) && t->M >= s->tile_nr && ((t->M + s->tile_nr - 1) / s->tile_nr * s->tile_nr - t->M) * 8 <= t->M)
+     * its lanes along the output channels.  With 32 registers the block may
+     * be one register wide (pw_emit): 14x14 computes 208 pixels for 196 and
+     * stores whole rows, where the GEMM form scatters each block through a
+     * transpose. */
+    if (pointwise(w) && t->M >= s->tile_nr && (pw_idle(t->M, s->tile_nr) * 8 <= t->M ||
+                                                (s->tile_nr >= 32 && pw_idle(t->M, s->tile_nr / 2) * 8 <= t->M)))
         return TK_PW;
     /* (a model input has no halo to offer: the direct / GEMM forms read it in place) */
     int model_input = 0;
