@@ -672,7 +672,13 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
     }
     int kv[2] = { kh, kw };
     int64_t kext[2] = { KH, KW };
-    if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
+    LoopStmt *taps = low_nest(L, 2, kv, kext, kb);
+    if (taps && KH <= 5 && sh > 1) {  /* strided: rows kh of block row r and kh - sh of row r + 1 are the same
+                                         input row, loaded (and deinterleaved) once when kh is unrolled */
+        taps->u.loop.kind = LOOP_UNROLLED;
+        taps->u.loop.factor = (int)KH;
+    }
+    if (low_add(L, tile, taps))
         return low_oom(L);
     for (int r = 0; r < mr; r++)
         if (tile_row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW))
