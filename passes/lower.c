@@ -253,9 +253,9 @@ LoopExpr *low_and(Low *L, LoopExpr *a, LoopExpr *b)
 
 static int map_impl(Low *L, LoopStmt *kblock, int out, int flat, LowElemFn f, void *ctx)
 {
-    const LoopBuf *ob = low_buf(L, out);
-    int64_t numel = ir_shape_numel(&ob->shape);
-    int r = flat ? 1 : ob->shape.rank, vars[IR_MAX_RANK];
+    const IrShape osh = low_buf(L, out)->shape;   /* a copy: f and the fused store may add buffers */
+    int64_t numel = ir_shape_numel(&osh);
+    int r = flat ? 1 : osh.rank, vars[IR_MAX_RANK];
     LoopStmt *body = loop_block(L->p);
     if (low_vars(L, r, "i", vars) != 0 || !body)
         return low_oom(L);
@@ -271,7 +271,7 @@ static int map_impl(Low *L, LoopStmt *kblock, int out, int flat, LowElemFn f, vo
     else
         st = low_store(L, out, flat ? low_v(L, vars[0]) : low_index(L, out, idx), v);
     if (low_add(L, body, st) != 0 ||
-        low_add(L, kblock, low_nest(L, r, vars, flat ? &numel : ob->shape.dims, body)) != 0)
+        low_add(L, kblock, low_nest(L, r, vars, flat ? &numel : osh.dims, body)) != 0)
         return low_oom(L);
     return 0;
 }

@@ -58,14 +58,14 @@ static int mm_emit(Low *L, Mm *m, LoopExpr *ai, LoopExpr *bi, LoopExpr *(*post)(
     if (low_add(L, body, loop_assign(L->p, acc, low_bin(L, LOOP_ADD, low_v(L, acc), prod))) ||
         low_add(L, blk, loop_for(L->p, m->kv, low_i(L, m->K), LOOP_SERIAL, body)))
         return low_oom(L);
-    const LoopBuf *yb = low_buf(L, m->y);
+    const IrShape ysh = low_buf(L, m->y)->shape;   /* a copy: post and the fused store may add buffers */
     LoopExpr *idx[IR_MAX_RANK];
-    for (int i = 0; i < yb->shape.rank; i++)
+    for (int i = 0; i < ysh.rank; i++)
         idx[i] = low_v(L, m->yv[i]);
     LoopExpr *v = post ? post(L, m, low_v(L, acc)) : low_v(L, acc);
     if (low_add(L, blk, low_fused_store(L, 0, idx, v)))
         return low_oom(L);
-    return low_kernel(L, low_nest(L, yb->shape.rank, m->yv, yb->shape.dims, blk));
+    return low_kernel(L, low_nest(L, ysh.rank, m->yv, ysh.dims, blk));
 }
 
 /* MatMul and its integer forms: a, b at input slots ia, ib. */

@@ -846,7 +846,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
-    const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];        /* copies: out_store may add buffers (fused members) */
+    memcpy(xs, low_buf(L, x)->strides, sizeof xs);
+    memcpy(ys, low_buf(L, y)->strides, sizeof ys);
     int n, g, mt, oh, pt, ci;
     if (wb < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
