@@ -493,7 +493,8 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
  * output, through the fused members, masked past the row's end OW. */
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
 {
-    const int64_t *ys = low_buf(L, low_out(L, 0))->strides;
+    int64_t ys[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
+    memcpy(ys, low_buf(L, low_out(L, 0))->strides, sizeof ys);
     int c;
     if (low_vars(L, 1, "c", &c))
         return -1;
@@ -543,7 +544,8 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Til
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (mb < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return low_oom(L);
-    const int64_t *xs = X->strides;
+    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
+    memcpy(xs, low_buf(L, x)->strides, sizeof xs);   /* (X may have moved: col_mask_buf, low_in) */
     double fill = maxpool ? -INFINITY : 0.0;
     int n, co, b, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "bt", &b) ||
@@ -585,7 +587,8 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Til
     int64_t kext[2] = { KH, KW };
     if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
         return low_oom(L);
-    const int64_t *ys = low_buf(L, low_out(L, 0))->strides;
+    int64_t ys[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
+    memcpy(ys, low_buf(L, low_out(L, 0))->strides, sizeof ys);
     for (int r = 0; r < mr; r++) {
         int c;
         if (low_vars(L, 1, "c", &c))
@@ -629,7 +632,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
         return low_oom(L);
     if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return -1;
-    const int64_t *xs = low_buf(L, xp)->strides;
+    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
+    memcpy(xs, low_buf(L, xp)->strides, sizeof xs);
     int n, co, ht, wt, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "ht", &ht) ||
         low_vars(L, 1, "wt", &wt) || low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
@@ -764,7 +768,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     if (wb < 0)
         return low_oom(L);
     p->bufs[wb].data = wp;
-    const int64_t *xs = low_buf(L, xp)->strides;
+    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
+    memcpy(xs, low_buf(L, xp)->strides, sizeof xs);
     int n, g, t, oh, wt_, ci, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "ct", &t) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "wt", &wt_) || low_vars(L, 1, "ci", &ci) ||
@@ -1365,7 +1370,9 @@ int low_gap_tiled(Low *L)
         return low_oom(L);
     for (int64_t j = 0; j < vt * nr; j++)
         m[j] = j < P ? 1.0f : 0.0f;
-    const int64_t *xs = low_buf(L, x)->strides, *ys = low_buf(L, y)->strides;
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];   /* copies: adding a buffer may move the LoopBufs */
+    memcpy(xs, low_buf(L, x)->strides, sizeof xs);
+    memcpy(ys, low_buf(L, y)->strides, sizeof ys);
     int n, cb, v;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "cb", &cb) || low_vars(L, 1, "v", &v))
         return low_oom(L);
