@@ -78,6 +78,11 @@ int low_oom(Low *L)
  * lowerings carry on harmlessly and lower_node reports the failure. */
 static const LoopBuf no_buf = { .name = "none", .dtype = IR_DT_F32, .alias_of = -1, .index = -1, .tensor = -1 };
 
+void low_strides(Low *L, int b, int64_t *out)
+{
+    memcpy(out, low_buf(L, b)->strides, sizeof low_buf(L, b)->strides);
+}
+
 const LoopBuf *low_buf(Low *L, int b)
 {
     if (b < 0 || b >= L->p->n_bufs) {
@@ -230,14 +235,19 @@ static int add_kernel(Low *L, const char *name, LoopStmt *body, int64_t flops)
     return 0;
 }
 
+static const char *node_kernel_name(const Low *L)
+{
+    return L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op);
+}
+
 int low_kernel(Low *L, LoopStmt *body)
 {
-    return add_kernel(L, L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op), body, -1);
+    return add_kernel(L, node_kernel_name(L), body, -1);
 }
 
 int low_kernel_moves(Low *L, LoopStmt *body, int64_t elems)
 {
-    return add_kernel(L, L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op), body, elems);
+    return add_kernel(L, node_kernel_name(L), body, elems);
 }
 
 LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi)

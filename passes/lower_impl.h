@@ -188,6 +188,9 @@ const IrArray *low_known(Low *L, int k);             /* input k's compile-time v
  * the input is absent or not known (no diagnostic). */
 int low_known_ints(Low *L, int k, int64_t *v, int max);
 const LoopBuf *low_buf(Low *L, int b);
+/* A copy of buffer b's strides (rank IR_MAX_RANK): for use after calls that
+ * may add buffers, which can move the LoopBufs low_buf points into. */
+void low_strides(Low *L, int b, int64_t *out);
 
 IrDType low_ctype(IrDType t);                        /* compute type: F16/BF16 → F32 */
 LoopExpr *low_const(Low *L, IrDType t, double v);    /* constant of type t (any dtype) */

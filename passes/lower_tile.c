@@ -361,16 +361,8 @@ static int tile_pays(const PassSchedule *s, Gemm *t)
     }
     if (t->N * 4 < nr * 3 && t->N < 3)
         return 0;
-    if (nr == s->tile_nr && nr >= 32) {      /* 32 registers (AVX-512): 6 to 12 rows, the fewest wasted */
-        int64_t best = -1;
-        for (int m = 12; m >= s->tile_mr; m--) {
-            int64_t waste = (m - t->M % m) % m;
-            if (best < 0 || waste < best) {
-                best = waste;
-                mr = m;
-            }
-        }
-    }
+    if (nr == s->tile_nr && nr >= 32)       /* 32 registers (AVX-512): 6 to 12 rows, the fewest wasted */
+        mr = tile_fewest_idle(t->M, 12, s->tile_mr);
     t->nr = nr;
     t->mr = mr;
     t->nt = (t->N + nr - 1) / nr;
@@ -493,8 +485,8 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
  * output, through the fused members, masked past the row's end OW. */
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
 {
-    int64_t ys[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(ys, low_buf(L, low_out(L, 0))->strides, sizeof ys);
+    int64_t ys[IR_MAX_RANK];
+    low_strides(L, low_out(L, 0), ys);
     int c;
     if (low_vars(L, 1, "c", &c))
         return -1;
@@ -544,8 +536,8 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Til
     int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
     if (mb < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return low_oom(L);
-    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(xs, low_buf(L, x)->strides, sizeof xs);   /* (X may have moved: col_mask_buf, low_in) */
+    int64_t xs[IR_MAX_RANK];
+    low_strides(L, x, xs);
     double fill = maxpool ? -INFINITY : 0.0;
     int n, co, b, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "bt", &b) ||
@@ -587,8 +579,8 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Til
     int64_t kext[2] = { KH, KW };
     if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
         return low_oom(L);
-    int64_t ys[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(ys, low_buf(L, low_out(L, 0))->strides, sizeof ys);
+    int64_t ys[IR_MAX_RANK];
+    low_strides(L, low_out(L, 0), ys);
     for (int r = 0; r < mr; r++) {
         int c;
         if (low_vars(L, 1, "c", &c))
@@ -632,8 +624,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
         return low_oom(L);
     if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
         return -1;
-    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(xs, low_buf(L, xp)->strides, sizeof xs);
+    int64_t xs[IR_MAX_RANK];
+    low_strides(L, xp, xs);
     int n, co, ht, wt, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "ht", &ht) ||
         low_vars(L, 1, "wt", &wt) || low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
@@ -704,15 +696,15 @@ int tile_pick_mr(Low *L, int nr, int64_t rows)
         max = 12;
     if (max < 1)
         max = 1;
-    int best = 1;
-    int64_t best_waste = -1;
-    for (int mr = max; mr >= (max >= 3 ? 3 : 1); mr--) {
-        int64_t waste = (rows + mr - 1) / mr * mr - rows;
-        if (best_waste < 0 || waste < best_waste) {
-            best = mr;
-            best_waste = waste;
-        }
-    }
+    return tile_fewest_idle(rows, max, max >= 3 ? 3 : 1);
+}
+
+int tile_fewest_idle(int64_t n, int hi, int lo)
+{
+    int best = hi;
+    for (int k = hi - 1; k >= lo; k--)
+        if (tile_idle(n, k) < tile_idle(n, best))
+            best = k;
     return best;
 }
 
@@ -735,7 +727,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int nr = L->s->tile_nr;
     while (nr > 4 && OW * 4 < nr * 3)
         nr /= 2;
-    if (nr >= 16 && ((OW + nr - 1) / nr * nr - OW) * 16 > OW)
+    if (nr >= 16 && tile_idle(OW, nr) * 16 > OW)
         nr /= 2;                        /* one register when two leave over 1/16 of the lanes idle (111: 17 of 128) */
     int mr = tile_pick_mr(L, nr, cout);
     int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
@@ -768,8 +760,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     if (wb < 0)
         return low_oom(L);
     p->bufs[wb].data = wp;
-    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(xs, low_buf(L, xp)->strides, sizeof xs);
+    int64_t xs[IR_MAX_RANK];
+    low_strides(L, xp, xs);
     int n, g, t, oh, wt_, ci, kh, kw;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "ct", &t) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "wt", &wt_) || low_vars(L, 1, "ci", &ci) ||
@@ -828,12 +820,6 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
  * stored with the same values, so no lane needs a mask or reads past the row.
  * A halo'd Y (rows apart by more than OW) takes the blocks along each row
  * instead: p0 = (oh, min(wt*NR, OW - NR)), NR <= OW. */
-/* Lanes left idle in the last of the blocks of nr lanes covering n. */
-static int64_t pw_idle(int64_t n, int nr)
-{
-    return (nr - n % nr) % nr;
-}
-
 static int pw_emit(Low *L, const IrWindow *w, int x, int y)
 {
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
@@ -846,14 +832,14 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int nr = L->s->tile_nr;
     while (nr > 4 && OW < nr)
         nr /= 2;
-    if (nr >= 32 && pw_idle(OW, nr) * 8 > OW && pw_idle(OW, nr / 2) < pw_idle(OW, nr))
+    if (nr >= 32 && tile_idle(OW, nr) * 8 > OW && tile_idle(OW, nr / 2) < tile_idle(OW, nr))
         nr /= 2;                        /* one register when two leave over an eighth idle (14x14: 28 of 224) */
     int mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
-    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];        /* copies: out_store may add buffers (fused members) */
-    memcpy(xs, low_buf(L, x)->strides, sizeof xs);
-    memcpy(ys, low_buf(L, y)->strides, sizeof ys);
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+    low_strides(L, x, xs);
+    low_strides(L, y, ys);
     int n, g, mt, oh, pt, ci;
     if (wb < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
@@ -967,8 +953,8 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
      * be one register wide (pw_emit): 14x14 computes 208 pixels for 196 and
      * stores whole rows, where the GEMM form scatters each block through a
      * transpose. */
-    if (pointwise(w) && t->M >= s->tile_nr && (pw_idle(t->M, s->tile_nr) * 8 <= t->M ||
-                                                (s->tile_nr >= 32 && pw_idle(t->M, s->tile_nr / 2) * 8 <= t->M)))
+    if (pointwise(w) && t->M >= s->tile_nr && (tile_idle(t->M, s->tile_nr) * 8 <= t->M ||
+                                                (s->tile_nr >= 32 && tile_idle(t->M, s->tile_nr / 2) * 8 <= t->M)))
         return TK_PW;
     /* (a model input has no halo to offer: the direct / GEMM forms read it in place) */
     int model_input = 0;
@@ -1370,9 +1356,9 @@ int low_gap_tiled(Low *L)
         return low_oom(L);
     for (int64_t j = 0; j < vt * nr; j++)
         m[j] = j < P ? 1.0f : 0.0f;
-    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];   /* copies: adding a buffer may move the LoopBufs */
-    memcpy(xs, low_buf(L, x)->strides, sizeof xs);
-    memcpy(ys, low_buf(L, y)->strides, sizeof ys);
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+    low_strides(L, x, xs);
+    low_strides(L, y, ys);
     int n, cb, v;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "cb", &cb) || low_vars(L, 1, "v", &v))
         return low_oom(L);

@@ -39,6 +39,10 @@ int tile_acc_set(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopExpr 
 int tile_acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBinOp op, LoopExpr *a, LoopExpr *b);
 /* Rows of a block of nr lanes over `rows` rows, as the registers allow. */
 int tile_pick_mr(Low *L, int nr, int64_t rows);
+/* Items left idle in the last of the blocks of k covering n (n >= 0). */
+static inline int64_t tile_idle(int64_t n, int64_t k) { return (k - n % k) % k; }
+/* The block size in [lo, hi] leaving the fewest of n idle, the larger on a tie. */
+int tile_fewest_idle(int64_t n, int hi, int lo);
 /* Row r of block acc stored at output (n, chan, oh, ow0 + lane) of the 4-D
  * output through the fused members, masked past the row's end OW. */
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW);

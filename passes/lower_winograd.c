@@ -32,8 +32,6 @@
  * whatever lies after the row and are never stored. */
 #include "passes/lower_tile.h"
 
-#include <string.h>
-
 /* LOCAL bytes of the transformed tile row above which the plain kernels
  * run instead (stack per thread). */
 #define WINO_MAX_LOCAL (160 * 1024)
@@ -200,8 +198,8 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
                            int vrow, int64_t C)
 {
     LoopProgram *p = L->p;
-    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(xs, low_buf(L, xp)->strides, sizeof xs);
+    int64_t xs[IR_MAX_RANK];
+    low_strides(L, xp, xs);
     int a = v->a, m = v->m, nr = y->nr_row, c, g, vb, lane;
     int64_t Tv = y->G * y->TWp;
     LoopStmt *b1 = loop_block(p), *vt = loop_block(p);
@@ -318,8 +316,8 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         low_vars(L, 1, "kl", &kl) ||
         low_vars(L, 1, "vb", &vb) || low_vars(L, 1, "xi", &xi) || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "r", &rr))
         return low_oom(L);
-    int64_t xs[IR_MAX_RANK];   /* a copy: adding a buffer may move the LoopBufs */
-    memcpy(xs, low_buf(L, xp)->strides, sizeof xs);
+    int64_t xs[IR_MAX_RANK];
+    low_strides(L, xp, xs);
     LoopStmt *tile = loop_block(p);
     int xr = tile ? low_let(L, tile, "xr", add(L, mul(L, low_v(L, n), xs[0]), low_i(L, xoff)), 0) : -1;
     if (xr < 0 || input_transform(L, v, &y, tile, xp, xr, th, vrow, C))
