@@ -16,7 +16,13 @@
  * then checks each output against MODEL_DIR/output_K.npy (float32):
  * |got - want| <= ATOL + RTOL * |want| everywhere, and prints
  *     check ok max_abs_err=E
- * or "check MISMATCH ..." (exit status 7). */
+ * or "check MISMATCH ..." (exit status 7).
+ *
+ * RUNS 0 serves timed runs to a driver that interleaves them with a peer's
+ * (bench/peers.py --dlcc): after the WARMUP runs it reads a count n per line
+ * of stdin, makes one untimed call then n timed ones, and answers with one
+ * line "times_ms T1 ... Tn"; at the end of stdin it checks the outputs as
+ * above. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -74,7 +80,7 @@ int main(int argc, char **argv)
     int runs = atoi(argv[1]), warmup = atoi(argv[2]);
     double rtol = atof(argv[3]), atol = atof(argv[4]);
     const char *dir = argv[5];
-    if (runs < 1 || warmup < 0)
+    if (runs < 0 || warmup < 0)
         return 2;
     char path[4096];
     const void *in[NIN];
@@ -91,14 +97,36 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < warmup; i++)
         run_once(in, out, ws);
-    double *t = malloc(sizeof *t * (size_t)runs);
-    for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
-        run_once(in, out, ws);
-        t[i] = now_ms() - t0;
+    double *t = NULL;
+    if (runs > 0) {
+        t = malloc(sizeof *t * (size_t)runs);
+        for (int i = 0; i < runs; i++) {
+            double t0 = now_ms();
+            run_once(in, out, ws);
+            t[i] = now_ms() - t0;
+        }
+        double med = sort_median(t, runs);
+        printf("time_ms median=%.6f min=%.6f runs=%d\n", med, t[0], runs);
     }
-    double med = sort_median(t, runs);
-    printf("time_ms median=%.6f min=%.6f runs=%d\n", med, t[0], runs);
+    char line[64];
+    while (runs == 0 && fgets(line, sizeof line, stdin)) {   /* serving: n timed runs per request */
+        int n = atoi(line);
+        double *tn = n >= 1 && n <= 100000 ? malloc(sizeof *tn * (size_t)n) : NULL;
+        if (!tn)
+            return 2;
+        run_once(in, out, ws);
+        for (int i = 0; i < n; i++) {
+            double t0 = now_ms();
+            run_once(in, out, ws);
+            tn[i] = now_ms() - t0;
+        }
+        printf("times_ms");
+        for (int i = 0; i < n; i++)
+            printf(" %.6f", tn[i]);
+        printf("\n");
+        free(tn);
+        fflush(stdout);
+    }
 
     int bad = 0;
     double max_err = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times the peers on the benchmark models: ONNX Runtime and PyTorch, batch 1.
 
-    bench/peers.py [--runs N] [--warmup W] [--threads 1 2] [--out OUT.json] [NAME ...]
+    bench/peers.py [--runs N] [--warmup W] [--threads 1 2] [--dlcc WORK] [--rounds R] [--out OUT.json] [NAME ...]
 
 Creates bench/.venv on first use (`/usr/bin/python3 -m venv --system-site-packages`, so
 Debian's torch, torchvision and numpy stay visible, then `pip install onnxruntime threadpoolctl`) and
@@ -15,7 +15,15 @@ peer's thread pool cannot disturb the other:
   checked to equal the saved reference), torch.set_num_threads(T), torch.inference_mode().
 
 Each model: WARMUP calls, then RUNS timed calls (time.perf_counter around the Python call, as
-a user would call it), median and min.  The same for an empty model (the call overhead).  The output of the last call is compared with
+a user would call it), median and min.
+
+With --dlcc WORK (bench/dlcc_bench.py's directory: WORK/<name>/harness, WORK/<name>/threads2/harness
+for 2 threads) dlcc is timed in the same stretch of time as each peer: the harness runs as a
+server (bench/harness.c, RUNS 0) and the RUNS calls of each side are cut into R rounds that
+alternate, peer then dlcc, each round one untimed call then its timed ones, after a 20 ms pause
+(the other side's pool threads stop spinning).  A machine whose speed drifts (a VM sharing its
+cores) then slows both sides alike, and the ratio compares like with like; results[peer][T][name]
+gets "dlcc": {median_ms, min_ms, runs, check}.  The same for an empty model (the call overhead).  The output of the last call is compared with
 MODELS/<name>/output_0.npy at rtol 1e-3, atol 1e-4.
 
 Writes OUT.json: {"versions": {...}, "results": {peer: {threads: {name: {median_ms, min_ms, runs, check}}}}}.
@@ -24,6 +32,7 @@ Writes OUT.json: {"versions": {...}, "results": {peer: {threads: {name: {median_
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -49,17 +58,78 @@ def ensure_venv():
     return py
 
 
-def timed(fn, runs, warmup):
+def median_min(t):
+    t = sorted(t)
+    n = len(t)
+    return (t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])), t[0]
+
+
+class Harness:
+    """A dlcc harness serving timed runs: bench/harness.c started with RUNS 0."""
+
+    def __init__(self, exe, warmup, mdir):
+        self.p = subprocess.Popen([str(exe), "0", str(warmup), "1e-3", "1e-4", str(mdir)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.times = []
+
+    def run(self, n):
+        """n timed runs; False once the harness has failed (result() says how)."""
+        try:
+            self.p.stdin.write("%d\n" % n)
+            self.p.stdin.flush()
+            words = self.p.stdout.readline().split()
+        except OSError:
+            return False
+        if not words or words[0] != "times_ms" or len(words) != n + 1:
+            return False
+        self.times += [float(w) for w in words[1:]]
+        return True
+
+    def result(self):
+        try:
+            out, _ = self.p.communicate()
+        except OSError:
+            out = ""
+        check = re.search(r"^check (.*)$", out, re.M)
+        if not self.times or self.p.returncode:
+            return {"error": "the dlcc harness exited with status %d: %s" % (self.p.returncode, out.strip())}
+        med, mn = median_min(self.times)
+        return {"median_ms": med, "min_ms": mn, "runs": len(self.times),
+                "check": check.group(1) if check else "harness exited with status %d" % self.p.returncode}
+
+
+def timed(fn, runs, warmup, harness=None, rounds=1):
+    """RUNS timed calls of fn after WARMUP; with a harness, in rounds alternating with dlcc's."""
     for _ in range(warmup):
         out = fn()
     t = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        out = fn()
-        t.append((time.perf_counter() - t0) * 1e3)
-    t.sort()
-    med = t[runs // 2] if runs % 2 else 0.5 * (t[runs // 2 - 1] + t[runs // 2])
-    return med, t[0], out
+    per = -(-runs // rounds) if harness else runs
+    while len(t) < runs:
+        k = min(per, runs - len(t))
+        if harness:
+            time.sleep(0.02)
+            out = fn()
+        for _ in range(k):
+            t0 = time.perf_counter()
+            out = fn()
+            t.append((time.perf_counter() - t0) * 1e3)
+        if harness:
+            time.sleep(0.02)
+            if not harness.run(k):
+                harness = None
+    med, mn = median_min(t)
+    return med, mn, out
+
+
+def with_dlcc(res, nm, dlcc, threads, models, warmup, run):
+    """run(harness) times the peer on model nm, interleaved with dlcc's harness when there is one."""
+    exe = dlcc / nm / ("harness" if threads == 1 else "threads2/harness") if dlcc else None
+    h = Harness(exe, warmup, models / nm) if exe and exe.exists() else None
+    try:
+        res[nm] = run(h)
+    finally:
+        if h:
+            res[nm]["dlcc"] = h.result()
 
 
 def check(got, want):
@@ -74,7 +144,7 @@ def check(got, want):
     return "ok max_abs_err=%.3g" % err.max()
 
 
-def measure(peer, threads, names, models, runs, warmup):
+def measure(peer, threads, names, models, runs, warmup, dlcc=None, rounds=1):
     """One peer at one thread count, in this process."""
     import numpy as np
     res = {}
@@ -101,9 +171,12 @@ def measure(peer, threads, names, models, runs, warmup):
             sess = ort.InferenceSession(str(models / nm / "model.onnx"), so, providers=["CPUExecutionProvider"])
             x = np.load(models / nm / "input_0.npy")
             feed = {sess.get_inputs()[0].name: x}
-            med, mn, out = timed(lambda: sess.run(None, feed)[0], runs, warmup)
-            res[nm] = {"median_ms": med, "min_ms": mn, "runs": runs,
-                       "check": check(out, np.load(models / nm / "output_0.npy"))}
+
+            def run(h):
+                med, mn, out = timed(lambda: sess.run(None, feed)[0], runs, warmup, h, rounds)
+                return {"median_ms": med, "min_ms": mn, "runs": runs,
+                        "check": check(out, np.load(models / nm / "output_0.npy"))}
+            with_dlcc(res, nm, dlcc, threads, models, warmup, run)
     else:
         import torch
         sys.path.insert(0, str(HERE))
@@ -116,10 +189,13 @@ def measure(peer, threads, names, models, runs, warmup):
         for nm in names:
             model = bm.make(nm)[0]
             x = torch.from_numpy(np.load(models / nm / "input_0.npy"))
-            with torch.inference_mode():
-                med, mn, out = timed(lambda: model(x), runs, warmup)
-            res[nm] = {"median_ms": med, "min_ms": mn, "runs": runs,
-                       "check": check(out.numpy(), np.load(models / nm / "output_0.npy"))}
+
+            def run(h):
+                with torch.inference_mode():
+                    med, mn, out = timed(lambda: model(x), runs, warmup, h, rounds)
+                return {"median_ms": med, "min_ms": mn, "runs": runs,
+                        "check": check(out.numpy(), np.load(models / nm / "output_0.npy"))}
+            with_dlcc(res, nm, dlcc, threads, models, warmup, run)
     return res
 
 
@@ -145,6 +221,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--out", type=Path, default=HERE / "build" / "peers.json")
+    ap.add_argument("--dlcc", type=Path, help="dlcc_bench.py's work directory: time dlcc alongside each peer")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds with --dlcc (default 5)")
     ap.add_argument("--one", nargs=2, metavar=("PEER", "THREADS"), help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*")
     a = ap.parse_intermixed_args()
@@ -153,14 +231,15 @@ def main():
         os.execv(str(py), [str(py), __file__] + sys.argv[1:])
     names = a.names or sorted(p.name for p in a.models.iterdir() if (p / "model.onnx").exists())
     if a.one:
-        res = measure(a.one[0], int(a.one[1]), names, a.models, a.runs, a.warmup)
+        res = measure(a.one[0], int(a.one[1]), names, a.models, a.runs, a.warmup, a.dlcc, max(1, a.rounds))
         json.dump(res, sys.stdout)
         return 0
     out = {"versions": versions(), "results": {}}
     for peer in ("ort", "torch"):
         for t in a.threads:
             cmd = [sys.executable, __file__, "--one", peer, str(t), "--models", str(a.models), "--runs",
-                   str(a.runs), "--warmup", str(a.warmup)] + names
+                   str(a.runs), "--warmup", str(a.warmup), "--rounds", str(a.rounds)] + \
+                (["--dlcc", str(a.dlcc.resolve())] if a.dlcc else []) + names
             # torch.set_num_threads sets OpenMP's pool; OpenBLAS (which Debian's torch calls for
             # some matrix products) has its own, limited here to the same count.
             env = dict(os.environ, OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t))
@@ -172,8 +251,12 @@ def main():
             res = json.loads(p.stdout)
             out["results"].setdefault(peer, {})[str(t)] = res
             for nm, r in res.items():
-                print("%-5s %dT %-18s median %10.3f ms  min %10.3f ms  check %s" % (
-                    peer, t, nm, r["median_ms"], r["min_ms"], r["check"]), flush=True)
+                d = r.get("dlcc")
+                print("%-5s %dT %-18s median %10.3f ms  min %10.3f ms  check %s%s" % (
+                    peer, t, nm, r["median_ms"], r["min_ms"], r["check"],
+                    "  (dlcc alongside: median %.3f ms min %.3f ms, ratio %.3f, check %s)" % (
+                        d["median_ms"], d["min_ms"], d["median_ms"] / r["median_ms"], d["check"]) if d else ""),
+                      flush=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return 0

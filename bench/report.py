@@ -85,6 +85,13 @@ def peer_ms(peers, peer, t, nm):
     return r.get("median_ms"), r.get("check", "")
 
 
+def paired(peers, peer, t, nm, key="median_ms"):
+    """dlcc's time measured alongside the peer (bench/peers.py --dlcc), or None."""
+    r = peers.get("results", {}).get(peer, {}).get(str(t), {}).get(nm)
+    d = r.get("dlcc") if isinstance(r, dict) else None
+    return d.get(key) if isinstance(d, dict) else None
+
+
 def models_section(dlcc, peers, run):
     import models as bm
     out = []
@@ -96,11 +103,14 @@ def models_section(dlcc, peers, run):
     for nm in names:
         r = dlcc[nm]
         d = r.get("median_ms") if "error" not in r else None
+        d2 = r.get("median_ms_2t") if "error_2t" not in r else None
+        # dlcc's times alongside ORT when the peers were interleaved with it (the ratios' numerators)
+        d = paired(peers, "ort", 1, nm) or d
+        d2 = paired(peers, "ort", 2, nm) or d2
         cells = [nm, "%d" % r["params"] if r.get("params") is not None else "—",
                  "%.2f" % (r["flops"] / 1e6) if r.get("flops") is not None else "—",
                  "%.2f / %.2f" % (r["compile_s"], r.get("compile_cpu_s", float("nan"))) if "compile_s" in r else "—",
                  fmt_ms(d) if d is not None else "**failed**"]
-        d2 = r.get("median_ms_2t") if "error_2t" not in r else None
         cells.append(fmt_ms(d2) if d2 is not None else "**failed**" if "error_2t" in r else "—")
         if "error" in r:
             problems.append("- **%s: dlcc** — %s" % (nm, " / ".join(r["error"].splitlines())))
@@ -113,10 +123,15 @@ def models_section(dlcc, peers, run):
                 pm[peer, t] = ms
                 if not chk.startswith("ok"):
                     problems.append("- **%s: %s %dT** — %s" % (nm, peer, t, chk))
+                pr = peers.get("results", {}).get(peer, {}).get(str(t), {}).get(nm)
+                pd = pr.get("dlcc") if isinstance(pr, dict) else None
+                if isinstance(pd, dict) and not str(pd.get("check", "")).startswith("ok"):
+                    problems.append("- **%s: dlcc %dT alongside %s** — %s" % (
+                        nm, t, peer, pd.get("error") or pd.get("check")))
         cells += [fmt_ms(pm["ort", 1]), fmt_ms(pm["ort", 2]), fmt_ms(pm["torch", 1]), fmt_ms(pm["torch", 2])]
         for t in (1, 2):
             for peer in ("ort", "torch"):
-                dt = d if t == 1 else d2
+                dt = paired(peers, peer, t, nm) or (d if t == 1 else d2)
                 ratio = dt / pm[peer, t] if dt is not None and pm[peer, t] else None
                 if t == 1 and ratio:
                     ratios[peer].append(ratio)
@@ -127,6 +142,12 @@ def models_section(dlcc, peers, run):
     out.append("dlcc 1T is the object compiled with `-O2 --mcpu native`; dlcc 2T the same with `--threads 2` "
                "(parallel loops as two tasks of the Halide runtime's thread pool, linked with the dlcc runtime). "
                "2T ratios divide dlcc's 2T time by the peer's 2T time.")
+    if any(paired(peers, p, t, nm) for p in ("ort", "torch") for t in (1, 2) for nm in names):
+        out.append("Each ratio divides by the peer's time dlcc's time measured alongside it: the peer's runs and "
+                   "dlcc's alternate in rounds (bench/peers.py --dlcc), so that a change of the machine's speed "
+                   "during the run (a VM sharing its cores) falls on both sides; the dlcc ms columns are the "
+                   "runs alongside ONNX Runtime. dlcc's own back-to-back runs (bench/dlcc_bench.py) are in "
+                   "BUILD/dlcc.json.")
     out.append("Times are medians of %d runs after %d warm-up runs; ratios are dlcc time / peer time "
                "(below 1: dlcc faster). MFLOP counts a multiply-add as 2 (`dlcc info`). "
                "Geometric mean over the models: dlcc/ORT 1T = %s, dlcc/torch 1T = %s." % (
@@ -155,12 +176,13 @@ def models_section(dlcc, peers, run):
     out.append("|---|--:|--:|--:|--:|--:|")
     mins = {"ort": [], "torch": []}
     for nm in names:
-        d = dlcc[nm].get("min_ms") if "error" not in dlcc[nm] else None
-        cells = [nm, fmt_ms(d)]
+        d0 = dlcc[nm].get("min_ms") if "error" not in dlcc[nm] else None
+        cells = [nm, fmt_ms(paired(peers, "ort", 1, nm, "min_ms") or d0)]
         rs = []
         for peer in ("ort", "torch"):
             r = peers.get("results", {}).get(peer, {}).get("1", {}).get(nm)
             pm = r.get("min_ms") if isinstance(r, dict) else None
+            d = paired(peers, peer, 1, nm, "min_ms") or d0
             cells.append(fmt_ms(pm))
             rs.append(d / pm if d and pm else None)
             if rs[-1]:

@@ -4,7 +4,7 @@
 #     bench/run.sh [NAME ...]          (default: every model of bench/models.py)
 #
 # Environment: RUNS (timed runs per measurement, default 20, at least 20 for a published table),
-# WARMUP (default 3), GEMM_BUDGET (seconds of timed dlcc GEMM calls per size before the loop stops
+# WARMUP (default 3), ROUNDS (default 5: the peers' runs alternate with dlcc's in that many rounds), GEMM_BUDGET (seconds of timed dlcc GEMM calls per size before the loop stops
 # early, default 60: dlcc's naive MatMul needs minutes at 2048³; the table gives the run count),
 # CC (default cc).
 #
@@ -13,13 +13,15 @@
 # Steps: a release build of dlcc in bench/build/dlcc; the models exported to ONNX
 # (bench/models.py, Debian's Python); dlcc compile + timing harness per model
 # (bench/dlcc_bench.py, bench/harness.c); ONNX Runtime and PyTorch at 1 and 2 threads
-# (bench/peers.py, in bench/.venv); the GEMM micro-benchmark (bench/gemm.c) against OpenBLAS
+# (bench/peers.py, in bench/.venv), each peer's runs alternating with runs of dlcc's harness
+# (the ratios compare times taken in the same stretch of the run); the GEMM micro-benchmark (bench/gemm.c) against OpenBLAS
 # single-threaded, both with the machine's OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE and with both unset
 # (this command only); then bench/report.py writes bench/results/<date>-<host>.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20}
 WARMUP=${WARMUP:-3}
+ROUNDS=${ROUNDS:-5}
 GEMM_BUDGET=${GEMM_BUDGET:-60}
 CC=${CC:-cc}
 B=bench/build
@@ -46,7 +48,8 @@ echo "\"load_dlcc\": \"$(load)\"," >> "$B/run.json"
 
 log "peers: ONNX Runtime and PyTorch at 1 and 2 threads"
 echo "\"load_peers\": \"$(load)\"," >> "$B/run.json"
-/usr/bin/python3 bench/peers.py --models "$B/models" --runs "$RUNS" --warmup "$WARMUP" --out "$B/peers.json" "$@"
+/usr/bin/python3 bench/peers.py --models "$B/models" --runs "$RUNS" --warmup "$WARMUP" --out "$B/peers.json" \
+  --dlcc "$B/dlcc-out" --rounds "$ROUNDS" "$@"
 
 log "GEMM: dlcc MatMul vs OpenBLAS cblas_sgemm, one thread"
 echo "\"load_gemm\": \"$(load)\"," >> "$B/run.json"
