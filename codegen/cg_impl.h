@@ -44,8 +44,9 @@ typedef struct CgCtx {
                                         (a LET in a widened VECTORIZED loop, vector.c) */
     LLVMValueRef *globals;           /* per CONST buffer: its global, or NULL */
     unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
-    int in_task;                     /* emitting a parallel loop's task function (parallel.c) */
-    unsigned n_tasks;                /* task functions made so far (unique names) */
+    int region;                      /* kernels run in one parallel region per call (parallel.c) */
+    LLVMValueRef tstate;             /* region: the kernel function's task state argument */
+    int in_task;                     /* region: emitting one chunk (PARALLEL loops run serially) */
 } CgCtx;
 
 /* context.c: targets, target machine, passes and output. */
@@ -60,6 +61,10 @@ int  cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *sta
 /* emit.c: the module (entry points, kernels, buffers, statements). */
 int cg_emit_module(CgCtx *c);
 int cg_stmt(CgCtx *c, const LoopStmt *s);
+typedef int (*CgStmtFn)(CgCtx *c, const LoopStmt *s);
+LLVMValueRef cg_counted_loop(CgCtx *c, int var, LLVMValueRef lo, LLVMValueRef hi, CgStmtFn body,
+                             const LoopStmt *s);   /* for var in [lo, hi): body(c, s); the latch branch */
+int cg_if(CgCtx *c, const LoopStmt *s, CgStmtFn emit);   /* IF s, its branches emitted by emit */
 int cg_setup_buffers(CgCtx *c, const LoopStmt *body);   /* base pointers of the buffers body uses */
 LLVMValueRef cg_const_global(CgCtx *c, int buf);         /* read-only global of a CONST buffer */
 void cg_end_entry_block(CgCtx *c);
@@ -94,9 +99,15 @@ void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
  * not qualify (the caller emits a scalar loop with vectorizer hints). */
 int cg_vector_loop(CgCtx *c, const LoopStmt *s);
 
-/* parallel.c: a PARALLEL loop as tasks of the Halide runtime's thread pool
- * (CgOptions.threads > 1); 1 when it stays a serial loop. */
-int cg_parallel_loop(CgCtx *c, const LoopStmt *s);
+/* parallel.c: one parallel region per call through the Halide runtime's
+ * thread pool (CgOptions.threads > 1).  cg_region_wanted: some kernel has a
+ * PARALLEL loop to split.  cg_region_kernel: a kernel's body cut into
+ * chunks the region's tasks claim (kernel functions then take a fourth
+ * argument, c->tstate).  cg_region_run: in NAME_run_ptrs, the region
+ * running kfn[0..n) (of type kernel_t) on kargs. */
+int cg_region_wanted(const CgCtx *c);
+int cg_region_kernel(CgCtx *c, const LoopStmt *body);
+int cg_region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLVMTypeRef kernel_t);
 
 /* mathlib.c (CgOptions.no_libm): a call of the module's own internal math
  * function `name` (an intrinsic's name from loop_intrinsic_name, or "trunc",

@@ -219,7 +219,37 @@ static LLVMBasicBlockRef new_block(CgCtx *c, const char *var, const char *what)
     return LLVMAppendBasicBlockInContext(c->ctx, c->fn, name);
 }
 
-/* preheader -> header (phi, exit test) -> body -> latch (i + 1, !llvm.loop) -> header | exit */
+/* preheader -> header (phi, exit test) -> body -> latch (i + 1) -> header | exit:
+ * `var` runs over [lo, hi); body(c, s) emits the body.  Returns the latch's
+ * branch (for !llvm.loop), or NULL on failure. */
+LLVMValueRef cg_counted_loop(CgCtx *c, int var, LLVMValueRef lo, LLVMValueRef hi, CgStmtFn body, const LoopStmt *s)
+{
+    const char *vn = c->p->vars[var].name;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
+    LLVMBasicBlockRef header = new_block(c, vn, "header"), bb = new_block(c, vn, "body");
+    LLVMBasicBlockRef latch = new_block(c, vn, "latch"), exit = new_block(c, vn, "exit");
+    LLVMBuildBr(c->b, header);
+    LLVMPositionBuilderAtEnd(c->b, header);
+    LLVMValueRef i = LLVMBuildPhi(c->b, c->t_i64, vn);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, hi, ""), bb, exit);
+    LLVMPositionBuilderAtEnd(c->b, bb);
+    c->var[var] = i;
+    c->var_mut[var] = 0;
+    if (body(c, s) != 0)
+        return NULL;
+    LLVMBuildBr(c->b, latch);
+    LLVMMoveBasicBlockAfter(latch, LLVMGetInsertBlock(c->b));   /* blocks in source order */
+    LLVMMoveBasicBlockAfter(exit, latch);
+    LLVMPositionBuilderAtEnd(c->b, latch);
+    LLVMValueRef next = LLVMBuildNSWAdd(c->b, i, LLVMConstInt(c->t_i64, 1, 0), "");
+    LLVMValueRef br = LLVMBuildBr(c->b, header);
+    LLVMValueRef in_v[2] = { lo, next };
+    LLVMBasicBlockRef in_b[2] = { pre, latch };
+    LLVMAddIncoming(i, in_v, in_b, 2);
+    LLVMPositionBuilderAtEnd(c->b, exit);
+    return br;
+}
+
 static int for_loop(CgCtx *c, const LoopStmt *s)
 {
     LoopForKind k = s->u.loop.kind;
@@ -229,42 +259,24 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     if (!(gpu_kind && c->o.gpu_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
         k != LOOP_UNROLLED)
         return cg_fail(c, "'%s' is not a CPU loop kind", loop_for_kind_name(k));
-    if (k == LOOP_VECTORIZED || k == LOOP_PARALLEL) {
-        /* vector.c: the body as W-lane operations; parallel.c: thread-pool tasks */
-        int r = k == LOOP_VECTORIZED ? cg_vector_loop(c, s) : cg_parallel_loop(c, s);
+    if (k == LOOP_VECTORIZED) {          /* vector.c: the body as W-lane operations */
+        int r = cg_vector_loop(c, s);
         if (r <= 0)
             return r;
-    }
+    }                                    /* PARALLEL: parallel.c splits it between tasks (region) */
     LLVMValueRef n = cg_expr(c, s->u.loop.extent);
     if (!n)
         return -1;
-    const char *vn = c->p->vars[s->u.loop.var].name;
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
-    LLVMBasicBlockRef header = new_block(c, vn, "header"), body = new_block(c, vn, "body");
-    LLVMBasicBlockRef latch = new_block(c, vn, "latch"), exit = new_block(c, vn, "exit");
-    LLVMBuildBr(c->b, header);
-    LLVMPositionBuilderAtEnd(c->b, header);
-    LLVMValueRef i = LLVMBuildPhi(c->b, c->t_i64, vn);
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, n, ""), body, exit);
-    LLVMPositionBuilderAtEnd(c->b, body);
-    c->var[s->u.loop.var] = i;
     unsigned math_before = c->math_calls;
-    if (cg_stmt(c, s->u.loop.body) != 0)
+    LLVMValueRef br = cg_counted_loop(c, s->u.loop.var, LLVMConstInt(c->t_i64, 0, 0), n, cg_stmt, s->u.loop.body);
+    if (!br)
         return -1;
-    LLVMBuildBr(c->b, latch);
-    LLVMMoveBasicBlockAfter(latch, LLVMGetInsertBlock(c->b));   /* blocks in source order */
-    LLVMMoveBasicBlockAfter(exit, latch);
-    LLVMPositionBuilderAtEnd(c->b, latch);
-    LLVMValueRef next = LLVMBuildNSWAdd(c->b, i, LLVMConstInt(c->t_i64, 1, 0), "");
-    loop_metadata(c, s, LLVMBuildBr(c->b, header), c->math_calls != math_before);
-    LLVMValueRef in_v[2] = { LLVMConstInt(c->t_i64, 0, 0), next };
-    LLVMBasicBlockRef in_b[2] = { pre, latch };
-    LLVMAddIncoming(i, in_v, in_b, 2);
-    LLVMPositionBuilderAtEnd(c->b, exit);
+    loop_metadata(c, s, br, c->math_calls != math_before);
     return 0;
 }
 
-static int if_stmt(CgCtx *c, const LoopStmt *s)
+/* if cond then else, the branches emitted by emit(c, branch). */
+int cg_if(CgCtx *c, const LoopStmt *s, CgStmtFn emit)
 {
     LLVMValueRef k = cg_expr(c, s->u.cond.cond);
     if (!k)
@@ -273,12 +285,12 @@ static int if_stmt(CgCtx *c, const LoopStmt *s)
     LLVMBasicBlockRef else_ = s->u.cond.else_ ? new_block(c, NULL, "else") : join;
     LLVMBuildCondBr(c->b, k, then_, else_);
     LLVMPositionBuilderAtEnd(c->b, then_);
-    if (cg_stmt(c, s->u.cond.then_) != 0)
+    if (emit(c, s->u.cond.then_) != 0)
         return -1;
     LLVMBuildBr(c->b, join);
     if (s->u.cond.else_) {
         LLVMPositionBuilderAtEnd(c->b, else_);
-        if (cg_stmt(c, s->u.cond.else_) != 0)
+        if (emit(c, s->u.cond.else_) != 0)
             return -1;
         LLVMBuildBr(c->b, join);
     }
@@ -326,7 +338,7 @@ int cg_stmt(CgCtx *c, const LoopStmt *s)
         return 0;
     }
     case LOOP_S_IF:
-        return if_stmt(c, s);
+        return cg_if(c, s, cg_stmt);
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
             if (cg_stmt(c, s->u.block.items[i]) != 0)
@@ -347,6 +359,13 @@ static LLVMTypeRef entry_type(CgCtx *c, LLVMTypeRef ret)
 {
     LLVMTypeRef params[3] = { c->t_ptr, c->t_ptr, c->t_ptr };
     return LLVMFunctionType(ret, params, 3, 0);
+}
+
+/* Kernel functions: (inputs, outputs, workspace[, task state in a region]). */
+static LLVMTypeRef kernel_type(CgCtx *c)
+{
+    LLVMTypeRef params[4] = { c->t_ptr, c->t_ptr, c->t_ptr, c->t_ptr };
+    return LLVMFunctionType(c->t_void, params, c->region ? 4 : 3, 0);
 }
 
 /* Starts a function: an entry block for allocas and pointer setup, and the
@@ -375,11 +394,13 @@ static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
 {
     char name[300];   /* NAME.KERNEL: the dot keeps it apart from every exported C name */
     snprintf(name, sizeof name, "%s.%s", c->p->name, k->name);
-    LLVMValueRef fn = LLVMAddFunction(c->mod, name, entry_type(c, c->t_void));
+    LLVMValueRef fn = LLVMAddFunction(c->mod, name, kernel_type(c));
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
     begin_function(c, fn);
-    if (cg_setup_buffers(c, k->body) != 0 || cg_stmt(c, k->body) != 0)
+    c->tstate = c->region ? LLVMGetParam(fn, 3) : NULL;
+    if (cg_setup_buffers(c, k->body) != 0 ||
+        (c->region ? cg_region_kernel(c, k->body) : cg_stmt(c, k->body)) != 0)
         return NULL;
     LLVMBuildRetVoid(c->b);
     cg_end_entry_block(c);
@@ -446,6 +467,7 @@ int cg_emit_module(CgCtx *c)
     LLVMValueRef *kfn = calloc(p->n_kernels > 0 ? (size_t)p->n_kernels : 1, sizeof *kfn);
     if (!kfn)
         return cg_fail(c, "out of memory");
+    c->region = cg_region_wanted(c);
     for (int k = 0; k < p->n_kernels; k++)
         if (!(kfn[k] = kernel_function(c, &p->kernels[k]))) {
             free(kfn);
@@ -467,8 +489,12 @@ int cg_emit_module(CgCtx *c)
         kargs[2] = static_workspace(c, workspace_need(p));
     else if (workspace_need(p) > 0)
         null_check(c, c->args[2], fail);
-    for (int k = 0; k < p->n_kernels; k++) {
-        LLVMValueRef call = LLVMBuildCall2(c->b, entry_type(c, c->t_void), kfn[k], kargs, 3, "");
+    if (c->region && cg_region_run(c, kfn, p->n_kernels, kargs, kernel_type(c)) != 0) {
+        free(kfn);
+        return -1;
+    }
+    for (int k = 0; k < p->n_kernels && !c->region; k++) {
+        LLVMValueRef call = LLVMBuildCall2(c->b, kernel_type(c), kfn[k], kargs, 3, "");
         LLVMSetInstructionCallConv(call, LLVMFastCallConv);
     }
     LLVMBuildRet(c->b, LLVMConstInt(c->t_i32, 0, 0));

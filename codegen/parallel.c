@@ -1,247 +1,376 @@
-/* codegen/parallel.c — a PARALLEL loop run by the Halide runtime's thread
- * pool (CgOptions.threads > 1).
+/* codegen/parallel.c — one parallel region per call (CgOptions.threads = T
+ * > 1 and some kernel has a PARALLEL loop).
  *
- * The loop's body is outlined into a task function
+ * NAME_run_ptrs starts the region once, through the Halide runtime's pool
+ * (HalideRuntime.h; the object then links the runtime, `pkg-config --libs
+ * dlcc-runtime`):
  *
- *     int32_t NAME.KERNEL.task.N(void *user_context, int32_t t, uint8_t *closure)
+ *     Region r = { 0 };                       (on NAME_run_ptrs's stack)
+ *     closure = { inputs, outputs, workspace, &r };
+ *     halide_do_par_for(NULL, NAME.region, 0, T, closure);
  *
- * that runs iterations [t*E/T, (t+1)*E/T) of the E iterations, T = min(threads,
- * E) tasks in all, and the loop itself becomes
+ * and every task runs every kernel in order, each kernel function taking a
+ * fourth argument, the task's own Thread state { &r, base }:
  *
- *     closure = { inputs, outputs, workspace, captured variables... }   (on the stack)
- *     halide_do_par_for(NULL, task, 0, T, closure);
+ *     int32_t NAME.region(void *uc, int32_t t, Closure *cl)
+ *         Thread me = { cl->region, 0 };  joined += 1;
+ *         NAME.k0(cl->in, cl->out, cl->ws, &me); ... NAME.kN(..., &me);
+ *         left += 1;  task 0: wait (bounded) until left == joined
  *
- * (halide_do_par_for and halide_task_t: HalideRuntime.h; the object then
- * links the runtime, `pkg-config --libs dlcc-runtime`).  Captured variables
- * are the values the body reads from outside: the loop variables of the
- * enclosing extent-1 loops and earlier LETs.  LOCAL buffers become allocas
- * of the task function, so each task has its own (the schedule parallelizes
- * a loop with LOCAL buffers only when nothing else in the kernel uses them).
- * The task returns 0; NAME_run's result does not depend on the pool. */
+ * Inside a kernel the work is cut into *instances*: each PARALLEL loop of
+ * constant extent E is an instance of n = min(T, E) chunks (chunk c runs
+ * iterations [c·E/n, (c+1)·E/n)), and every statement with side effects
+ * outside a PARALLEL loop is an instance of one chunk (the whole
+ * statement).  Every task meets the same instances in the same order (the
+ * control flow around them depends on loop variables and constants only),
+ * so one pair of counters in the Region numbers all chunks of the call:
+ * the instance a task is at covers chunk numbers [base, base + n), base
+ * being the chunks of the instances before it (me.base):
+ *
+ *     loop: v = claim;  if v >= base + n: goto wait
+ *           if !cmpxchg(claim, v, v + 1): goto loop
+ *           run chunk v - base;  done += 1;  goto loop
+ *     wait: while done < base + n: pause
+ *           me.base = base + n
+ *
+ * A task claims a chunk only while claim lies in its own instance's range
+ * (the compare-and-swap), so a task that starts late skips, instance by
+ * instance, what the others already did, and a task that never runs (a
+ * pool of one thread) leaves its chunks to the others: no task waits for
+ * another task to arrive, only for chunks it claimed to finish, so the
+ * region cannot deadlock whatever the pool does.  The wait at the end of
+ * an instance is the only barrier; a task waits there spinning (pause),
+ * which is what makes one region per call cheaper than one
+ * halide_do_par_for per loop: the pool's workers sleep on a condition
+ * variable between jobs, and waking one costs microseconds (tens on a VM),
+ * once per call instead of once per loop.
+ *
+ * Statements run by every task: immutable LETs (their values are the same
+ * in every task) and the loops, IFs and blocks that hold a PARALLEL loop.
+ * A kernel where a chunk would set a variable read outside it (a mutable
+ * LET or an ASSIGN outside any chunk, an ASSIGN to a variable declared
+ * outside its chunk) runs whole as one chunk.  LOCAL buffers are allocas
+ * of the kernel function, so each task has its own. */
 #include "codegen/cg_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Capture {
-    unsigned char *bound;     /* per variable: bound inside the loop */
-    unsigned char *used;      /* per variable: read inside the loop */
-} Capture;
+/* Region: { claim, pad, done, pad, joined, left } — claim and done on
+ * cache lines of their own. */
+enum { R_CLAIM = 0, R_DONE = 2, R_JOINED = 4, R_LEFT = 5, R_FIELDS = 6 };
 
-static void cap_expr(Capture *k, const LoopExpr *e)
+static LLVMTypeRef region_type(CgCtx *c)
 {
-    if (!e)
-        return;
-    switch (e->kind) {
-    case LOOP_E_VAR: k->used[e->u.var] = 1; break;
-    case LOOP_E_LOAD: cap_expr(k, e->u.load.index); break;
-    case LOOP_E_BIN: cap_expr(k, e->u.bin.a); cap_expr(k, e->u.bin.b); break;
-    case LOOP_E_UN: cap_expr(k, e->u.un.a); break;
-    case LOOP_E_SELECT: cap_expr(k, e->u.sel.cond); cap_expr(k, e->u.sel.a); cap_expr(k, e->u.sel.b); break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n; i++)
-            cap_expr(k, e->u.call.args[i]);
-        break;
-    case LOOP_E_CAST: cap_expr(k, e->u.cast.a); break;
-    default: break;
+    LLVMTypeRef pad = LLVMArrayType2(c->t_i64, 7);
+    LLVMTypeRef f[R_FIELDS] = { c->t_i64, pad, c->t_i64, pad, c->t_i64, c->t_i64 };
+    return LLVMStructTypeInContext(c->ctx, f, R_FIELDS, 0);
+}
+
+/* Thread: { Region *region, i64 base } */
+static LLVMTypeRef thread_type(CgCtx *c)
+{
+    LLVMTypeRef f[2] = { c->t_ptr, c->t_i64 };
+    return LLVMStructTypeInContext(c->ctx, f, 2, 0);
+}
+
+static int has_parallel(const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        return (s->u.loop.kind == LOOP_PARALLEL && s->u.loop.extent->kind == LOOP_E_INT &&
+                s->u.loop.extent->u.i >= 2) || has_parallel(s->u.loop.body);
+    case LOOP_S_IF: return has_parallel(s->u.cond.then_) || has_parallel(s->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (has_parallel(s->u.block.items[i]))
+                return 1;
+        return 0;
+    default: return 0;
     }
 }
 
-static void cap_stmt(Capture *k, const LoopStmt *s)
+/* bound[v] = 1 for the variables s declares (LET, FOR); 1 when s assigns
+ * a variable it does not declare (checked after the walk). */
+static void declared(const LoopStmt *s, unsigned char *bound, unsigned char *assigned)
 {
     if (!s)
         return;
     switch (s->kind) {
-    case LOOP_S_FOR:
-        k->bound[s->u.loop.var] = 1;
-        cap_expr(k, s->u.loop.extent);
-        cap_stmt(k, s->u.loop.body);
-        break;
-    case LOOP_S_LET: k->bound[s->u.let.var] = 1; cap_expr(k, s->u.let.value); break;
-    case LOOP_S_ASSIGN: k->used[s->u.assign.var] = 1; cap_expr(k, s->u.assign.value); break;
-    case LOOP_S_STORE: cap_expr(k, s->u.store.index); cap_expr(k, s->u.store.value); break;
-    case LOOP_S_IF: cap_expr(k, s->u.cond.cond); cap_stmt(k, s->u.cond.then_); cap_stmt(k, s->u.cond.else_); break;
+    case LOOP_S_FOR: bound[s->u.loop.var] = 1; declared(s->u.loop.body, bound, assigned); break;
+    case LOOP_S_LET: bound[s->u.let.var] = 1; break;
+    case LOOP_S_ASSIGN: assigned[s->u.assign.var] = 1; break;
+    case LOOP_S_IF: declared(s->u.cond.then_, bound, assigned); declared(s->u.cond.else_, bound, assigned); break;
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            cap_stmt(k, s->u.block.items[i]);
+            declared(s->u.block.items[i], bound, assigned);
         break;
     default: break;
     }
 }
 
-/* Per-function state of c that emitting another function replaces. */
-typedef struct Saved {
-    LLVMValueRef fn, args[3];
-    LLVMBasicBlockRef entry, block, alloca_block;
-    LLVMValueRef *bufptr, *var;
-    unsigned char *var_mut;
-} Saved;
-
-static int save(CgCtx *c, Saved *s)
+/* 1 when s as one chunk sets no variable outside itself. */
+static int chunk_closed(CgCtx *c, const LoopStmt *s, int *oom)
 {
-    size_t nb = (size_t)c->p->n_bufs + 1, nv = (size_t)c->p->n_vars + 1;
-    s->fn = c->fn;
-    memcpy(s->args, c->args, sizeof s->args);
-    s->entry = c->entry;
-    s->block = LLVMGetInsertBlock(c->b);
-    s->alloca_block = LLVMGetInsertBlock(c->ab);
-    s->bufptr = malloc(nb * sizeof *s->bufptr);
-    s->var = malloc(nv * sizeof *s->var);
-    s->var_mut = malloc(nv);
-    if (!s->bufptr || !s->var || !s->var_mut)
-        return cg_fail(c, "out of memory");
-    memcpy(s->bufptr, c->bufptr, (nb - 1) * sizeof *s->bufptr);
-    memcpy(s->var, c->var, (nv - 1) * sizeof *s->var);
-    memcpy(s->var_mut, c->var_mut, nv - 1);
+    size_t n = (size_t)c->p->n_vars + 1;
+    unsigned char *bound = calloc(n, 1), *assigned = calloc(n, 1);
+    int ok = bound && assigned;
+    if (!ok)
+        *oom = 1;
+    else
+        declared(s, bound, assigned);
+    for (size_t v = 0; ok && v + 1 < n; v++)
+        if (assigned[v] && !bound[v])
+            ok = 0;
+    free(bound);
+    free(assigned);
+    return ok;
+}
+
+static int is_const_let(const LoopStmt *s)
+{
+    return s->kind == LOOP_S_LET && !s->u.let.mutable_;
+}
+
+/* 1 when every chunk the region cuts s into is closed (see the top). */
+static int region_ok(CgCtx *c, const LoopStmt *s, int *oom)
+{
+    if (!has_parallel(s))
+        return is_const_let(s) || (s->kind != LOOP_S_LET && s->kind != LOOP_S_ASSIGN && chunk_closed(c, s, oom));
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        return s->u.loop.kind == LOOP_PARALLEL ? chunk_closed(c, s->u.loop.body, oom) : region_ok(c, s->u.loop.body, oom);
+    case LOOP_S_IF:
+        return region_ok(c, s->u.cond.then_, oom) && (!s->u.cond.else_ || region_ok(c, s->u.cond.else_, oom));
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (!region_ok(c, s->u.block.items[i], oom))
+                return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+static LLVMValueRef field(CgCtx *c, LLVMTypeRef t, LLVMValueRef p, unsigned i)
+{
+    return LLVMBuildStructGEP2(c->b, t, p, i, "");
+}
+
+static LLVMValueRef i64c(CgCtx *c, int64_t v)
+{
+    return LLVMConstInt(c->t_i64, (unsigned long long)v, 1);
+}
+
+static LLVMBasicBlockRef block(CgCtx *c, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(c->ctx, c->fn, name);
+}
+
+/* A spin-wait hint: pause (x86), yield (AArch64), nothing elsewhere. */
+static void spin_hint(CgCtx *c)
+{
+    if (strncmp(c->triple, "x86_64", 6) == 0 || (c->triple[0] == 'i' && strstr(c->triple, "86-")))
+        cg_call_intrinsic(c, "llvm.x86.sse2.pause", NULL, 0, NULL, 0);
+    else if (strncmp(c->triple, "aarch64", 7) == 0 || strncmp(c->triple, "arm64", 5) == 0)
+        cg_call_intrinsic(c, "llvm.aarch64.hint", NULL, 0, &(LLVMValueRef){ LLVMConstInt(c->t_i32, 1, 0) }, 1);
+}
+
+static LLVMValueRef atomic_load(CgCtx *c, LLVMValueRef p, LLVMAtomicOrdering o)
+{
+    LLVMValueRef v = LLVMBuildLoad2(c->b, c->t_i64, p, "");
+    LLVMSetOrdering(v, o);
+    LLVMSetAlignment(v, 8);
+    return v;
+}
+
+/* One instance of n chunks; chunk(c, s, k, n) emits chunk k. */
+typedef int (*ChunkFn)(CgCtx *c, const LoopStmt *s, LLVMValueRef k, int64_t n);
+
+static int instance(CgCtx *c, const LoopStmt *s, int64_t n, ChunkFn chunk)
+{
+    LLVMTypeRef rt = region_type(c), tt = thread_type(c);
+    LLVMValueRef region = LLVMBuildLoad2(c->b, c->t_ptr, field(c, tt, c->tstate, 0), "region");
+    LLVMValueRef base_p = field(c, tt, c->tstate, 1);
+    LLVMValueRef base = LLVMBuildLoad2(c->b, c->t_i64, base_p, "base");
+    LLVMValueRef end = LLVMBuildAdd(c->b, base, i64c(c, n), "end");
+    LLVMValueRef claim = field(c, rt, region, R_CLAIM), done = field(c, rt, region, R_DONE);
+    LLVMBasicBlockRef loop = block(c, "claim"), try_ = block(c, "claim.try"), work = block(c, "chunk");
+    LLVMBasicBlockRef wait = block(c, "wait"), spin = block(c, "wait.spin"), out = block(c, "instance.end");
+    LLVMBuildBr(c->b, loop);
+
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef v = atomic_load(c, claim, LLVMAtomicOrderingMonotonic);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, v, end, ""), wait, try_);
+
+    LLVMPositionBuilderAtEnd(c->b, try_);
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, claim, v, LLVMBuildAdd(c->b, v, i64c(c, 1), ""),
+                                            LLVMAtomicOrderingAcquireRelease, LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), work, loop);
+
+    LLVMPositionBuilderAtEnd(c->b, work);
+    int was = c->in_task;
+    c->in_task = 1;
+    int rc = chunk(c, s, LLVMBuildSub(c->b, v, base, "chunk"), n);
+    c->in_task = was;
+    if (rc != 0)
+        return -1;
+    LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, done, i64c(c, 1), LLVMAtomicOrderingRelease, 0);
+    LLVMBuildBr(c->b, loop);
+
+    LLVMMoveBasicBlockAfter(wait, LLVMGetInsertBlock(c->b));
+    LLVMMoveBasicBlockAfter(spin, wait);
+    LLVMMoveBasicBlockAfter(out, spin);
+    LLVMPositionBuilderAtEnd(c->b, wait);
+    LLVMValueRef d = atomic_load(c, done, LLVMAtomicOrderingAcquire);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, d, end, ""), out, spin);
+    LLVMPositionBuilderAtEnd(c->b, spin);
+    spin_hint(c);
+    LLVMBuildBr(c->b, wait);
+
+    LLVMPositionBuilderAtEnd(c->b, out);
+    LLVMBuildStore(c->b, end, base_p);
     return 0;
 }
 
-static void restore(CgCtx *c, Saved *s)
+/* The whole statement. */
+static int whole_chunk(CgCtx *c, const LoopStmt *s, LLVMValueRef k, int64_t n)
 {
-    c->fn = s->fn;
-    memcpy(c->args, s->args, sizeof s->args);
-    c->entry = s->entry;
-    LLVMPositionBuilderAtEnd(c->b, s->block);
-    LLVMPositionBuilderAtEnd(c->ab, s->alloca_block);
-    memcpy(c->bufptr, s->bufptr, (size_t)c->p->n_bufs * sizeof *c->bufptr);
-    memcpy(c->var, s->var, (size_t)c->p->n_vars * sizeof *c->var);
-    memcpy(c->var_mut, s->var_mut, (size_t)c->p->n_vars);
+    (void)k, (void)n;
+    return cg_stmt(c, s);
 }
 
-static void saved_free(Saved *s)
+/* Iterations [k·E/n, (k+1)·E/n) of PARALLEL loop s. */
+static int loop_chunk(CgCtx *c, const LoopStmt *s, LLVMValueRef k, int64_t n)
 {
-    free(s->bufptr);
-    free(s->var);
-    free(s->var_mut);
+    LLVMValueRef e = i64c(c, s->u.loop.extent->u.i), nn = i64c(c, n);
+    LLVMValueRef lo = LLVMBuildSDiv(c->b, LLVMBuildMul(c->b, k, e, ""), nn, "lo");
+    LLVMValueRef hi = LLVMBuildSDiv(c->b, LLVMBuildMul(c->b, LLVMBuildAdd(c->b, k, i64c(c, 1), ""), e, ""), nn, "hi");
+    return cg_counted_loop(c, s->u.loop.var, lo, hi, cg_stmt, s->u.loop.body) ? 0 : -1;
 }
 
-/* The value of captured variable v in the calling function (mutable
- * variables are read from their slot). */
-static LLVMValueRef var_value(CgCtx *c, int v)
+static int region_stmt(CgCtx *c, const LoopStmt *s);
+
+/* A serial loop holding a PARALLEL loop: run by every task. */
+static int region_for(CgCtx *c, const LoopStmt *s)
 {
-    LLVMValueRef x = c->var[v];
-    if (x && c->var_mut[v] == 1)
-        x = LLVMBuildLoad2(c->b, cg_reg_type(c, c->p->vars[v].type), x, c->p->vars[v].name);
-    return x;
+    LLVMValueRef n = cg_expr(c, s->u.loop.extent);
+    return n && cg_counted_loop(c, s->u.loop.var, i64c(c, 0), n, region_stmt, s->u.loop.body) ? 0 : -1;
 }
 
-int cg_parallel_loop(CgCtx *c, const LoopStmt *s)
+static int region_stmt(CgCtx *c, const LoopStmt *s)
 {
-    const LoopExpr *ext = s->u.loop.extent;
-    if (c->gpu || c->in_task || c->o.threads <= 1 || ext->kind != LOOP_E_INT || ext->u.i < 2)
-        return 1;
-    const LoopProgram *p = c->p;
-    int64_t E = ext->u.i, T = c->o.threads < E ? c->o.threads : E;
-    if (E > INT32_MAX)
-        return 1;
-    Capture k = { calloc((size_t)p->n_vars + 1, 1), calloc((size_t)p->n_vars + 1, 1) };
-    int *cv = malloc(((size_t)p->n_vars + 1) * sizeof *cv), ncv = 0;
-    if (!k.bound || !k.used || !cv) {
-        free(k.bound), free(k.used), free(cv);
-        return cg_fail(c, "out of memory");
+    if (!has_parallel(s))
+        return is_const_let(s) ? cg_stmt(c, s) : instance(c, s, 1, whole_chunk);
+    switch (s->kind) {
+    case LOOP_S_FOR:
+        if (s->u.loop.kind != LOOP_PARALLEL)
+            return region_for(c, s);
+        return instance(c, s, c->o.threads < s->u.loop.extent->u.i ? c->o.threads : s->u.loop.extent->u.i,
+                        loop_chunk);
+    case LOOP_S_IF:
+        return cg_if(c, s, region_stmt);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (region_stmt(c, s->u.block.items[i]) != 0)
+                return -1;
+        return 0;
+    default:
+        return cg_fail(c, "internal error: statement kind %d holds a parallel loop", (int)s->kind);
     }
-    k.bound[s->u.loop.var] = 1;
-    cap_stmt(&k, s->u.loop.body);
-    for (int v = 0; v < p->n_vars; v++)
-        if (k.used[v] && !k.bound[v])
-            cv[ncv++] = v;
-    free(k.bound);
-    free(k.used);
+}
 
-    /* closure type: inputs, outputs, workspace, then the captured values */
-    LLVMTypeRef *ft = malloc(((size_t)ncv + 3) * sizeof *ft);
-    if (!ft) {
-        free(cv);
+int cg_region_wanted(const CgCtx *c)
+{
+    if (c->gpu || c->o.threads <= 1)
+        return 0;
+    for (int k = 0; k < c->p->n_kernels; k++)
+        if (has_parallel(c->p->kernels[k].body))
+            return 1;
+    return 0;
+}
+
+int cg_region_kernel(CgCtx *c, const LoopStmt *body)
+{
+    int oom = 0, ok = region_ok(c, body, &oom);
+    if (oom)
         return cg_fail(c, "out of memory");
-    }
-    for (int i = 0; i < 3; i++)
-        ft[i] = c->t_ptr;
-    for (int i = 0; i < ncv; i++)
-        ft[3 + i] = cg_reg_type(c, p->vars[cv[i]].type);
-    LLVMTypeRef clo_t = LLVMStructTypeInContext(c->ctx, ft, (unsigned)ncv + 3, 0);
-    free(ft);
+    return ok ? region_stmt(c, body) : instance(c, body, 1, whole_chunk);
+}
 
-    /* the closure, filled in the calling function */
+/* Emits into the current function (NAME_run_ptrs): the region, the closure
+ * and the task function calling kfn[0..n) with kargs and the task's state. */
+int cg_region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLVMTypeRef kernel_t)
+{
+    LLVMTypeRef rt = region_type(c), tt = thread_type(c);
+    LLVMTypeRef cf[4] = { c->t_ptr, c->t_ptr, c->t_ptr, c->t_ptr };
+    LLVMTypeRef clo_t = LLVMStructTypeInContext(c->ctx, cf, 4, 0);
+    LLVMValueRef region = LLVMBuildAlloca(c->ab, rt, "region");
+    LLVMSetAlignment(region, 64);
     LLVMValueRef clo = LLVMBuildAlloca(c->ab, clo_t, "closure");
-    int rc = 0;
-    for (int i = 0; i < 3 + ncv && rc == 0; i++) {
-        LLVMValueRef x = i < 3 ? c->args[i] : var_value(c, cv[i - 3]);
-        if (!x) {
-            rc = cg_fail(c, "internal error: variable '%s' has no value", p->vars[cv[i - 3]].name);
-            break;
-        }
-        LLVMBuildStore(c->b, x, LLVMBuildStructGEP2(c->b, clo_t, clo, (unsigned)i, ""));
-    }
+    LLVMBuildStore(c->b, LLVMConstNull(rt), region);
+    for (unsigned i = 0; i < 4; i++)
+        LLVMBuildStore(c->b, i < 3 ? kargs[i] : region, field(c, clo_t, clo, i));
 
-    /* the task function */
-    char name[320];
-    snprintf(name, sizeof name, "%s.task%u", LLVMGetValueName2(c->fn, &(size_t){ 0 }), c->n_tasks++);
+    /* the task: int32_t NAME.region(void *user_context, int32_t t, uint8_t *closure) */
+    LLVMValueRef caller = c->fn;
+    LLVMBasicBlockRef caller_block = LLVMGetInsertBlock(c->b), caller_entry = c->entry;
+    LLVMBasicBlockRef caller_alloca = LLVMGetInsertBlock(c->ab);
+    char name[300];
+    snprintf(name, sizeof name, "%s.region", c->p->name);
     LLVMTypeRef tp[3] = { c->t_ptr, c->t_i32, c->t_ptr };
     LLVMTypeRef task_t = LLVMFunctionType(c->t_i32, tp, 3, 0);
     LLVMValueRef task = LLVMAddFunction(c->mod, name, task_t);
     LLVMSetLinkage(task, LLVMInternalLinkage);
     cg_add_fn_attr(c, task, "nounwind", 0);
-    Saved sv;
-    if (rc == 0)
-        rc = save(c, &sv);
-    if (rc == 0) {
-        c->fn = task;
-        c->entry = LLVMAppendBasicBlockInContext(c->ctx, task, "entry");
-        LLVMPositionBuilderAtEnd(c->ab, c->entry);
-        LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->ctx, task, "body"));
-        LLVMValueRef cp = LLVMGetParam(task, 2), tn = LLVMGetParam(task, 1);
-        for (int i = 0; i < 3 + ncv; i++) {      /* in the entry block: buffer pointers are set up there */
-            LLVMTypeRef t = i < 3 ? c->t_ptr : cg_reg_type(c, p->vars[cv[i - 3]].type);
-            LLVMValueRef x = LLVMBuildLoad2(c->ab, t, LLVMBuildStructGEP2(c->ab, clo_t, cp, (unsigned)i, ""), "");
-            if (i < 3) {
-                c->args[i] = x;
-            } else {
-                c->var[cv[i - 3]] = x;
-                c->var_mut[cv[i - 3]] = 0;
-            }
-        }
-        /* iterations [t*E/T, (t+1)*E/T) */
-        LLVMValueRef t64 = LLVMBuildSExt(c->b, tn, c->t_i64, "");
-        LLVMValueRef e = LLVMConstInt(c->t_i64, (unsigned long long)E, 0), tt = LLVMConstInt(c->t_i64, (unsigned long long)T, 0);
-        LLVMValueRef lo = LLVMBuildSDiv(c->b, LLVMBuildMul(c->b, t64, e, ""), tt, "lo");
-        LLVMValueRef hi = LLVMBuildSDiv(c->b, LLVMBuildMul(c->b, LLVMBuildAdd(c->b, t64, LLVMConstInt(c->t_i64, 1, 0), ""), e, ""),
-                                        tt, "hi");
-        c->in_task = 1;
-        rc = cg_setup_buffers(c, s->u.loop.body);
-        if (rc == 0) {
-            LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
-            LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(c->ctx, task, "task.header");
-            LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, task, "task.body");
-            LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(c->ctx, task, "task.exit");
-            LLVMBuildBr(c->b, header);
-            LLVMPositionBuilderAtEnd(c->b, header);
-            LLVMValueRef i = LLVMBuildPhi(c->b, c->t_i64, p->vars[s->u.loop.var].name);
-            LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, hi, ""), body, exit);
-            LLVMPositionBuilderAtEnd(c->b, body);
-            c->var[s->u.loop.var] = i;
-            c->var_mut[s->u.loop.var] = 0;
-            rc = cg_stmt(c, s->u.loop.body);
-            if (rc == 0) {
-                LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
-                LLVMValueRef next = LLVMBuildNSWAdd(c->b, i, LLVMConstInt(c->t_i64, 1, 0), "");
-                LLVMBuildBr(c->b, header);
-                LLVMValueRef in_v[2] = { lo, next };
-                LLVMBasicBlockRef in_b[2] = { pre, latch };
-                LLVMAddIncoming(i, in_v, in_b, 2);
-                LLVMMoveBasicBlockAfter(exit, latch);
-                LLVMPositionBuilderAtEnd(c->b, exit);
-                LLVMBuildRet(c->b, LLVMConstInt(c->t_i32, 0, 0));
-                cg_end_entry_block(c);
-            }
-        }
-        c->in_task = 0;
-        restore(c, &sv);
-        saved_free(&sv);
+    c->fn = task;
+    LLVMPositionBuilderAtEnd(c->b, block(c, "entry"));
+    LLVMValueRef cp = LLVMGetParam(task, 2), tn = LLVMGetParam(task, 1);
+    LLVMValueRef a[4];
+    for (unsigned i = 0; i < 4; i++)
+        a[i] = LLVMBuildLoad2(c->b, c->t_ptr, field(c, clo_t, cp, i), "");
+    LLVMValueRef me = LLVMBuildAlloca(c->b, tt, "me");
+    LLVMBuildStore(c->b, a[3], field(c, tt, me, 0));
+    LLVMBuildStore(c->b, i64c(c, 0), field(c, tt, me, 1));
+    LLVMValueRef joined = field(c, rt, a[3], R_JOINED), left = field(c, rt, a[3], R_LEFT);
+    LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, joined, i64c(c, 1), LLVMAtomicOrderingSequentiallyConsistent, 0);
+    LLVMValueRef args[4] = { a[0], a[1], a[2], me };
+    for (int k = 0; k < n; k++) {
+        LLVMValueRef call = LLVMBuildCall2(c->b, kernel_t, kfn[k], args, 4, "");
+        LLVMSetInstructionCallConv(call, LLVMFastCallConv);
     }
-    free(cv);
-    if (rc != 0)
-        return -1;
+    LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, left, i64c(c, 1), LLVMAtomicOrderingSequentiallyConsistent, 0);
+    /* Task 0 is the calling thread (it claims the first task of its own
+     * job): it waits, for a bounded time, until the tasks that started have
+     * left, so that it does not go to sleep in the pool waiting for a
+     * worker a few instructions from the end (and need waking). */
+    LLVMBasicBlockRef wait = block(c, "leave.wait"), spin = block(c, "leave.spin"), ret = block(c, "ret");
+    LLVMValueRef first = LLVMBuildICmp(c->b, LLVMIntEQ, tn, LLVMConstInt(c->t_i32, 0, 0), "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+    LLVMBuildCondBr(c->b, first, wait, ret);
+    LLVMPositionBuilderAtEnd(c->b, wait);
+    LLVMValueRef it = LLVMBuildPhi(c->b, c->t_i64, "spins");
+    LLVMValueRef l = atomic_load(c, left, LLVMAtomicOrderingAcquire);
+    LLVMValueRef j = atomic_load(c, joined, LLVMAtomicOrderingAcquire);
+    LLVMValueRef more = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntNE, l, j, ""),
+                                     LLVMBuildICmp(c->b, LLVMIntSLT, it, i64c(c, 1 << 16), ""), "");
+    LLVMBuildCondBr(c->b, more, spin, ret);
+    LLVMPositionBuilderAtEnd(c->b, spin);
+    spin_hint(c);
+    LLVMValueRef it1 = LLVMBuildAdd(c->b, it, i64c(c, 1), "");
+    LLVMBuildBr(c->b, wait);
+    LLVMValueRef in_v[2] = { i64c(c, 0), it1 };
+    LLVMBasicBlockRef in_b[2] = { from, spin };
+    LLVMAddIncoming(it, in_v, in_b, 2);
+    LLVMPositionBuilderAtEnd(c->b, ret);
+    LLVMBuildRet(c->b, LLVMConstInt(c->t_i32, 0, 0));
+
+    c->fn = caller;
+    c->entry = caller_entry;
+    LLVMPositionBuilderAtEnd(c->b, caller_block);
+    LLVMPositionBuilderAtEnd(c->ab, caller_alloca);
 
     /* int halide_do_par_for(void *user_context, halide_task_t f, int min, int size, uint8_t *closure) */
     LLVMTypeRef pp[5] = { c->t_ptr, c->t_ptr, c->t_i32, c->t_i32, c->t_ptr };
@@ -249,8 +378,8 @@ int cg_parallel_loop(CgCtx *c, const LoopStmt *s)
     LLVMValueRef pf = LLVMGetNamedFunction(c->mod, "halide_do_par_for");
     if (!pf)
         pf = LLVMAddFunction(c->mod, "halide_do_par_for", pf_t);
-    LLVMValueRef args[5] = { LLVMConstPointerNull(c->t_ptr), task, LLVMConstInt(c->t_i32, 0, 0),
-                             LLVMConstInt(c->t_i32, (unsigned long long)T, 0), clo };
-    LLVMBuildCall2(c->b, pf_t, pf, args, 5, "");
+    LLVMValueRef pa[5] = { LLVMConstPointerNull(c->t_ptr), task, LLVMConstInt(c->t_i32, 0, 0),
+                           LLVMConstInt(c->t_i32, (unsigned long long)c->o.threads, 0), clo };
+    LLVMBuildCall2(c->b, pf_t, pf, pa, 5, "");
     return 0;
 }

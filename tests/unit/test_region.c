@@ -1,0 +1,155 @@
+/* tests/unit/test_region.c — the parallel region of --threads objects
+ * (codegen/parallel.c): a loop program with PARALLEL loops among serial
+ * statements, nested in a serial loop, read across kernels and inside a
+ * kernel that runs as one chunk, JIT-compiled for 2, 3 and 5 tasks and run
+ * many times through the Halide runtime's pool (linked into this test) with
+ * pools of 1, 2 and 4 threads; every run's outputs equal the values
+ * computed here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+
+/* HalideRuntime.h */
+typedef int (*halide_task_t)(void *user_context, int task_number, uint8_t *closure);
+typedef int (*halide_do_par_for_t)(void *, halide_task_t, int, int, uint8_t *);
+extern int halide_set_num_threads(int n);
+extern halide_do_par_for_t halide_set_custom_do_par_for(halide_do_par_for_t do_par_for);
+extern int halide_default_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure);
+
+/* Counts the regions started and checks their task count. */
+static int regions, region_size;
+static int counting_par_for(void *uc, halide_task_t task, int min, int size, uint8_t *closure)
+{
+    regions++;
+    region_size = size;
+    return halide_default_do_par_for(uc, task, min, size, closure);
+}
+
+static int io_buf(LoopProgram *p, const char *name, LoopStorage st, int64_t n)
+{
+    IrShape s = { .rank = 1, .dims = { n } };
+    int b = loop_add_buf(p, name, IR_DT_F32, &s, st);
+    assert_true(b >= 0);
+    p->bufs[b].index = st == LOOP_ST_INPUT ? p->n_inputs++ : p->n_outputs++;
+    return b;
+}
+
+static void add(LoopProgram *p, LoopStmt *block, LoopStmt *s) { assert_int_equal(loop_block_add(p, block, s), 0); }
+static LoopExpr *V(LoopProgram *p, int var) { return loop_var(p, var); }
+static LoopExpr *I(LoopProgram *p, int64_t v) { return loop_int(p, v); }
+static LoopExpr *F(LoopProgram *p, double v) { return loop_float(p, IR_DT_F32, v); }
+static LoopExpr *ADD(LoopProgram *p, LoopExpr *a, LoopExpr *b) { return loop_bin(p, LOOP_ADD, a, b); }
+static LoopExpr *MUL(LoopProgram *p, LoopExpr *a, LoopExpr *b) { return loop_bin(p, LOOP_MUL, a, b); }
+
+enum { N = 1 << 14 };
+
+/* k1: a = 3; o0[0] = a; parallel i < 64: o1[i] = x[i]·a;
+ *     for j < 3: parallel i < 8: o2[8j + i] = o1[N-1 - 8j - i] + j    (o1 from another task)
+ * k2 (serial): for i < 10: o3[i] = o2[i + 10]·2
+ * k3 (one chunk: a mutable accumulator read after the loop that sets it):
+ *     acc = 0; for i < 4: acc += x[i]; o4[0] = acc; parallel i < 8: o5[i] = acc + o3[i] */
+static LoopProgram *program(void)
+{
+    LoopProgram *p = loop_program_new("reg");
+    int x = io_buf(p, "x", LOOP_ST_INPUT, N);
+    int o0 = io_buf(p, "o0", LOOP_ST_OUTPUT, 1), o1 = io_buf(p, "o1", LOOP_ST_OUTPUT, N);
+    int o2 = io_buf(p, "o2", LOOP_ST_OUTPUT, 24), o3 = io_buf(p, "o3", LOOP_ST_OUTPUT, 10);
+    int o4 = io_buf(p, "o4", LOOP_ST_OUTPUT, 1), o5 = io_buf(p, "o5", LOOP_ST_OUTPUT, 8);
+    int a = loop_add_var(p, "a", IR_DT_F32), i = loop_add_var(p, "i", IR_DT_I64);
+    int j = loop_add_var(p, "j", IR_DT_I64), i2 = loop_add_var(p, "i2", IR_DT_I64);
+    int i3 = loop_add_var(p, "i3", IR_DT_I64), i4 = loop_add_var(p, "i4", IR_DT_I64);
+    int i5 = loop_add_var(p, "i5", IR_DT_I64), acc = loop_add_var(p, "acc", IR_DT_F32);
+
+    LoopStmt *k1 = loop_block(p);
+    add(p, k1, loop_let(p, a, F(p, 3), 0));
+    add(p, k1, loop_store(p, o0, I(p, 0), V(p, a)));
+    add(p, k1, loop_for(p, i, I(p, N), LOOP_PARALLEL, loop_store(p, o1, V(p, i), MUL(p, loop_load(p, x, V(p, i)), V(p, a)))));
+    LoopExpr *at = ADD(p, MUL(p, V(p, j), I(p, 8)), V(p, i2));
+    LoopStmt *inner = loop_store(p, o2, at, ADD(p, loop_load(p, o1, loop_bin(p, LOOP_SUB, I(p, N - 1), loop_expr_copy(p, at))),
+                                                loop_cast(p, IR_DT_F32, V(p, j))));
+    add(p, k1, loop_for(p, j, I(p, 3), LOOP_SERIAL, loop_for(p, i2, I(p, 8), LOOP_PARALLEL, inner)));
+    assert_int_equal(loop_add_kernel(p, "k1", k1), 0);
+
+    assert_int_equal(loop_add_kernel(p, "k2", loop_for(p, i3, I(p, 10), LOOP_SERIAL,
+        loop_store(p, o3, V(p, i3), MUL(p, loop_load(p, o2, ADD(p, V(p, i3), I(p, 10))), F(p, 2))))), 1);
+
+    LoopStmt *k3 = loop_block(p);
+    add(p, k3, loop_let(p, acc, F(p, 0), 1));
+    add(p, k3, loop_for(p, i4, I(p, 4), LOOP_SERIAL, loop_assign(p, acc, ADD(p, V(p, acc), loop_load(p, x, V(p, i4))))));
+    add(p, k3, loop_store(p, o4, I(p, 0), V(p, acc)));
+    add(p, k3, loop_for(p, i5, I(p, 8), LOOP_PARALLEL, loop_store(p, o5, V(p, i5), ADD(p, V(p, acc), loop_load(p, o3, V(p, i5))))));
+    assert_int_equal(loop_add_kernel(p, "k3", k3), 2);
+    return p;
+}
+
+static void test_region(void **state)
+{
+    (void)state;
+    LoopProgram *p = program();
+    static float x[N], w1[N];
+    float w2[24], w3[10], w5[8], w4 = 0;
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(i % 7) - 2.5f;
+        w1[i] = x[i] * 3;
+    }
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 8; i++)
+            w2[8 * j + i] = w1[N - 1 - 8 * j - i] + (float)j;
+    for (int i = 0; i < 10; i++)
+        w3[i] = w2[i + 10] * 2;
+    for (int i = 0; i < 4; i++)
+        w4 += x[i];
+    for (int i = 0; i < 8; i++)
+        w5[i] = w4 + w3[i];
+
+    static const int tasks[] = { 2, 3, 5 }, pools[] = { 1, 2, 4 };
+    halide_set_custom_do_par_for(counting_par_for);
+    for (size_t t = 0; t < sizeof tasks / sizeof *tasks; t++) {
+        UtilDiag d;
+        util_diag_init(&d);
+        CgOptions o = { .opt_level = 2, .threads = tasks[t] };
+        CgJit *j = NULL;
+        int r = cg_jit(p, &o, &j, &d);
+        if (r != 0)
+            print_error("%s\n", d.msg);
+        assert_int_equal(r, 0);
+        for (size_t q = 0; q < sizeof pools / sizeof *pools; q++) {
+            halide_set_num_threads(pools[q]);
+            regions = 0;
+            for (int run = 0; run < 300; run++) {
+                static float o1[N];
+                float o0 = -1, o2[24], o3[10], o4 = -1, o5[8];
+                memset(o1, 0xff, sizeof o1), memset(o2, 0xff, sizeof o2), memset(o3, 0xff, sizeof o3);
+                memset(o5, 0xff, sizeof o5);
+                const void *in[] = { x };
+                void *out[] = { &o0, o1, o2, o3, &o4, o5 };
+                assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+                assert_float_equal(o0, 3, 0);
+                assert_memory_equal(o1, w1, sizeof w1);
+                assert_memory_equal(o2, w2, sizeof w2);
+                assert_memory_equal(o3, w3, sizeof w3);
+                assert_float_equal(o4, w4, 0);
+                assert_memory_equal(o5, w5, sizeof w5);
+            }
+            assert_int_equal(regions, 300);          /* one region per call, of one task per thread */
+            assert_int_equal(region_size, tasks[t]);
+        }
+        cg_jit_free(j);
+    }
+    halide_set_num_threads(0);
+    loop_program_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_region),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
