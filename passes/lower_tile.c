@@ -832,8 +832,10 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int nr = L->s->tile_nr;
     while (nr > 4 && OW < nr)
         nr /= 2;
-    if (nr >= 32 && tile_idle(OW, nr) * 8 > OW && tile_idle(OW, nr / 2) < tile_idle(OW, nr))
-        nr /= 2;                        /* one register when two leave over an eighth idle (14x14: 28 of 224) */
+    if (nr >= 32 && tile_idle(OW, nr) * 4 > OW && tile_idle(OW, nr / 2) < tile_idle(OW, nr))
+        nr /= 2;                        /* one register when two leave over a quarter idle (not 14x14: 28 of 224:
+                                           a one-register block loads (MR+1) operands per MR FMAs, more than
+                                           the FMAs per cycle with loads at 2 per cycle; two load (MR+2)/2MR) */
     int mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
@@ -949,10 +951,10 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
         return TK_NONE;
     /* pointwise: lanes along the pixels, unless the pixels leave more than
      * an eighth of the last block idle (7x7: 49 of 64) — then the GEMM form,
-     * its lanes along the output channels.  With 32 registers the block may
-     * be one register wide (pw_emit): 14x14 computes 208 pixels for 196 and
-     * stores whole rows, where the GEMM form scatters each block through a
-     * transpose. */
+     * its lanes along the output channels.  With 32 registers it also takes
+     * the pixels that one-register blocks fill to 7/8 (14x14: 208 for 196):
+     * it stores whole rows, where the GEMM form scatters each block through
+     * a transpose (pw_emit then still uses two registers, 224 for 196). */
     if (pointwise(w) && t->M >= s->tile_nr && (tile_idle(t->M, s->tile_nr) * 8 <= t->M ||
                                                 (s->tile_nr >= 32 && tile_idle(t->M, s->tile_nr / 2) * 8 <= t->M)))
         return TK_PW;
