@@ -885,8 +885,21 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v), nr))
             return low_oom(L);
     }
+    /* Blocks of output channels outermost: each block sweeps the whole
+     * input X, MR weight rows staying in L1.  When X is large and there are
+     * few output rows, the pixel blocks go outermost instead, so X is read
+     * once, its C x NR panel staying in L1 across the few channel blocks
+     * (SqueezeNet's 128 -> 16 squeeze at 54x54 read a 1.5 MB X twice; with
+     * many output rows the interleaved stores to them cost more). */
+    int px_outer = cout <= 32 && mt_n > 1 && cin * P * 4 > (512 << 10);
     int vars[5] = { n, g, mt, oh, pt };
     int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
+    if (px_outer) {
+        int pv[5] = { n, g, oh, pt, mt };
+        int64_t pe[5] = { w->batch, G, OH, n_pt, mt_n };
+        memcpy(vars, pv, sizeof vars);
+        memcpy(ext, pe, sizeof ext);
+    }
     return low_kernel(L, low_nest(L, 5, vars, ext, tile));
 }
 
