@@ -890,8 +890,12 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * few output rows, the pixel blocks go outermost instead, so X is read
      * once, its C x NR panel staying in L1 across the few channel blocks
      * (SqueezeNet's 128 -> 16 squeeze at 54x54 read a 1.5 MB X twice; with
-     * many output rows the interleaved stores to them cost more). */
-    int px_outer = cout <= 32 && mt_n > 1 && cin * P * 4 > (512 << 10);
+     * many output rows the interleaved stores to them cost more).  With
+     * threads, a layer that reduces the channels splits its pixels between
+     * the threads instead of its output channels: each thread then reads
+     * only its pixels' part of X, not all of X, half of which the other
+     * core's cache holds after a producer split by channels. */
+    int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
     int vars[5] = { n, g, mt, oh, pt };
     int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
     if (px_outer) {
