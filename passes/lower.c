@@ -420,9 +420,11 @@ int low_copy(Low *L)
 /* The halo of buffer b (loop_buf_halo) set to its fill value, one kernel:
  * before each channel's first row (and once more after the last channel) the
  * halo columns of the row before and the halo rows, then the halo columns
- * after each row but a channel's last.  Indices are relative to element 0,
- * so the first stretch starts at -base. */
-int low_halo_fill(Low *L, int b)
+ * after each row but a channel's last — unless producer_cols: then the
+ * kernel writing b stores those with its rows (tile_halo_cols), into cache
+ * lines it writes anyway, where this kernel would touch a line per row.
+ * Indices are relative to element 0, so the first stretch starts at -base. */
+int low_halo_fill(Low *L, int b, int producer_cols)
 {
     const LoopBuf *B = low_buf(L, b);
     int64_t nc = B->shape.dims[0] * B->shape.dims[1], H = B->shape.dims[2], W = B->shape.dims[3];
@@ -439,7 +441,8 @@ int low_halo_fill(Low *L, int b)
     int64_t ext0[2] = { nc + 1, lead };
     if (lead && low_add(L, k, low_nest(L, 2, v, ext0, low_store(L, b, at, fill))))
         return low_oom(L);
-    if (hc && H > 1) {
+    L->halo_cols_store = producer_cols && hc;
+    if (hc && H > 1 && !L->halo_cols_store) {
         LoopExpr *at1 = low_bin(L, LOOP_ADD,
                                 low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, low_v(L, u[0]), low_i(L, cs)),
                                         low_bin(L, LOOP_MUL, low_v(L, u[1]), low_i(L, rs))),
@@ -449,7 +452,7 @@ int low_halo_fill(Low *L, int b)
             return low_oom(L);
     }
     L->halo_kernel = L->p->n_kernels;
-    return low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 ? nc * (H - 1) * hc : 0));
+    return low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 && !L->halo_cols_store ? nc * (H - 1) * hc : 0));
 }
 
 /* -------------------------------------------------------------- driver */
@@ -699,6 +702,8 @@ static int lower_node(Low *L, const PassSchedule *s)
     L->oom = 0;
     L->fused_stores = 0;
     L->halo_kernel = -1;
+    L->halo_cols_store = 0;
+    L->halo_stores = 0;
     int k0 = L->p->n_kernels;
     int r = fn(L);
     if (r == 0 && L->fuse_n)
@@ -746,7 +751,7 @@ static int check_fused_stores(Low *L, int k0)
     for (int k = k0; k < L->p->n_kernels; k++)
         if (k != L->halo_kernel)
             direct += count_stores(L->p->kernels[k].body, y);
-    direct -= L->fused_stores;
+    direct -= L->fused_stores + L->halo_stores;
     if (direct == 0)
         return 0;
     if (L->fused_stores)

@@ -30,6 +30,9 @@ typedef struct Low {
     int fused_stores;       /* stores low_fused_store made for the group (checked in lower.c) */
     int halo_kernel;        /* the kernel low_halo_fill added for this node, or -1 (its stores are
                              * the halo's, not the group's) */
+    int halo_cols_store;    /* low_halo_fill left the output's halo columns to the node's kernel,
+                             * which stores them with its rows (tile_halo_cols) */
+    int halo_stores;        /* store statements of those (the halo's too) */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
@@ -203,7 +206,7 @@ int low_vars(Low *L, int n, const char *hint, int *vars);
 /* for vars[0] < ext[0] { for vars[1] ... { body } } (serial). */
 LoopStmt *low_nest(Low *L, int n, const int *vars, const int64_t *ext, LoopStmt *body);
 /* A kernel setting the halo of buffer b (loop_buf_halo) to its fill value. */
-int low_halo_fill(Low *L, int b);
+int low_halo_fill(Low *L, int b, int producer_cols);
 /* Flat index into buffer b of the element at the multi-index vars of a
  * broadcast result of rank out_rank (numpy: b's dims right-aligned, its
  * size-1 dims read index 0). */

@@ -483,6 +483,26 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
 
 /* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
  * output, through the fused members, masked past the row's end OW. */
+/* With L->halo_cols_store, the block of a row that reaches its end, [ow0,
+ * ow0 + nr) with ow0 + nr >= OW, also stores the halo columns after it (the
+ * next row's first): y[row + OW + j] = fill, j < halo_cols. */
+static int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, int nr, int64_t OW)
+{
+    if (!L->halo_cols_store)
+        return 0;
+    const LoopBuf *Y = low_buf(L, low_out(L, 0));
+    int j;
+    if (low_vars(L, 1, "hc", &j))
+        return -1;
+    LoopStmt *st = low_store(L, low_out(L, 0), add(L, add(L, row, low_i(L, OW)), low_v(L, j)),
+                             low_const(L, Y->dtype, Y->halo_fill));
+    int64_t hc = Y->halo_cols;
+    LoopStmt *cols = st ? low_nest(L, 1, &j, &hc, st) : NULL;
+    LoopExpr *last = low_bin(L, LOOP_LE, low_i(L, OW), add(L, ow0, low_i(L, nr)));
+    L->halo_stores++;
+    return !cols || !last || low_add(L, tile, loop_if(L->p, last, cols, NULL)) ? -1 : 0;
+}
+
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
 {
     int64_t ys[IR_MAX_RANK];
@@ -498,7 +518,10 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
     LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
     if (OW % nr)
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
-    return tile_vec_loop(L, tile, c, st, nr);
+    if (tile_vec_loop(L, tile, c, st, nr))
+        return -1;
+    LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])), mul(L, low_v(L, oh), ys[2]));
+    return tile_halo_cols(L, tile, row, low_v(L, ow0), nr, OW);
 }
 
 /* Depthwise (one input channel per output channel, 2-D): the lanes run
@@ -884,6 +907,10 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
         if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v), nr))
             return low_oom(L);
+        LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
+                            rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0));
+        if (rows && tile_halo_cols(L, tile, row, low_v(L, p0), nr, OW))
+            return low_oom(L);
     }
     /* Blocks of output channels outermost: each block sweeps the whole
      * input X, MR weight rows staying in L1.  When X is large and there are
@@ -1126,7 +1153,7 @@ static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w)
  * copy it into a padded buffer: the copy goes, and with it the second buffer
  * that lived beside the first.  The caller's stores go through the strides.
  * 0, or -1 out of memory. */
-static int halo_output(Low *L, int cols_ok)
+static int halo_output(Low *L, int cols_ok, int producer_cols)
 {
     const IrGraph *g = L->g;
     int t = g->nodes[L->node + L->fuse_n].out[0], y = low_out(L, 0);
@@ -1193,7 +1220,7 @@ static int halo_output(Low *L, int cols_ok)
     if (!gain || all.rows > 64 || all.cols > 64 || slack > (1 << 20) || (all.cols && !cols_ok) ||
         loop_buf_halo(L->p, y, (int)all.rows, (int)all.cols, (int)front, all.fill, (int)slack))
         return 0;
-    return low_halo_fill(L, y);
+    return low_halo_fill(L, y, producer_cols);
 }
 
 int low_conv_tiled(Low *L)
@@ -1207,7 +1234,7 @@ int low_conv_tiled(Low *L)
         return low_oom(L);
     const IrWindow *w = &t.win;
     /* a pointwise kernel writes halo columns along rows, which must fill a vector */
-    if (halo_output(L, kind != TK_PW || w->out[1] * 2 >= L->s->tile_nr))
+    if (halo_output(L, kind != TK_PW || w->out[1] * 2 >= L->s->tile_nr, kind != TK_GEMM))   /* (which store rows) */
         return -1;
     TileHalo h;
     if (w->rank == 2)
@@ -1443,7 +1470,7 @@ int low_maxpool_tiled(Low *L)
     int x = low_in(L, 0);
     if (x < 0 || low_out(L, 0) < 0)
         return low_oom(L);
-    if (halo_output(L, 1))
+    if (halo_output(L, 1, 1))
         return -1;
     TileHalo h;
     halo_need(L->s, kind, &t.win, &h);
