@@ -194,7 +194,7 @@ static void test_schedule(void **state)
     tg_output(&t, s2);
     LoopProgram *p = lower(&t);
     PassSchedule sc = pass_schedule_cpu(256);
-    sc.parallel_min_flops = 0;            /* these kernels are tiny */
+    sc.parallel_min_flops = sc.parallel_min_model_flops = 0;   /* these kernels are tiny */
     assert_string_equal(sc.target, "cpu");
     assert_int_equal(sc.unroll_max, 7);
     pass_apply_schedule(p, &sc);
@@ -221,11 +221,20 @@ static void test_schedule(void **state)
     /* scalar schedule: nothing vectorized */
     p = lower(&t);
     PassSchedule sc0 = pass_schedule_cpu(0);
-    sc0.parallel_min_flops = 0;
+    sc0.parallel_min_flops = sc0.parallel_min_model_flops = 0;
     pass_apply_schedule(p, &sc0);
     txt = print_prog(p);
     assert_null(strstr(txt, "vectorized"));
     assert_non_null(strstr(txt, "for i in 0..64 parallel {"));
+    free(txt);
+    loop_program_free(p);
+    /* the default minimum per kernel alone, and per program: a program this small stays serial */
+    p = lower(&t);
+    sc0.parallel_min_flops = 0;
+    sc0.parallel_min_model_flops = pass_schedule_cpu(0).parallel_min_model_flops;
+    pass_apply_schedule(p, &sc0);
+    txt = print_prog(p);
+    assert_null(strstr(txt, "parallel"));
     free(txt);
     loop_program_free(p);
     ir_graph_free(t.g);
@@ -244,7 +253,7 @@ static void test_schedule_scatter(void **state)
     tg_output(&t, tg_node(&t, IR_OP_ScatterElements, "sc", 3, in, 1));
     LoopProgram *p = lower(&t);
     PassSchedule sc = pass_schedule_cpu(0);
-    sc.parallel_min_flops = 0;
+    sc.parallel_min_flops = sc.parallel_min_model_flops = 0;
     pass_apply_schedule(p, &sc);
     char *txt = print_prog(p);
     if (getenv("DLCC_TEST_DUMP"))

@@ -531,6 +531,7 @@ static void test_parallel_collapse(void **state)
         fail_diag("infer", &t.d);
     PassSchedule s = pass_schedule_cpu(512);
     s.threads = 2;
+    s.parallel_min_model_flops = 0;                                    /* (a one-layer program) */
     LoopProgram *p = lower_512(t.g);
     pass_apply_schedule(p, &s);
     int n = 0;
