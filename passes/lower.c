@@ -226,6 +226,7 @@ static int add_kernel(Low *L, const char *name, LoopStmt *body, int64_t flops)
         return low_oom(L);
     L->p->kernels[k].first_node = L->n ? L->node : -1;
     L->p->kernels[k].n_nodes = L->n ? 1 + L->fuse_n : 0;
+    L->p->kernels[k].moves = flops >= 0;
     if (flops < 0) {
         flops = 0;
         for (int m = 0; L->n && m <= L->fuse_n; m++)

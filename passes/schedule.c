@@ -504,6 +504,40 @@ static void parallelize(Sched *c, LoopStmt *s, const LoopStmt *kernel)
     }
 }
 
+/* Bytes of the buffers a kernel reads or writes (each once; not its LOCAL
+ * ones): with the flops, what a kernel costs. */
+typedef struct Touch {
+    const LoopProgram *p;
+    unsigned char *seen;
+    int64_t bytes;
+} Touch;
+
+static void touch_buf(void *ctx, int buf, int store)
+{
+    (void)store;
+    Touch *t = ctx;
+    if (t->seen[buf] || t->p->bufs[buf].storage == LOOP_ST_LOCAL)
+        return;
+    t->seen[buf] = 1;
+    t->bytes += t->p->bufs[buf].bytes;
+}
+
+/* A kernel's work for the parallel threshold: its flops, or the bytes it
+ * touches when more (pools, depthwise layers: memory-bound, their flops
+ * understate them); a data-movement kernel: 4 per element it stores (a
+ * halo fill touches a few bytes of a large buffer). */
+static int64_t kernel_work(const LoopProgram *p, const LoopKernel *k)
+{
+    if (k->moves)
+        return 4 * k->flops;
+    Touch t = { p, calloc(p->n_bufs > 0 ? (size_t)p->n_bufs : 1, 1), 0 };
+    if (!t.seen)
+        return k->flops;
+    loop_stmt_buffers(k->body, touch_buf, &t);
+    free(t.seen);
+    return t.bytes > k->flops ? t.bytes : k->flops;
+}
+
 void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)
 {
     PassSchedule dflt = pass_schedule_cpu(0);
@@ -522,7 +556,7 @@ void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)
     for (int k = 0; k < p->n_kernels; k++) {
         LoopStmt *b = p->kernels[k].body;
         walk(&c, b);
-        if (!s->parallel || p->kernels[k].flops < s->parallel_min_flops || total < s->parallel_min_model_flops)
+        if (!s->parallel || total < s->parallel_min_model_flops || kernel_work(p, &p->kernels[k]) < s->parallel_min_flops)
             continue;
         if (b->kind == LOOP_S_BLOCK) {
             for (int i = 0; i < b->u.block.n; i++)

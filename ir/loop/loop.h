@@ -165,6 +165,7 @@ typedef struct LoopKernel {
     LoopStmt *body;
     int first_node, n_nodes; /* graph nodes it implements (for reports) */
     int64_t flops;
+    int moves;               /* a data-movement kernel: flops counts the elements it stores */
 } LoopKernel;
 
 typedef struct LoopProgram {
