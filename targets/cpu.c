@@ -39,7 +39,11 @@ static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, int jit, 
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
     PassSchedule sched = pass_schedule_cpu(cg_simd_bits(&cgo, jit));   /* SIMD width of the target */
-    sched.threads = o->threads;
+    int64_t flops = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        flops += ir_node_flops(g, &g->nodes[i]);
+    /* a model too small for threads is lowered as for one (no work split for them) */
+    sched.threads = flops < sched.parallel_min_model_flops ? 1 : o->threads;
     LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
     if (!p)
         return NULL;
