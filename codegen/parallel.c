@@ -30,7 +30,7 @@
  *     loop: v = claim;  if v >= base + n: goto wait
  *           if !cmpxchg(claim, v, v + 1): goto loop
  *           run chunk v - base;  done += 1;  goto loop
- *     wait: while done < base + n: pause
+ *     wait: while done < base + n: pause (after WAIT_SPINS: yield the core)
  *           me.base = base + n
  *
  * A task claims a chunk only while claim lies in its own instance's range
@@ -59,6 +59,11 @@
 
 /* Region: { claim, pad, done, pad, joined, left } — claim and done on
  * cache lines of their own. */
+
+/* Pauses before a waiting task yields its core (halide_thread_yield) at
+ * every further check: with more tasks than free cores, the task running
+ * the awaited chunk may be waiting for this core. */
+enum { WAIT_SPINS = 1 << 14 };
 enum { R_CLAIM = 0, R_DONE = 2, R_JOINED = 4, R_LEFT = 5, R_FIELDS = 6 };
 
 static LLVMTypeRef region_type(CgCtx *c)
@@ -220,15 +225,29 @@ static int instance(CgCtx *c, const LoopStmt *s, int64_t n, ChunkFn chunk)
     LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, done, i64c(c, 1), LLVMAtomicOrderingRelease, 0);
     LLVMBuildBr(c->b, loop);
 
+    LLVMBasicBlockRef yield = block(c, "wait.yield");
     LLVMMoveBasicBlockAfter(wait, LLVMGetInsertBlock(c->b));
     LLVMMoveBasicBlockAfter(spin, wait);
-    LLVMMoveBasicBlockAfter(out, spin);
+    LLVMMoveBasicBlockAfter(yield, spin);
+    LLVMMoveBasicBlockAfter(out, yield);
     LLVMPositionBuilderAtEnd(c->b, wait);
+    LLVMValueRef spins = LLVMBuildPhi(c->b, c->t_i64, "spins");
     LLVMValueRef d = atomic_load(c, done, LLVMAtomicOrderingAcquire);
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, d, end, ""), out, spin);
     LLVMPositionBuilderAtEnd(c->b, spin);
     spin_hint(c);
+    LLVMValueRef spins1 = LLVMBuildAdd(c->b, spins, i64c(c, 1), "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, spins, i64c(c, WAIT_SPINS), ""), wait, yield);
+    LLVMPositionBuilderAtEnd(c->b, yield);     /* a long wait: the chunk's task may need this core */
+    LLVMTypeRef yt = LLVMFunctionType(c->t_void, NULL, 0, 0);
+    LLVMValueRef yf = LLVMGetNamedFunction(c->mod, "halide_thread_yield");
+    if (!yf)
+        yf = LLVMAddFunction(c->mod, "halide_thread_yield", yt);
+    LLVMBuildCall2(c->b, yt, yf, NULL, 0, "");
     LLVMBuildBr(c->b, wait);
+    LLVMValueRef in_v[3] = { i64c(c, 0), spins1, spins1 };
+    LLVMBasicBlockRef in_b[3] = { loop, spin, yield };     /* (wait is entered from the claim test) */
+    LLVMAddIncoming(spins, in_v, in_b, 3);
 
     LLVMPositionBuilderAtEnd(c->b, out);
     LLVMBuildStore(c->b, end, base_p);
