@@ -57,13 +57,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Region: { claim, pad, done, pad, joined, left } — claim and done on
- * cache lines of their own. */
-
 /* Pauses before a waiting task yields its core (halide_thread_yield) at
  * every further check: with more tasks than free cores, the task running
  * the awaited chunk may be waiting for this core. */
 enum { WAIT_SPINS = 1 << 14 };
+
+/* Region: { claim, pad, done, pad, joined, left } — claim and done on
+ * cache lines of their own. */
 enum { R_CLAIM = 0, R_DONE = 2, R_JOINED = 4, R_LEFT = 5, R_FIELDS = 6 };
 
 static LLVMTypeRef region_type(CgCtx *c)
