@@ -85,11 +85,17 @@ def peer_ms(peers, peer, t, nm):
     return r.get("median_ms"), r.get("check", "")
 
 
-def paired(peers, peer, t, nm, key="median_ms"):
-    """dlcc's time measured alongside the peer (bench/peers.py --dlcc), or None."""
+def alongside(peers, peer, t, nm):
+    """dlcc's result measured alongside the peer (bench/peers.py --dlcc), or None."""
     r = peers.get("results", {}).get(peer, {}).get(str(t), {}).get(nm)
     d = r.get("dlcc") if isinstance(r, dict) else None
-    return d.get(key) if isinstance(d, dict) else None
+    return d if isinstance(d, dict) else None
+
+
+def paired(peers, peer, t, nm, key="median_ms"):
+    """dlcc's time measured alongside the peer, or None."""
+    d = alongside(peers, peer, t, nm)
+    return d.get(key) if d else None
 
 
 def models_section(dlcc, peers, run):
@@ -123,9 +129,8 @@ def models_section(dlcc, peers, run):
                 pm[peer, t] = ms
                 if not chk.startswith("ok"):
                     problems.append("- **%s: %s %dT** — %s" % (nm, peer, t, chk))
-                pr = peers.get("results", {}).get(peer, {}).get(str(t), {}).get(nm)
-                pd = pr.get("dlcc") if isinstance(pr, dict) else None
-                if isinstance(pd, dict) and not str(pd.get("check", "")).startswith("ok"):
+                pd = alongside(peers, peer, t, nm)
+                if pd and not str(pd.get("check", "")).startswith("ok"):
                     problems.append("- **%s: dlcc %dT alongside %s** — %s" % (
                         nm, t, peer, pd.get("error") or pd.get("check")))
         cells += [fmt_ms(pm["ort", 1]), fmt_ms(pm["ort", 2]), fmt_ms(pm["torch", 1]), fmt_ms(pm["torch", 2])]

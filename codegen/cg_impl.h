@@ -46,7 +46,6 @@ typedef struct CgCtx {
     unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
     int region;                      /* kernels run in one parallel region per call (parallel.c) */
     LLVMValueRef tstate;             /* region: the kernel function's task state argument */
-    int in_task;                     /* region: emitting one chunk (PARALLEL loops run serially) */
 } CgCtx;
 
 /* context.c: targets, target machine, passes and output. */

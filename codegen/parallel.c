@@ -216,11 +216,7 @@ static int instance(CgCtx *c, const LoopStmt *s, int64_t n, ChunkFn chunk)
     LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), work, loop);
 
     LLVMPositionBuilderAtEnd(c->b, work);
-    int was = c->in_task;
-    c->in_task = 1;
-    int rc = chunk(c, s, LLVMBuildSub(c->b, v, base, "chunk"), n);
-    c->in_task = was;
-    if (rc != 0)
+    if (chunk(c, s, LLVMBuildSub(c->b, v, base, "chunk"), n) != 0)   /* (cg_stmt: PARALLEL loops inside run serially) */
         return -1;
     LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, done, i64c(c, 1), LLVMAtomicOrderingRelease, 0);
     LLVMBuildBr(c->b, loop);

@@ -481,8 +481,6 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
     return 0;
 }
 
-/* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
- * output, through the fused members, masked past the row's end OW. */
 /* With L->halo_cols_store, the block of a row that reaches its end, [ow0,
  * ow0 + nr) with ow0 + nr >= OW, also stores the halo columns after it (the
  * next row's first): y[row + OW + j] = fill, j < halo_cols. */
@@ -503,6 +501,8 @@ static int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, 
     return !cols || !last || low_add(L, tile, loop_if(L->p, last, cols, NULL)) ? -1 : 0;
 }
 
+/* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
+ * output, through the fused members, masked past the row's end OW. */
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
 {
     int64_t ys[IR_MAX_RANK];
@@ -984,19 +984,19 @@ static int pw_strided_emit(Low *L, const IrWindow *w, int x, int y)
     return pw_emit(L, &w1, g, y);
 }
 
-/* 1x1 window, no padding, unit strides (or, strided, any). */
-static int pointwise_s(const IrWindow *w, int strided)
+/* A 1x1 window without padding: PW_UNIT with unit strides, PW_STRIDED
+ * with others; else 0. */
+enum { PW_UNIT = 1, PW_STRIDED = 2 };
+static int pointwise(const IrWindow *w)
 {
-    int any = 0;
+    int strided = 0;
     for (int i = 0; i < w->rank; i++) {
-        if (w->kernel[i] != 1 || w->pad_begin[i] || w->pad_end[i] || (!strided && w->stride[i] != 1))
+        if (w->kernel[i] != 1 || w->pad_begin[i] || w->pad_end[i])
             return 0;
-        any |= w->stride[i] != 1;
+        strided |= w->stride[i] != 1;
     }
-    return !strided || any;
+    return strided ? PW_STRIDED : PW_UNIT;
 }
-
-static int pointwise(const IrWindow *w) { return pointwise_s(w, 0); }
 
 static int pad_neg(const IrWindow *w)
 {
@@ -1056,9 +1056,10 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
      * a transpose (pw_emit then still uses two registers, 224 for 196). */
     if (t->M >= s->tile_nr && (tile_idle(t->M, s->tile_nr) * 8 <= t->M ||
                                (s->tile_nr >= 32 && tile_idle(t->M, s->tile_nr / 2) * 8 <= t->M))) {
-        if (pointwise(w))
+        int pw = pointwise(w);
+        if (pw == PW_UNIT)
             return TK_PW;
-        if (w->rank == 2 && pointwise_s(w, 1))
+        if (pw == PW_STRIDED && w->rank == 2)
             return TK_PWS;
     }
     /* (a model input has no halo to offer: the direct / GEMM forms read it in place) */
