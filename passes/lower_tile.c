@@ -842,7 +842,10 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
  * its pixels are computed again by the same operations in the same order and
  * stored with the same values, so no lane needs a mask or reads past the row.
  * A halo'd Y (rows apart by more than OW) takes the blocks along each row
- * instead: p0 = (oh, min(wt*NR, OW - NR)), NR <= OW. */
+ * instead, each block two half-width pieces placed on their own: piece q of
+ * the row starts at min(q*NR/2, OW - NR/2), NR/2 <= OW, so a row of 27 is
+ * one block of 16 + 16 lanes (pieces at 0 and 11) with two registers per
+ * output channel, not two blocks of one register each. */
 static int pw_emit(Low *L, const IrWindow *w, int x, int y)
 {
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
@@ -852,14 +855,16 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * moves the channels apart, the pixels of a channel stay contiguous) */
     int rows = w->rank == 2 && (low_buf(L, y)->strides[2] != w->out[1] || low_buf(L, x)->strides[2] != w->in[1]);
     int64_t OH = rows ? w->out[0] : 1, OW = rows ? w->out[1] : P;
-    int nr = L->s->tile_nr;
-    while (nr > 4 && OW < nr)
+    int nr = L->s->tile_nr, npos = rows ? 2 : 1;   /* pieces per block */
+    while (nr > 4 && OW * npos < nr)
         nr /= 2;
-    if (nr >= 32 && tile_idle(OW, nr) * 4 > OW && tile_idle(OW, nr / 2) < tile_idle(OW, nr))
+    if (nr >= 32 && OW >= nr && tile_idle(OW, nr) * 4 > OW && tile_idle(OW, nr / 2) < tile_idle(OW, nr))
         nr /= 2;                        /* one register when two leave over a quarter idle (not 14x14: 28 of 224:
                                            a one-register block loads (MR+1) operands per MR FMAs, more than
                                            the FMAs per cycle with loads at 2 per cycle; two load (MR+2)/2MR) */
-    int mr = tile_pick_mr(L, nr, cout);
+    if (nr < 2 * npos)
+        npos = 1;
+    int vw = nr / npos, mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
     int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
@@ -894,44 +899,55 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     LoopStmt *tile, *kb;
     if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
-    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, OW - nr)), 0);
-    LoopExpr *xrow = rows ? mul(L, low_v(L, oh), xs[2]) : low_i(L, 0);
-    LoopExpr *xbe = packed ? mul(L, low_v(L, pt), cin * nr)
-                           : add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])), xrow),
-                                 low_v(L, p0));
-    int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", xbe, 0);
-    if (xb < 0)
-        return low_oom(L);
+    int p0[2], xb[2];
+    for (int j = 0; j < npos; j++) {
+        LoopExpr *q = add(L, mul(L, low_v(L, pt), npos), low_i(L, j));
+        p0[j] = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, q, vw), low_i(L, OW - vw)), 0);
+        LoopExpr *xrow = rows ? mul(L, low_v(L, oh), xs[2]) : low_i(L, 0);
+        LoopExpr *xbe = packed ? mul(L, low_v(L, pt), cin * nr)
+                               : add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])), xrow),
+                                     low_v(L, p0[j]));
+        if (p0[j] < 0 || (xb[j] = low_let(L, tile, "xb", xbe, 0)) < 0)
+            return low_oom(L);
+    }
     int co[TILE_MAX_MR];
     if (channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
         int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, ci)), IR_DT_F32), 0);
-        int c;
-        if (wv < 0 || low_vars(L, 1, "c", &c))
+        if (wv < 0)
             return low_oom(L);
-        LoopExpr *xv = low_load(L, xk, add(L, add(L, low_v(L, xb), mul(L, low_v(L, ci), xs[1])), low_v(L, c)), IR_DT_F32);
-        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wv), xv))
-            return low_oom(L);
+        for (int j = 0; j < npos; j++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *xv = low_load(L, xk, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, ci), xs[1])), low_v(L, c)),
+                                    IR_DT_F32);
+            if (tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
+                return low_oom(L);
+        }
     }
     int64_t ci_n = cin;
     if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *col = add(L, low_v(L, p0), low_v(L, c));
-        LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
-                                  rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0)), col);
-        LoopExpr *v = tile_acc_at(L, acc, r, nr, c);
-        LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
-        LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
-        if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v), nr))
-            return low_oom(L);
+        for (int j = 0; j < npos; j++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *col = add(L, low_v(L, p0[j]), low_v(L, c));
+            LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
+                                      rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0)), col);
+            LoopExpr *v = tile_acc_at(L, acc, r * npos + j, vw, c);
+            LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
+            LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
+            if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v),
+                              vw))
+                return low_oom(L);
+        }
         LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
                             rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0));
-        if (rows && tile_halo_cols(L, tile, row, low_v(L, p0), nr, OW))
+        if (rows && tile_halo_cols(L, tile, row, low_v(L, p0[npos - 1]), vw, OW))
             return low_oom(L);
     }
     /* Blocks of output channels outermost: each block sweeps the whole
