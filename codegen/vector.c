@@ -288,11 +288,12 @@ static LLVMValueRef lane_values(const Vec *v, const LoopExpr *e)
     return r;
 }
 
-/* May a strided load of buf read k*W elements from its lane 0 on?  The
- * k-1 elements past its last lane must be allocated (LoopBuf.slack). */
-static int buf_slack(const CgCtx *c, int buf, int64_t k)
+/* May strided load e read k*W elements from its lane 0 on?  The k-1
+ * elements past its last lane must be allocated (LoopBuf.slack) or known
+ * to lie inside the buffer (the load's spare). */
+static int load_slack(const CgCtx *c, const LoopExpr *e, int64_t k)
 {
-    return c->p->bufs[buf].slack >= k - 1;
+    return c->p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1;
 }
 
 static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
@@ -317,7 +318,7 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
         return r;
     }
     int64_t k = coef(v, e->u.load.index);
-    if (k >= 2 && k <= 4 && buf_slack(c, buf, k)) {
+    if (k >= 2 && k <= 4 && load_slack(c, e, k)) {
         /* every k-th element of k*W consecutive ones: one wide load and a
          * shuffle (the buffer has k-1 elements of slack past any lane's) */
         LLVMValueRef i0 = lane_index(v, e->u.load.index, 0);

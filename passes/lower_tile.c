@@ -502,8 +502,10 @@ static int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, 
 }
 
 /* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
- * output, through the fused members, masked past the row's end OW. */
-int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW)
+ * output, through the fused members, masked past the row's end OW unless
+ * the block lies inside the row. */
+int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW,
+                 int inside)
 {
     int64_t ys[IR_MAX_RANK];
     low_strides(L, low_out(L, 0), ys);
@@ -516,7 +518,7 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
     LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
     LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
     LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
-    if (OW % nr)
+    if (OW % nr && !inside)
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
     if (tile_vec_loop(L, tile, c, st, nr))
         return -1;
@@ -700,7 +702,7 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
     if (low_add(L, tile, taps))
         return low_oom(L);
     for (int r = 0; r < mr; r++)
-        if (tile_row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW))
+        if (tile_row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW, 0))
             return low_oom(L);
     int vars[4] = { n, co, ht, wt };
     int64_t ext[4] = { w->batch, w->channels_out, oht, owt };
@@ -737,9 +739,13 @@ int tile_fewest_idle(int64_t n, int hi, int lo)
  * padded input row, shared by the MR channels, and broadcasts MR weights
  * packed at compile time as [G][ceil(C_out/MR)][ci][kh][kw][MR]:
  *   acc[r][:] += Wp[co_r, ci, kh, kw] * Xp[ci, oh*s + kh*d, (ow0 + lane)*s + kw*d]
- * and the block is stored as MR contiguous row pieces (masked past the row's
- * end) — where the GEMM form would spend more on scattering its output
- * block than on its short reduction.  NR is one register instead of two when
+ * and the block is stored as MR contiguous row pieces — where the GEMM form
+ * would spend more on scattering its output block than on its short
+ * reduction.  In a row of at least NR the last block starts at OW - NR,
+ * recomputing columns of the one before, so its stores need no mask and its
+ * loads no padding past the row (SqueezeNet's unpadded 3x3/2 stem reads
+ * the model input in place instead of a copy); in a shorter row the lanes
+ * past its end are masked.  NR is one register instead of two when
  * two would leave more than a sixteenth of the last block's lanes idle (rows
  * of 111: 112 lanes computed instead of 128). */
 static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
@@ -752,9 +758,9 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         nr /= 2;
     if (nr >= 16 && tile_idle(OW, nr) * 16 > OW)
         nr /= 2;                        /* one register when two leave over 1/16 of the lanes idle (111: 17 of 128) */
-    int mr = tile_pick_mr(L, nr, cout);
+    int mr = tile_pick_mr(L, nr, cout), inside = OW >= nr;   /* the last block starts at OW - nr (tile_halo) */
     int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
-    int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
+    int64_t need = ((inside ? OW : owt * nr) - 1) * sw + (KW - 1) * dw + 1;
     int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
     int64_t extra = need > have ? need - have : 0;
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
@@ -797,7 +803,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     LoopExpr *xrow = add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
                                 mul(L, low_v(L, oh), sh * xs[2])), low_i(L, xoff));
     int xr = low_let(L, tile, "xrow", xrow, 0);
-    int ow0 = xr < 0 ? -1 : low_let(L, tile, "ow0", mul(L, low_v(L, wt_), nr), 0);
+    LoopExpr *ow0e = mul(L, low_v(L, wt_), nr);
+    int ow0 = xr < 0 ? -1 : low_let(L, tile, "ow0", inside ? low_bin(L, LOOP_MIN, ow0e, low_i(L, OW - nr)) : ow0e, 0);
     if (ow0 < 0)
         return low_oom(L);
     int co[TILE_MAX_MR];
@@ -816,6 +823,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         if (wr < 0 || low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
+        if (xv && xv->kind == LOOP_E_LOAD)
+            xv->u.load.spare = (int)sw - 1;   /* inside the reach (tile_halo), which tile_in_place or the copy provides */
         if (masked)
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0, masked > 1 ? row_in(L, low_v(L, oh), kh, w) : NULL);
         if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
@@ -826,7 +835,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     if (low_add(L, tile, low_nest(L, 3, kv, kext, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++)
-        if (tile_row_out(L, tile, acc, r, nr, n, co[r], oh, ow0, OW))
+        if (tile_row_out(L, tile, acc, r, nr, n, co[r], oh, ow0, OW, inside))
             return low_oom(L);
     int vars[5] = { n, g, t, oh, wt_ };
     int64_t ext[5] = { w->batch, G, ct, OH, owt };
@@ -1116,8 +1125,9 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo 
         int nr = k == TK_DIRECT ? s->tile_nr : s->tile_nr / 2;
         while (nr > 4 && OW * 4 < nr * 3)
             nr /= 2;
-        int64_t owt = (OW + nr - 1) / nr;
-        h->reach = (owt * nr - 1) * sw + (KW - 1) * dw + 1 - pl + (sw > 1 ? sw - 1 : 0);
+        int64_t owt = (OW + nr - 1) / nr, last = k == TK_DIRECT && OW >= nr ? OW : owt * nr;  /* direct_emit's
+                                                                    blocks lie inside the row when they fit */
+        h->reach = (last - 1) * sw + (KW - 1) * dw + 1 - pl + (sw > 1 ? sw - 1 : 0);
     }
 }
 

@@ -44,8 +44,10 @@ static inline int64_t tile_idle(int64_t n, int64_t k) { return (k - n % k) % k; 
 /* The block size in [lo, hi] leaving the fewest of n idle, the larger on a tie. */
 int tile_fewest_idle(int64_t n, int hi, int lo);
 /* Row r of block acc stored at output (n, chan, oh, ow0 + lane) of the 4-D
- * output through the fused members, masked past the row's end OW. */
-int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW);
+ * output through the fused members, masked past the row's end OW unless
+ * `inside` (every block's start clipped to OW - nr). */
+int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW,
+                 int inside);
 /* Can the kernel read buffer b in place for window w, needing h?  Then *off
  * makes padded coordinates (0, 0) index it; *masked: lanes off the row must
  * be masked (1) or every load guarded (2, a model input).  An intermediate

@@ -383,7 +383,7 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
             LoopExpr *ohe = add(L, mul(L, low_v(L, th), gm), low_i(L, (int64_t)g * m + i));
             int oh = bi ? low_let(L, bi, "oh", ohe, 0) : -1;
             int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * y.nr_row), 0);
-            if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y.G + g, (int)m * y.nr_row, n, co, oh, ow0, OW))
+            if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y.G + g, (int)m * y.nr_row, n, co, oh, ow0, OW, 0))
                 return low_oom(L);
             LoopStmt *st = bi;
             if (OH % gm && g * m + i >= OH % gm)    /* rows of the last group past the output */

@@ -104,7 +104,13 @@ struct LoopExpr {
         int64_t i;                                  /* INT */
         double f;                                   /* FLOAT */
         int var;                                    /* VAR: variable id */
-        struct { int buf; LoopExpr *index; } load;  /* LOAD */
+        struct {
+            int buf;
+            LoopExpr *index;
+            int spare;       /* elements past this load's last lane known to be readable (a strided
+                                vector load reading them as one wide load: codegen/vector.c), besides
+                                the buffer's slack; 0 unless the lowering proves it */
+        } load;                                     /* LOAD */
         struct { LoopBinOp op; LoopExpr *a, *b; } bin;
         struct { LoopUnOp op; LoopExpr *a; } un;
         struct { LoopExpr *cond, *a, *b; } sel;

@@ -242,6 +242,7 @@ LoopExpr *loop_load(LoopProgram *p, int buf, LoopExpr *index)
     if (e) {
         e->u.load.buf = buf;
         e->u.load.index = index;
+        e->u.load.spare = 0;
     }
     return e;
 }
