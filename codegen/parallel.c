@@ -10,10 +10,10 @@
  *     halide_do_par_for(NULL, NAME.region, 0, T, closure);
  *
  * and every task runs every kernel in order, each kernel function taking a
- * fourth argument, the task's own Thread state { &r, base }:
+ * fourth argument, the task's own Thread state { &r, base, t }:
  *
  *     int32_t NAME.region(void *uc, int32_t t, Closure *cl)
- *         Thread me = { cl->region, 0 };  joined += 1;
+ *         Thread me = { cl->region, 0, t };  joined += 1;
  *         NAME.k0(cl->in, cl->out, cl->ws, &me); ... NAME.kN(..., &me);
  *         left += 1;  task 0: wait (bounded) until left == joined
  *
@@ -23,18 +23,27 @@
  * outside a PARALLEL loop is an instance of one chunk (the whole
  * statement).  Every task meets the same instances in the same order (the
  * control flow around them depends on loop variables and constants only),
- * so one pair of counters in the Region numbers all chunks of the call:
- * the instance a task is at covers chunk numbers [base, base + n), base
- * being the chunks of the instances before it (me.base):
+ * so the instances can be numbered by the chunks before them: the instance
+ * a task is at is the one of id `base` (me.base, the chunks of the
+ * instances before it).  The Region's claim word holds the open instance
+ * and its unclaimed chunks [front, back); even tasks take chunks from the
+ * front, odd ones from the back, so with as many chunks as tasks task 0
+ * runs the first chunk of every loop and task 1 the last — the same part
+ * of consecutive layers split the same way stays in the same core's cache:
  *
- *     loop: v = claim;  if v >= base + n: goto wait
- *           if !cmpxchg(claim, v, v + 1): goto loop
- *           run chunk v - base;  done += 1;  goto loop
+ *     loop: w = claim  (id, front, back)
+ *           if id < base: cmpxchg(claim, w, (base, 0, n)); goto loop
+ *           if id > base or front >= back: goto wait
+ *           k = odd task ? back - 1 : front
+ *           if !cmpxchg(claim, w, w with k taken): goto loop
+ *           run chunk k;  done += 1;  goto loop
  *     wait: while done < base + n: pause (after WAIT_SPINS: yield the core)
  *           me.base = base + n
  *
- * A task claims a chunk only while claim lies in its own instance's range
- * (the compare-and-swap), so a task that starts late skips, instance by
+ * A task opens its instance only when the word's is older: by then it has
+ * waited for every chunk before its own, so the older instance is spent.
+ * A task claims a chunk only while the word holds its own instance (the
+ * compare-and-swap), so a task that starts late skips, instance by
  * instance, what the others already did, and a task that never runs (a
  * pool of one thread) leaves its chunks to the others: no task waits for
  * another task to arrive, only for chunks it claimed to finish, so the
@@ -73,11 +82,11 @@ static LLVMTypeRef region_type(CgCtx *c)
     return LLVMStructTypeInContext(c->ctx, f, R_FIELDS, 0);
 }
 
-/* Thread: { Region *region, i64 base } */
+/* Thread: { Region *region, i64 base, i64 task } */
 static LLVMTypeRef thread_type(CgCtx *c)
 {
-    LLVMTypeRef f[2] = { c->t_ptr, c->t_i64 };
-    return LLVMStructTypeInContext(c->ctx, f, 2, 0);
+    LLVMTypeRef f[3] = { c->t_ptr, c->t_i64, c->t_i64 };
+    return LLVMStructTypeInContext(c->ctx, f, 3, 0);
 }
 
 static int has_parallel(const LoopStmt *s)
@@ -200,23 +209,49 @@ static int instance(CgCtx *c, const LoopStmt *s, int64_t n, ChunkFn chunk)
     LLVMValueRef region = LLVMBuildLoad2(c->b, c->t_ptr, field(c, tt, c->tstate, 0), "region");
     LLVMValueRef base_p = field(c, tt, c->tstate, 1);
     LLVMValueRef base = LLVMBuildLoad2(c->b, c->t_i64, base_p, "base");
+    LLVMValueRef odd = LLVMBuildTrunc(c->b, LLVMBuildLoad2(c->b, c->t_i64, field(c, tt, c->tstate, 2), "task"),
+                                      LLVMInt1TypeInContext(c->ctx), "odd");
     LLVMValueRef end = LLVMBuildAdd(c->b, base, i64c(c, n), "end");
     LLVMValueRef claim = field(c, rt, region, R_CLAIM), done = field(c, rt, region, R_DONE);
-    LLVMBasicBlockRef loop = block(c, "claim"), try_ = block(c, "claim.try"), work = block(c, "chunk");
+    LLVMBasicBlockRef loop = block(c, "claim"), open = block(c, "claim.open"), here = block(c, "claim.here");
+    LLVMBasicBlockRef try_ = block(c, "claim.try"), work = block(c, "chunk");
     LLVMBasicBlockRef wait = block(c, "wait"), spin = block(c, "wait.spin"), out = block(c, "instance.end");
     LLVMBuildBr(c->b, loop);
 
+    /* claim = (id + 1) << 32 | front << 16 | back: the open instance (id:
+     * its base) and its unclaimed chunks [front, back), 16 bits each (n <= T <= 1024) */
     LLVMPositionBuilderAtEnd(c->b, loop);
-    LLVMValueRef v = atomic_load(c, claim, LLVMAtomicOrderingMonotonic);
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, v, end, ""), wait, try_);
+    LLVMValueRef w = atomic_load(c, claim, LLVMAtomicOrderingMonotonic);
+    LLVMValueRef id = LLVMBuildSub(c->b, LLVMBuildLShr(c->b, w, i64c(c, 32), ""), i64c(c, 1), "id");
+    LLVMValueRef older = LLVMBuildICmp(c->b, LLVMIntSLT, id, base, "");
+    LLVMBasicBlockRef not_older = block(c, "claim.cur");
+    LLVMBuildCondBr(c->b, older, open, not_older);
+    LLVMPositionBuilderAtEnd(c->b, not_older);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, id, base, ""), here, wait);
+
+    /* every chunk before this instance is done (this task waited for
+     * them), so the word's instance is spent: open this one */
+    LLVMPositionBuilderAtEnd(c->b, open);
+    LLVMValueRef fresh = LLVMBuildOr(c->b, LLVMBuildShl(c->b, LLVMBuildAdd(c->b, base, i64c(c, 1), ""), i64c(c, 32), ""),
+                                     i64c(c, n), "");
+    LLVMBuildAtomicCmpXchg(c->b, claim, w, fresh, LLVMAtomicOrderingAcquireRelease, LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildBr(c->b, loop);
+
+    LLVMPositionBuilderAtEnd(c->b, here);
+    LLVMValueRef front = LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, w, i64c(c, 16), ""), i64c(c, 0xffff), "front");
+    LLVMValueRef back = LLVMBuildAnd(c->b, w, i64c(c, 0xffff), "back");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, front, back, ""), wait, try_);
 
     LLVMPositionBuilderAtEnd(c->b, try_);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, claim, v, LLVMBuildAdd(c->b, v, i64c(c, 1), ""),
-                                            LLVMAtomicOrderingAcquireRelease, LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef k = LLVMBuildSelect(c->b, odd, LLVMBuildSub(c->b, back, i64c(c, 1), ""), front, "k");
+    LLVMValueRef next = LLVMBuildSelect(c->b, odd, LLVMBuildSub(c->b, w, i64c(c, 1), ""),
+                                        LLVMBuildAdd(c->b, w, i64c(c, 1 << 16), ""), "");
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, claim, w, next, LLVMAtomicOrderingAcquireRelease,
+                                            LLVMAtomicOrderingMonotonic, 0);
     LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), work, loop);
 
     LLVMPositionBuilderAtEnd(c->b, work);
-    if (chunk(c, s, LLVMBuildSub(c->b, v, base, "chunk"), n) != 0)   /* (cg_stmt: PARALLEL loops inside run serially) */
+    if (chunk(c, s, k, n) != 0)   /* (cg_stmt: PARALLEL loops inside run serially) */
         return -1;
     LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, done, i64c(c, 1), LLVMAtomicOrderingRelease, 0);
     LLVMBuildBr(c->b, loop);
@@ -241,9 +276,9 @@ static int instance(CgCtx *c, const LoopStmt *s, int64_t n, ChunkFn chunk)
         yf = LLVMAddFunction(c->mod, "halide_thread_yield", yt);
     LLVMBuildCall2(c->b, yt, yf, NULL, 0, "");
     LLVMBuildBr(c->b, wait);
-    LLVMValueRef in_v[3] = { i64c(c, 0), spins1, spins1 };
-    LLVMBasicBlockRef in_b[3] = { loop, spin, yield };     /* (wait is entered from the claim test) */
-    LLVMAddIncoming(spins, in_v, in_b, 3);
+    LLVMValueRef in_v[4] = { i64c(c, 0), i64c(c, 0), spins1, spins1 };
+    LLVMBasicBlockRef in_b[4] = { not_older, here, spin, yield };     /* (wait is entered from the claim tests) */
+    LLVMAddIncoming(spins, in_v, in_b, 4);
 
     LLVMPositionBuilderAtEnd(c->b, out);
     LLVMBuildStore(c->b, end, base_p);
@@ -349,6 +384,7 @@ int cg_region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLV
     LLVMValueRef me = LLVMBuildAlloca(c->b, tt, "me");
     LLVMBuildStore(c->b, a[3], field(c, tt, me, 0));
     LLVMBuildStore(c->b, i64c(c, 0), field(c, tt, me, 1));
+    LLVMBuildStore(c->b, LLVMBuildZExt(c->b, tn, c->t_i64, ""), field(c, tt, me, 2));
     LLVMValueRef joined = field(c, rt, a[3], R_JOINED), left = field(c, rt, a[3], R_LEFT);
     LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, joined, i64c(c, 1), LLVMAtomicOrderingSequentiallyConsistent, 0);
     LLVMValueRef args[4] = { a[0], a[1], a[2], me };
