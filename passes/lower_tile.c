@@ -748,16 +748,22 @@ int tile_fewest_idle(int64_t n, int hi, int lo)
  * past its end are masked.  NR is one register instead of two when
  * two would leave more than a sixteenth of the last block's lanes idle (rows
  * of 111: 112 lanes computed instead of 128). */
+static int direct_nr(const PassSchedule *s, int64_t OW)
+{
+    int nr = s->tile_nr;
+    while (nr > 4 && OW * 4 < nr * 3)
+        nr /= 2;
+    if (nr >= 16 && tile_idle(OW, nr) * 16 > OW)
+        nr /= 2;                        /* one register when two leave over 1/16 of the lanes idle (111: 17 of 128) */
+    return nr;
+}
+
 static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
 {
     int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
     int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, K = cin * KH * KW;
-    int nr = L->s->tile_nr;
-    while (nr > 4 && OW * 4 < nr * 3)
-        nr /= 2;
-    if (nr >= 16 && tile_idle(OW, nr) * 16 > OW)
-        nr /= 2;                        /* one register when two leave over 1/16 of the lanes idle (111: 17 of 128) */
+    int nr = direct_nr(L->s, OW);
     int mr = tile_pick_mr(L, nr, cout), inside = OW >= nr;   /* the last block starts at OW - nr (tile_halo) */
     int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
     int64_t need = ((inside ? OW : owt * nr) - 1) * sw + (KW - 1) * dw + 1;
@@ -1122,9 +1128,11 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo 
     h->reach = W + right;
     h->mask = k != TK_GEMM && sw == 1;
     if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
-        int nr = k == TK_DIRECT ? s->tile_nr : s->tile_nr / 2;
+        int nr = s->tile_nr / 2;
         while (nr > 4 && OW * 4 < nr * 3)
             nr /= 2;
+        if (k == TK_DIRECT)
+            nr = direct_nr(s, OW);
         int64_t owt = (OW + nr - 1) / nr, last = k == TK_DIRECT && OW >= nr ? OW : owt * nr;  /* direct_emit's
                                                                     blocks lie inside the row when they fit */
         h->reach = (last - 1) * sw + (KW - 1) * dw + 1 - pl + (sw > 1 ? sw - 1 : 0);

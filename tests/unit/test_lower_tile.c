@@ -356,6 +356,26 @@ static void test_layouts(void **state)
     assert_int_equal(l.views, 1);             /* e3 at channel 16 of cat (e1 at 0) */
     assert_int_equal(l.concat_kernel, 0);
     run(&t);
+
+    /* SqueezeNet's stem and first squeeze: an unpadded 3x3/2 direct conv
+     * reading the model input in place (its last block of a row starts at
+     * OW - NR, its strided loads read no further than the even row: no padded
+     * copy), then a 1x1 layer along halo'd rows of 27 (two pieces of 16,
+     * at 0 and 11) feeding a padded 3x3 */
+    tg_start(&t, "stem_squeeze");
+    x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 3, 9, 56));
+    int st = conv_node(&t, "st", x, 3, 20, 3, 0, 1, &seed);          /* 4 x 27 */
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+    int sr = tg_node(&t, IR_OP_Relu, "st_relu", 1, &st, 1);
+    int q = conv_node(&t, "q", sr, 20, 12, 1, 0, 1, &seed);
+    int q3 = conv_node(&t, "q3", q, 12, 16, 3, 1, 1, &seed);
+    tg_output(&t, q3);
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    l = layout_of(t.g);
+    assert_int_equal(l.padded, 0);
+    assert_int_equal(l.halo_cols, 1);         /* q's output, read by q3 */
+    run(&t);
 }
 
 /* Winograd F(2x2, 3x3) (passes/lower_winograd.c) at 256 and 512 bits (the
