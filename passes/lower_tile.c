@@ -848,6 +848,87 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     return low_kernel(L, low_nest(L, 5, vars, ext, tile));
 }
 
+/* A pointwise layer that reduces the channels (C_in >= 2 C_out, over the
+ * plane), with T threads: its reduction split between the tasks instead of
+ * its pixels.  Part t sums input channels [t*C/T, (t+1)*C/T) for every
+ * output, into its own slice of a partial buffer:
+ *   Z[t][co][p] = sum_{ci in part t} W[co, ci] X[ci, p]   (one kernel, parallel over t)
+ *   Y[co][p] = bias[co] + sum_t Z[t][co][p]               (a second, through the fused members)
+ * Task t takes part t (codegen/parallel.c), and the layer before it (a
+ * depthwise conv, split by channels) left channels [t*C/T, (t+1)*C/T) in
+ * task t's cache: each task reads only its own half of X, and the other
+ * core's half of the small Z instead of half of the large X (MobileNetV2's
+ * 576 -> 96 at 14x14: 451 KB of X, 75 KB of Z). */
+static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
+{
+    int64_t T = L->s->threads, cin = w->channels_in, cout = w->channels_out, P = 1, Cs = cin / T;
+    for (int i = 0; i < w->rank; i++)
+        P *= w->out[i];
+    int64_t mt_n = (cout + mr - 1) / mr, n_pt = (P + nr - 1) / nr;
+    int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
+    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
+    low_strides(L, x, xs);
+    low_strides(L, y, ys);
+    IrShape zs = { .rank = 1, .dims = { T * cout * P } };
+    int z = loop_add_buf(L->p, "partial", IR_DT_F32, &zs, LOOP_ST_WORKSPACE);
+    int part, g, mt, pt, ci, acc;
+    LoopStmt *tile, *kb;
+    if (z < 0 || wb < 0 || low_vars(L, 1, "part", &part) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
+        low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci) || tile_block_start(L, mr, nr, &acc, &tile, &kb))
+        return low_oom(L);
+    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, P - nr)), 0);
+    int k0 = p0 < 0 ? -1 : low_let(L, tile, "k0", mul(L, low_v(L, part), Cs), 0);
+    int co[TILE_MAX_MR];
+    if (k0 < 0 || channel_rows(L, tile, acc, mr, nr, g, mt, cout, -1, co))
+        return low_oom(L);
+    int kv = low_let(L, kb, "k", add(L, low_v(L, k0), low_v(L, ci)), 0);
+    if (kv < 0)
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, kv)), IR_DT_F32), 0);
+        int c;
+        if (wv < 0 || low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *xv = low_load(L, x, add(L, add(L, mul(L, low_v(L, kv), xs[1]), low_v(L, p0)), low_v(L, c)), IR_DT_F32);
+        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wv), xv))
+            return low_oom(L);
+    }
+    if (low_add(L, tile, low_nest(L, 1, &ci, &Cs, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++) {
+        int c;
+        if (low_vars(L, 1, "c", &c))
+            return low_oom(L);
+        LoopExpr *zi = add(L, add(L, mul(L, add(L, mul(L, low_v(L, part), cout), low_v(L, co[r])), P), low_v(L, p0)),
+                           low_v(L, c));
+        if (tile_vec_loop(L, tile, c, low_store(L, z, zi, tile_acc_at(L, acc, r, nr, c)), nr))
+            return low_oom(L);
+    }
+    int vars[4] = { part, g, mt, pt };
+    int64_t ext[4] = { T, 1, mt_n, n_pt };
+    if (low_kernel(L, low_nest(L, 4, vars, ext, tile)))
+        return -1;
+    /* the sum, vw lanes at a time (the last piece at P - vw) */
+    int vw = nr / 2 >= 4 ? nr / 2 : nr, o, q, c;
+    LoopStmt *sb = loop_block(L->p);
+    if (!sb || low_vars(L, 1, "co", &o) || low_vars(L, 1, "q", &q) || low_vars(L, 1, "c", &c))
+        return low_oom(L);
+    int q0 = low_let(L, sb, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, q), vw), low_i(L, P - vw)), 0);
+    if (q0 < 0)
+        return low_oom(L);
+    LoopExpr *pos = add(L, low_v(L, q0), low_v(L, c));
+    LoopExpr *v = bb >= 0 ? low_load(L, bb, low_v(L, o), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
+    for (int64_t t = 0; t < T; t++)
+        v = add(L, v, low_load(L, z, add(L, low_i(L, t * cout * P), add(L, mul(L, low_v(L, o), P), loop_expr_copy(L->p, pos))),
+                               IR_DT_F32));
+    LoopExpr *yi = add(L, mul(L, low_v(L, o), ys[1]), loop_expr_copy(L->p, pos));
+    if (tile_vec_loop(L, sb, c, out_store(L, yi, low_i(L, 0), low_v(L, o), loop_expr_copy(L->p, pos), NULL, NULL, v), vw))
+        return low_oom(L);
+    int sv[2] = { o, q };
+    int64_t se[2] = { cout, (P + vw - 1) / vw };
+    return low_kernel(L, low_nest(L, 2, sv, se, sb));
+}
+
 /* Pointwise (1x1, stride 1, no padding): per group Y[co, p] = sum_ci
  * W[co, ci] X[ci, p] with the lanes along the pixels, which are contiguous
  * in both X and Y, and a block of MR output channels broadcasting their
@@ -894,6 +975,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * one aligned sequential stream instead of C rows P apart (SqueezeNet's
      * 512 -> 1000 classifier at 13x13: 1324 -> 24 + 1081 us). */
     int packed = !rows && G == 1 && w->batch == 1 && n_pt > 1 && mt_n >= 32;
+    if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * 2 <= cin &&
+        cin % L->s->threads == 0 && P >= nr)
+        return pw_ksplit(L, w, x, y, nr, mr);
     int xk = x;
     if (packed) {
         IrShape sh = { .rank = 1, .dims = { n_pt * cin * nr } };
@@ -974,7 +1058,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * threads, a layer that reduces the channels splits its pixels between
      * the threads instead of its output channels: each thread then reads
      * only its pixels' part of X, not all of X, half of which the other
-     * core's cache holds after a producer split by channels. */
+     * core's cache holds after a producer split by channels (along the
+     * plane, a layer reducing at least twofold splits its reduction
+     * instead: pw_ksplit). */
     int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
     int vars[5] = { n, g, mt, oh, pt };
     int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };

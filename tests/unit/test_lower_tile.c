@@ -195,6 +195,7 @@ static void test_conv_pointwise(void **state)
         { "pw_8x9", 24, 40, 1, 2, { 8, 9 }, { 1, 1 }, { 0, 0, 0, 0 }, { 0 }, { 0 }, 1 },      /* one register */
         { "pw_strided", 24, 40, 1, 2, { 56, 56 }, { 1, 1 }, { 0, 0, 0, 0 }, { 2, 2 }, { 0 }, 1 },  /* gathered */
         { "pw_strided_odd", 8, 12, 1, 2, { 15, 30 }, { 1, 1 }, { 0, 0, 0, 0 }, { 2, 2 }, { 0 }, 0 },
+        { "pw_reduce", 64, 21, 1, 2, { 14, 14 }, { 1, 1 }, { 0, 0, 0, 0 }, { 0 }, { 0 }, 1 },   /* split reduction */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         conv_case(&cases[i]);
