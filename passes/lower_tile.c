@@ -859,6 +859,7 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
  * task t's cache: each task reads only its own half of X, and the other
  * core's half of the small Z instead of half of the large X (MobileNetV2's
  * 576 -> 96 at 14x14: 451 KB of X, 75 KB of Z). */
+enum { KSPLIT_MIN = 4 };
 static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
 {
     int64_t T = L->s->threads, cin = w->channels_in, cout = w->channels_out, P = 1, Cs = cin / T;
@@ -975,7 +976,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * one aligned sequential stream instead of C rows P apart (SqueezeNet's
      * 512 -> 1000 classifier at 13x13: 1324 -> 24 + 1081 us). */
     int packed = !rows && G == 1 && w->batch == 1 && n_pt > 1 && mt_n >= 32;
-    if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * 2 <= cin &&
+    if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * KSPLIT_MIN <= cin &&
         cin % L->s->threads == 0 && P >= nr)
         return pw_ksplit(L, w, x, y, nr, mr);
     int xk = x;
