@@ -894,8 +894,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     return low_kernel(L, low_nest(L, 5, vars, ext, tile));
 }
 
-/* A pointwise layer that reduces the channels (C_in >= 2 C_out, over the
- * plane), with T threads: its reduction split between the tasks instead of
+/* A pointwise layer that reduces the channels (C_in >= KSPLIT_MIN C_out,
+ * over the plane), with T threads: its reduction split between the tasks instead of
  * its pixels.  Part t sums input channels [t*C/T, (t+1)*C/T) for every
  * output, into its own slice of a partial buffer:
  *   Z[t][co][p] = sum_{ci in part t} W[co, ci] X[ci, p]   (one kernel, parallel over t)
@@ -904,7 +904,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
  * depthwise conv, split by channels) left channels [t*C/T, (t+1)*C/T) in
  * task t's cache: each task reads only its own half of X, and the other
  * core's half of the small Z instead of half of the large X (MobileNetV2's
- * 576 -> 96 at 14x14: 451 KB of X, 75 KB of Z). */
+ * 576 -> 96 at 14x14: 451 KB of X, 75 KB of Z; at 2x, 32 -> 16, Z is as
+ * large as the half of X it saves reading). */
 enum { KSPLIT_MIN = 4 };
 static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
 {
