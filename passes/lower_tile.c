@@ -280,15 +280,13 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
     return low_add(L, tile, low_nest(L, 2, vars, ext, gemm_out(L, t, n, g, rowe, col, v)));
 }
 
-/* The kernel's nest vars[0..n) around tile, with threads: the spatial loop
- * vars[k] cut into T parts, outermost, each part a range of consecutive
- * iterations (v = min(part * Q + q, E - 1), Q = ceil(E / T): the last
- * part may rerun iteration E - 1, which stores the same values again).
- * The part loop is the kernel's parallel loop, and task t of the region
- * takes part t (codegen/parallel.c), so every layer split this way gives
- * a task the same region of the image as the layer before: its input in
- * its own core's cache instead of half of it in the other core's (a split
- * by output channels writes channels the next layer reads by pixels). */
+/* The kernel's nest vars[0..n) around tile, with threads: the loop vars[k]
+ * (pixel rows) cut into T parts, outermost, each part a range of
+ * consecutive iterations (v = part * Q + q, Q = ceil(E / T), run while
+ * v < E: the parts are disjoint).  The part loop is the kernel's parallel
+ * loop, and task t of the region takes part t (codegen/parallel.c), so the
+ * task reads the rows its task of the layer before wrote: its input in its
+ * own core's cache instead of half of it in the other core's. */
 static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext, int k, LoopStmt *tile)
 {
     int64_t T = L->s->threads, E = ext[k];
@@ -305,11 +303,12 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
         v2[i + 1] = i == k ? q : vars[i];
         e2[i + 1] = i == k ? Q : ext[i];
     }
-    LoopExpr *ve = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, part), Q), low_v(L, q)), low_i(L, E - 1));
+    LoopExpr *ve = add(L, mul(L, low_v(L, part), Q), low_v(L, q));
+    LoopExpr *in = low_bin(L, LOOP_LT, add(L, mul(L, low_v(L, part), Q), low_v(L, q)), low_i(L, E));
     LoopStmt *body = loop_block(L->p), *let = ve ? loop_let(L->p, vars[k], ve, 0) : NULL;
-    if (!body || !let || low_add(L, body, let) || low_add(L, body, tile))
+    if (!body || !let || !in || low_add(L, body, let) || low_add(L, body, tile))
         return low_oom(L);
-    return low_kernel(L, low_nest(L, n + 1, v2, e2, body));
+    return low_kernel(L, low_nest(L, n + 1, v2, e2, loop_if(L->p, in, body, NULL)));
 }
 
 static int gemm_emit(Low *L, Gemm *t)
