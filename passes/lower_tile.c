@@ -1005,6 +1005,10 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         nr /= 2;                        /* one register when two leave over a quarter idle (not 14x14: 28 of 224:
                                            a one-register block loads (MR+1) operands per MR FMAs, more than
                                            the FMAs per cycle with loads at 2 per cycle; two load (MR+2)/2MR) */
+    if (rows && OW * 2 == nr) {         /* a row of exactly half a block: one piece, not the same one twice */
+        nr /= 2;
+        npos = 1;
+    }
     if (nr < 2 * npos)
         npos = 1;
     int vw = nr / npos, mr = tile_pick_mr(L, nr, cout);
