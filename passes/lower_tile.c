@@ -295,7 +295,7 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
     int64_t Q = (E + T - 1) / T;
     int part, q, v2[8];
     int64_t e2[8];
-    if (n + 1 > 8 || low_vars(L, 1, "part", &part) || low_vars(L, 1, "q", &q))
+    if (n + 1 > (int)(sizeof v2 / sizeof *v2) || low_vars(L, 1, "part", &part) || low_vars(L, 1, "q", &q))
         return low_oom(L);
     v2[0] = part;
     e2[0] = T;
@@ -304,7 +304,7 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
         e2[i + 1] = i == k ? Q : ext[i];
     }
     LoopExpr *ve = add(L, mul(L, low_v(L, part), Q), low_v(L, q));
-    LoopExpr *in = low_bin(L, LOOP_LT, add(L, mul(L, low_v(L, part), Q), low_v(L, q)), low_i(L, E));
+    LoopExpr *in = low_bin(L, LOOP_LT, loop_expr_copy(L->p, ve), low_i(L, E));
     LoopStmt *body = loop_block(L->p), *let = ve ? loop_let(L->p, vars[k], ve, 0) : NULL;
     if (!body || !let || !in || low_add(L, body, let) || low_add(L, body, tile))
         return low_oom(L);
@@ -557,9 +557,9 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
     int c;
     if (low_vars(L, 1, "c", &c))
         return -1;
+    LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])), mul(L, low_v(L, oh), ys[2]));
     LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
-    LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])),
-                              mul(L, low_v(L, oh), ys[2])), col);
+    LoopExpr *yi = add(L, loop_expr_copy(L->p, row), col);
     LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
     LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
     LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
@@ -567,7 +567,6 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
     if (tile_vec_loop(L, tile, c, st, nr))
         return -1;
-    LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])), mul(L, low_v(L, oh), ys[2]));
     return tile_halo_cols(L, tile, row, low_v(L, ow0), nr, OW);
 }
 
@@ -893,6 +892,28 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     return low_kernel(L, low_nest(L, 5, vars, ext, tile));
 }
 
+/* Step k of a pointwise block's reduction: acc[r*npos + j][:] += W[co_r, k]
+ * * X[xb_j + k*xs1 + lane] — MR weights broadcast, each piece's vector of X
+ * shared by the MR rows. */
+static int pw_step(Low *L, LoopStmt *kb, int acc, int mr, int npos, int vw, const int *co, int wb, int64_t cin, int x,
+                   const int *xb, int64_t xs1, int k)
+{
+    for (int r = 0; r < mr; r++) {
+        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, k)), IR_DT_F32), 0);
+        if (wv < 0)
+            return -1;
+        for (int j = 0; j < npos; j++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return -1;
+            LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, k), xs1)), low_v(L, c)), IR_DT_F32);
+            if (tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 /* A pointwise layer that reduces the channels (C_in >= KSPLIT_MIN C_out,
  * over the plane), with T threads: its reduction split between the tasks instead of
  * its pixels.  Part t sums input channels [t*C/T, (t+1)*C/T) for every
@@ -929,17 +950,8 @@ static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
     if (k0 < 0 || channel_rows(L, tile, acc, mr, nr, g, mt, cout, -1, co))
         return low_oom(L);
     int kv = low_let(L, kb, "k", add(L, low_v(L, k0), low_v(L, ci)), 0);
-    if (kv < 0)
+    if (kv < 0 || pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &p0, xs[1], kv))
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, kv)), IR_DT_F32), 0);
-        int c;
-        if (wv < 0 || low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *xv = low_load(L, x, add(L, add(L, mul(L, low_v(L, kv), xs[1]), low_v(L, p0)), low_v(L, c)), IR_DT_F32);
-        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wv), xv))
-            return low_oom(L);
-    }
     if (low_add(L, tile, low_nest(L, 1, &ci, &Cs, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
@@ -1063,31 +1075,20 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     int co[TILE_MAX_MR];
     if (channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co))
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, ci)), IR_DT_F32), 0);
-        if (wv < 0)
-            return low_oom(L);
-        for (int j = 0; j < npos; j++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopExpr *xv = low_load(L, xk, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, ci), xs[1])), low_v(L, c)),
-                                    IR_DT_F32);
-            if (tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
-                return low_oom(L);
-        }
-    }
+    if (pw_step(L, kb, acc, mr, npos, vw, co, wb, cin, xk, xb, xs[1], ci))
+        return low_oom(L);
     int64_t ci_n = cin;
     if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
+        LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
+                            rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0));
         for (int j = 0; j < npos; j++) {
             int c;
             if (low_vars(L, 1, "c", &c))
                 return low_oom(L);
             LoopExpr *col = add(L, low_v(L, p0[j]), low_v(L, c));
-            LoopExpr *yi = add(L, add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
-                                      rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0)), col);
+            LoopExpr *yi = add(L, loop_expr_copy(L->p, row), col);
             LoopExpr *v = tile_acc_at(L, acc, r * npos + j, vw, c);
             LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
             LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
@@ -1095,8 +1096,6 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
                               vw))
                 return low_oom(L);
         }
-        LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
-                            rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0));
         if (rows && tile_halo_cols(L, tile, row, low_v(L, p0[npos - 1]), vw, OW))
             return low_oom(L);
     }
@@ -1110,8 +1109,8 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * the threads instead of its output channels: each thread then reads
      * only its pixels' part of X, not all of X, half of which the other
      * core's cache holds after a producer split by channels (along the
-     * plane, a layer reducing at least twofold splits its reduction
-     * instead: pw_ksplit). */
+     * plane, a layer reducing at least KSPLIT_MIN-fold splits its
+     * reduction instead: pw_ksplit). */
     int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
     int vars[5] = { n, g, mt, oh, pt };
     int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
@@ -1266,10 +1265,11 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo 
     h->mask = k != TK_GEMM && sw == 1;
     if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
         int nr = s->tile_nr / 2;
-        while (nr > 4 && OW * 4 < nr * 3)
-            nr /= 2;
         if (k == TK_DIRECT)
             nr = direct_nr(s, OW);
+        else
+            while (nr > 4 && OW * 4 < nr * 3)
+                nr /= 2;
         int64_t owt = (OW + nr - 1) / nr, last = k == TK_DIRECT && OW >= nr ? OW : owt * nr;  /* direct_emit's
                                                                     blocks lie inside the row when they fit */
         h->reach = (last - 1) * sw + (KW - 1) * dw + 1 - pl + (sw > 1 ? sw - 1 : 0);

@@ -25,8 +25,9 @@ typedef struct PassSchedule {
     int vector_bits;         /* SIMD register width (0 = no vectorization) */
     int vectorize;           /* mark innermost contiguous loops VECTORIZED (lanes = vector_bits / element bits) */
     int parallel;            /* mark each kernel's outermost independent loop PARALLEL */
-    int64_t parallel_min_flops;   /* ... in kernels of at least this much arithmetic (moving a
-                                     kernel's input to the other cores costs microseconds) */
+    int64_t parallel_min_flops;   /* ... in kernels of at least this much work: flops, or bytes touched
+                                     when more (schedule.c kernel_work; moving a kernel's input to the
+                                     other cores costs microseconds) */
     int64_t parallel_min_model_flops;   /* ... in programs of at least this much in all */
     int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
     int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
