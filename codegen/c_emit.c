@@ -135,7 +135,7 @@ void cg_c_walk(LoopStmt *s, CgCWalk *w)
         for (int i = 0; i < s->u.block.n; i++)
             cg_c_walk(s->u.block.items[i], w);
         break;
-    case LOOP_S_BARRIER: break;
+    case LOOP_S_BARRIER: case LOOP_S_PREFETCH: break;    /* a prefetch has no C form: dropped */
     }
 }
 
@@ -731,6 +731,8 @@ static void stmt(CE *c, const LoopStmt *s, int ind, int const_extents)
         util_buf_printf(c->o, "}\n");
         break;
     case LOOP_S_BARRIER: fail(c, "barriers have no C form", NULL); break;
+    case LOOP_S_PREFETCH: break;
+
     }
 }
 

@@ -60,6 +60,10 @@ void cg_used_buffers(const LoopStmt *s, unsigned char *used)
         for (int i = 0; i < s->u.block.n; i++)
             cg_used_buffers(s->u.block.items[i], used);
         break;
+    case LOOP_S_PREFETCH:
+        used[s->u.prefetch.buf] = 1;
+        mark_expr(s->u.prefetch.index, used);
+        break;
     case LOOP_S_BARRIER: break;
     }
 }
@@ -344,6 +348,19 @@ int cg_stmt(CgCtx *c, const LoopStmt *s)
             if (cg_stmt(c, s->u.block.items[i]) != 0)
                 return -1;
         return 0;
+    case LOOP_S_PREFETCH: {       /* into L2 (locality 2: prefetcht1 on x86); never faults */
+        if (c->gpu)
+            return 0;
+        LLVMValueRef idx = cg_expr(c, s->u.prefetch.index);
+        if (!idx)
+            return -1;
+        LLVMTypeRef mt = cg_mem_type(c, c->p->bufs[s->u.prefetch.buf].dtype);
+        LLVMValueRef args[4] = { LLVMBuildGEP2(c->b, mt, c->bufptr[s->u.prefetch.buf], &idx, 1, ""),
+                                 LLVMConstInt(c->t_i32, 0, 0), LLVMConstInt(c->t_i32, 2, 0),
+                                 LLVMConstInt(c->t_i32, 1, 0) };
+        LLVMTypeRef ovl = c->t_ptr;
+        return cg_call_intrinsic(c, "llvm.prefetch", &ovl, 1, args, 4) ? 0 : -1;
+    }
     case LOOP_S_BARRIER:
         if (c->gpu)
             return cg_gpu_barrier(c);

@@ -287,12 +287,17 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
  * loop, and task t of the region takes part t (codegen/parallel.c), so the
  * task reads the rows its task of the layer before wrote: its input in its
  * own core's cache instead of half of it in the other core's. */
+static int64_t tile_part_len(const Low *L, int64_t E)
+{
+    int64_t T = L->s->threads;
+    return T <= 1 || E < 2 * T ? E : (E + T - 1) / T;
+}
+
 static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext, int k, LoopStmt *tile)
 {
-    int64_t T = L->s->threads, E = ext[k];
-    if (T <= 1 || E < 2 * T)
+    int64_t T = L->s->threads, E = ext[k], Q = tile_part_len(L, E);
+    if (Q == E)
         return low_kernel(L, low_nest(L, n, vars, ext, tile));
-    int64_t Q = (E + T - 1) / T;
     int part, q, v2[8];
     int64_t e2[8];
     if (n + 1 > (int)(sizeof v2 / sizeof *v2) || low_vars(L, 1, "part", &part) || low_vars(L, 1, "q", &q))
@@ -309,6 +314,31 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
     if (!body || !let || !in || low_add(L, body, let) || low_add(L, body, tile))
         return low_oom(L);
     return low_kernel(L, low_nest(L, n + 1, v2, e2, loop_if(L->p, in, body, NULL)));
+}
+
+/* Weights fetched into L2 ahead of use.  When nblk blocks in a row read the
+ * same len weights (a GEMM panel, K x NR packed, read by the mt_n blocks of
+ * its column; a pointwise block's MR rows of W, read by its pixel blocks),
+ * the first of them used to wait on memory for all of it: a 7x7 map's GEMM
+ * (ResNet-18's 4608 x 32 panels, 590 KB, against 7 blocks of compute;
+ * layer4's 3x3 convs 1800 -> 1360 us).  Instead block blk, one prefetch a
+ * step k of its K, fetches the slice of the next weights (from element
+ * next) beginning at blk * len/nblk, S = ceil(len / (nblk K)) elements a
+ * step: the nblk blocks cover the next weights at an even rate.  Past the
+ * last weights it fetches past the buffer: a prefetch reads nothing.  Only
+ * when the blocks cover at most PREFETCH_MAX_ROWS rows (pixels): memory
+ * time is ~ 20/rows of the compute (16-18 GB/s against ~200 GFLOPS a core),
+ * so with more rows the prefetch is two instructions a step for nothing
+ * (ResNet-18's stem, 12544 rows, ran 6% slower with it). */
+#define PREFETCH_MAX_ROWS 1024
+static int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, LoopExpr *blk, int64_t nblk,
+                         LoopExpr *k, int64_t K, int64_t rows)
+{
+    if (!L->s->prefetch || nblk < 2 || rows > PREFETCH_MAX_ROWS)
+        return 0;
+    int64_t S = (len + nblk * K - 1) / (nblk * K);
+    LoopExpr *at = add(L, next, add(L, mul(L, blk, len / nblk), mul(L, k, S)));
+    return low_add(L, kb, loop_prefetch(L->p, buf, at));
 }
 
 static int gemm_emit(Low *L, Gemm *t)
@@ -349,7 +379,17 @@ static int gemm_emit(Low *L, Gemm *t)
         kf = add(L, mul(L, kf, t->kext[i]), low_v(L, t->kv[i]));
     int wb = low_let(L, kb, "wb", mul(L, add(L, mul(L, loop_expr_copy(p, panel), t->K), kf), nr), 0);
     int ko = wb < 0 ? -1 : low_let(L, kb, "koff", t->a_koff(L, t), 0);
-    if (ko < 0)
+    /* with threads: a conv reading the previous layer's output in place
+     * (halo'd, a_off) splits its pixel rows when there are more of them
+     * than output channels, each task reading the rows its own task of the
+     * layer before wrote (ResNet-18's layer2.0 conv1 at 2 threads: 469 ->
+     * 319 us); its input copy made by a copy kernel (the stem) has no such
+     * rows to keep.  A task's Q blocks of a panel fetch the next panel. */
+    int parts = t->M > t->N && t->a_off != 0;
+    int64_t Q = parts ? tile_part_len(L, mt_n) : mt_n;
+    LoopExpr *blk = Q < mt_n ? low_bin(L, LOOP_MOD, low_v(L, mt), low_i(L, Q)) : low_v(L, mt);
+    if (ko < 0 || tile_prefetch(L, kb, t->bp, mul(L, add(L, loop_expr_copy(p, panel), low_i(L, 1)), t->K * nr),
+                                t->K * nr, blk, Q, loop_expr_copy(p, kf), t->K, t->M))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
         int a = low_let(L, kb, "a", low_load(L, t->a, add(L, low_v(L, base[r]), low_v(L, ko)), IR_DT_F32), 0), c;
@@ -365,13 +405,7 @@ static int gemm_emit(Low *L, Gemm *t)
         return -1;
     int vars[4] = { n, g, nt, mt };
     int64_t ext[4] = { t->batch, t->G, t->nt, mt_n };
-    /* with threads: a conv reading the previous layer's output in place
-     * (halo'd, a_off) splits its pixel rows when there are more of them
-     * than output channels, each task reading the rows its own task of the
-     * layer before wrote (ResNet-18's layer2.0 conv1 at 2 threads: 469 ->
-     * 319 us); its input copy made by a copy kernel (the stem) has no such
-     * rows to keep */
-    if (t->M > t->N && t->a_off != 0)
+    if (parts)
         return tile_kernel_parts(L, 4, vars, ext, 3, tile);
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
 }
@@ -1077,6 +1111,24 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         return low_oom(L);
     if (pw_step(L, kb, acc, mr, npos, vw, co, wb, cin, xk, xb, xs[1], ci))
         return low_oom(L);
+    /* Blocks of output channels outermost: each block sweeps the whole
+     * input X, MR weight rows staying in L1.  When X is large and there are
+     * few output rows, the pixel blocks go outermost instead, so X is read
+     * once, its C x NR panel staying in L1 across the few channel blocks
+     * (SqueezeNet's 128 -> 16 squeeze at 54x54 read a 1.5 MB X twice; with
+     * many output rows the interleaved stores to them cost more).  With
+     * threads, a layer that reduces the channels splits its pixels between
+     * the threads instead of its output channels: each thread then reads
+     * only its pixels' part of X, not all of X, half of which the other
+     * core's cache holds after a producer split by channels (along the
+     * plane, a layer reducing at least KSPLIT_MIN-fold splits its
+     * reduction instead: pw_ksplit).  With channel blocks outermost, the next
+     * block's MR weight rows are fetched ahead (tile_prefetch). */
+    int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
+    LoopExpr *next_w = mul(L, add(L, mul(L, low_v(L, g), cout), mul(L, add(L, low_v(L, mt), low_i(L, 1)), mr)), cin);
+    if (!px_outer && tile_prefetch(L, kb, wb, next_w, mr * cin, add(L, mul(L, low_v(L, oh), n_pt), low_v(L, pt)),
+                                   OH * n_pt, low_v(L, ci), cin, P))
+        return low_oom(L);
     int64_t ci_n = cin;
     if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
         return low_oom(L);
@@ -1099,19 +1151,6 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         if (rows && tile_halo_cols(L, tile, row, low_v(L, p0[npos - 1]), vw, OW))
             return low_oom(L);
     }
-    /* Blocks of output channels outermost: each block sweeps the whole
-     * input X, MR weight rows staying in L1.  When X is large and there are
-     * few output rows, the pixel blocks go outermost instead, so X is read
-     * once, its C x NR panel staying in L1 across the few channel blocks
-     * (SqueezeNet's 128 -> 16 squeeze at 54x54 read a 1.5 MB X twice; with
-     * many output rows the interleaved stores to them cost more).  With
-     * threads, a layer that reduces the channels splits its pixels between
-     * the threads instead of its output channels: each thread then reads
-     * only its pixels' part of X, not all of X, half of which the other
-     * core's cache holds after a producer split by channels (along the
-     * plane, a layer reducing at least KSPLIT_MIN-fold splits its
-     * reduction instead: pw_ksplit). */
-    int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
     int vars[5] = { n, g, mt, oh, pt };
     int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
     if (px_outer) {

@@ -346,7 +346,7 @@ static void run(Ev *E, const LoopStmt *s)
         for (int i = 0; i < s->u.block.n && !E->err; i++)
             run(E, s->u.block.items[i]);
         break;
-    case LOOP_S_BARRIER: break;
+    case LOOP_S_BARRIER: case LOOP_S_PREFETCH: break;
     }
 }
 

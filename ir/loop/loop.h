@@ -139,6 +139,8 @@ typedef enum LoopStmtKind {
     LOOP_S_IF,           /* if cond then else (else may be NULL) */
     LOOP_S_BLOCK,        /* sequence */
     LOOP_S_BARRIER,      /* GPU: __syncthreads among the threads of a block */
+    LOOP_S_PREFETCH,     /* a hint: buf[index] is read soon (CPU: its cache line fetched into L2);
+                            no effect on any value, so a target may drop it */
 } LoopStmtKind;
 
 typedef struct LoopStmt LoopStmt;
@@ -155,6 +157,7 @@ struct LoopStmt {
         struct { int var; LoopExpr *value; int mutable_; } let;
         struct { int var; LoopExpr *value; } assign;
         struct { int buf; LoopExpr *index; LoopExpr *value; } store;
+        struct { int buf; LoopExpr *index; } prefetch;
         struct { LoopExpr *cond; LoopStmt *then_, *else_; } cond;
         struct { int n, cap; LoopStmt **items; } block;
     } u;
@@ -227,6 +230,7 @@ LoopStmt *loop_if(LoopProgram *p, LoopExpr *cond, LoopStmt *then_, LoopStmt *els
 LoopStmt *loop_block(LoopProgram *p);
 int       loop_block_add(LoopProgram *p, LoopStmt *block, LoopStmt *s);
 LoopStmt *loop_barrier(LoopProgram *p);
+LoopStmt *loop_prefetch(LoopProgram *p, int buf, LoopExpr *index);
 
 /* Algebraic simplification of index expressions (constant folding, x+0,
  * x*1, x*0, (a*c1)*c2, (x+c1)+c2, min/max of constants, div/mod by 1,

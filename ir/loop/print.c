@@ -311,6 +311,11 @@ static void print_stmt(const LoopProgram *p, const LoopStmt *s, int depth, UtilB
         util_buf_printf(out, "}\n");
         break;
     case LOOP_S_BARRIER: util_buf_printf(out, "barrier\n"); break;
+    case LOOP_S_PREFETCH:
+        util_buf_printf(out, "prefetch ");
+        print_access(p, s->u.prefetch.buf, s->u.prefetch.index, out);
+        util_buf_printf(out, "\n");
+        break;
     }
 }
 

@@ -485,6 +485,18 @@ int loop_block_add(LoopProgram *p, LoopStmt *block, LoopStmt *s)
 
 LoopStmt *loop_barrier(LoopProgram *p) { return new_stmt(p, LOOP_S_BARRIER); }
 
+LoopStmt *loop_prefetch(LoopProgram *p, int buf, LoopExpr *index)
+{
+    if (!index)
+        return NULL;
+    LoopStmt *s = new_stmt(p, LOOP_S_PREFETCH);
+    if (s) {
+        s->u.prefetch.buf = buf;
+        s->u.prefetch.index = index;
+    }
+    return s;
+}
+
 int loop_expr_equal(const LoopExpr *a, const LoopExpr *b)
 {
     if (a == b)
@@ -562,6 +574,10 @@ void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx)
         fn(ctx, s->u.store.buf, 1);
         expr_buffers(s->u.store.index, fn, ctx);
         expr_buffers(s->u.store.value, fn, ctx);
+        break;
+    case LOOP_S_PREFETCH:
+        fn(ctx, s->u.prefetch.buf, 0);
+        expr_buffers(s->u.prefetch.index, fn, ctx);
         break;
     case LOOP_S_IF:
         expr_buffers(s->u.cond.cond, fn, ctx);

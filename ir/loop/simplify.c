@@ -863,6 +863,9 @@ static LoopStmt *simp_stmt(Simp *S, LoopStmt *s)
         return s;
     }
     case LOOP_S_BLOCK: return simp_block(S, s);
+    case LOOP_S_PREFETCH:
+        s->u.prefetch.index = simp(S, s->u.prefetch.index);
+        return s;
     case LOOP_S_BARRIER: return s;
     }
     return s;

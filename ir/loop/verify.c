@@ -279,6 +279,10 @@ static int check_stmt(Ver *v, const LoopStmt *s)
         unbind_to(v, top);
         return 0;
     }
+    case LOOP_S_PREFETCH:
+        if (check_buf_id(v, s->u.prefetch.buf) != 0)
+            return -1;
+        return want_type(v, s->u.prefetch.index, IR_DT_I64, "prefetch index");
     case LOOP_S_BARRIER:
         if (!v->gpu_block)
             return fail(v, "barrier outside any GPU block loop");

@@ -824,6 +824,51 @@ static void test_pic_and_static(void **state)
     loop_program_free(p);
 }
 
+/* for i < 64: prefetch x[i + 64]; y[i] = x[i] + 1 — the prefetch reaches
+ * past x (it reads nothing), prints as a statement, is an llvm.prefetch
+ * of the L2 locality (prefetcht1 on x86) and changes no value. */
+static void test_prefetch(void **state)
+{
+    (void)state;
+    LoopProgram *p = loop_program_new("pf");
+    int x = io_buf(p, "x", IR_DT_F32, LOOP_ST_INPUT, 64), y = io_buf(p, "y", IR_DT_F32, LOOP_ST_OUTPUT, 64);
+    int i = loop_add_var(p, "i", IR_DT_I64);
+    LoopStmt *b = loop_block(p);
+    add(p, b, loop_prefetch(p, x, B2(p, LOOP_ADD, V(p, i), I(p, 64))));
+    add(p, b, loop_store(p, y, V(p, i), B2(p, LOOP_ADD, loop_load(p, x, V(p, i)), F(p, IR_DT_F32, 1))));
+    assert_int_equal(loop_add_kernel(p, "k", loop_n(p, i, 64, b)), 0);
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(loop_verify(p, &d), 0);
+    UtilBuf t;
+    util_buf_init(&t);
+    loop_print(p, &t);
+    util_buf_put(&t, "", 1);
+    assert_non_null(strstr(t.data, "    prefetch x[i + 64]\n"));
+    util_buf_free(&t);
+    for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
+        CgJit *j = jit_ok(p, opt_levels[l]);
+        float xv[64], yv[64];
+        for (int k = 0; k < 64; k++)
+            xv[k] = (float)k;
+        const void *in[] = { xv };
+        void *out[] = { yv };
+        assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+        for (int k = 0; k < 64; k++)
+            assert_float_equal(yv[k], k + 1.0, 0);
+        cg_jit_free(j);
+    }
+    CgOptions o = { .triple = "x86_64-linux-gnu", .opt_level = 2, .emit = CG_EMIT_LLVM | CG_EMIT_ASM };
+    CgResult r;
+    compile_ok(p, &o, &r);
+    assert_non_null(strstr(ir_text(&r), "@llvm.prefetch.p0(ptr"));
+    assert_non_null(strstr(ir_text(&r), "i32 0, i32 2, i32 1)"));
+    util_buf_put(&r.asm_text, "", 1);
+    assert_non_null(strstr(r.asm_text.data, "prefetcht1"));
+    cg_result_free(&r);
+    loop_program_free(p);
+}
+
 /* ------------------------------------------------------------ diagnostics */
 
 static void test_diagnostics(void **state)
@@ -867,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
         cmocka_unit_test(test_pic_and_static),
+        cmocka_unit_test(test_prefetch),
         cmocka_unit_test(test_diagnostics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

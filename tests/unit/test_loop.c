@@ -738,6 +738,9 @@ static void test_verify_rejects(void **state)
     v = vfix(), p = v.p;   /* a variable id that does not exist */
     assert_rejects(p, loop_store(p, v.y, loop_var(p, 99), one(p)), "undefined variable id 99");
 
+    v = vfix(), p = v.p;   /* a prefetch's index is an index */
+    assert_rejects(p, loop_prefetch(p, v.y, one(p)), "prefetch index has type float32, expected int64");
+
     v = vfix(), p = v.p;   /* i used after its loop */
     {
         LoopStmt *b = loop_block(p);
