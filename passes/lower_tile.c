@@ -1129,6 +1129,23 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     if (!px_outer && tile_prefetch(L, kb, wb, next_w, mr * cin, add(L, mul(L, low_v(L, oh), n_pt), low_v(L, pt)),
                                    OH * n_pt, low_v(L, ci), cin, P))
         return low_oom(L);
+    /* A block reads its NR pixels of all C_in channel rows, C_in lines
+     * apart a few lines at a time: too many streams for the hardware to
+     * run ahead of.  Where they come from further than this core's L2 —
+     * pixel blocks outermost (SqueezeNet's 128 -> 16 squeeze at 55x55: 51
+     * -> 27 us at 2 threads, 112 -> 78 for 256 -> 16), or at 2 threads an
+     * expansion split by channel blocks, half of whose input the other
+     * core wrote (MobileNetV2's 16 -> 96 at 112x112: 206 -> 187 us) — each
+     * step fetches the next block's lines of its channel row (NR past this
+     * block's start; past a row's last block, the next row's first).  Not
+     * for an input in L2 at one thread (MobileNetV2's projections: 5-10%
+     * slower) nor at 14x14 and less (P <= 256). */
+    int x_ahead = px_outer || (L->s->threads > 1 && cout > cin && P > 256);
+    for (int j = 0; x_ahead && L->s->prefetch && !packed && j < nr; j += 16) {
+        LoopExpr *at = add(L, add(L, low_v(L, xb[0]), mul(L, low_v(L, ci), xs[1])), low_i(L, nr + j));
+        if (low_add(L, kb, loop_prefetch(L->p, xk, at)))
+            return low_oom(L);
+    }
     int64_t ci_n = cin;
     if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
         return low_oom(L);
