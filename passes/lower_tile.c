@@ -1318,7 +1318,7 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo 
     h->cols = pl > right ? pl : right;
     h->fill = k == TK_POOL ? -INFINITY : 0.0;
     h->reach = W + right;
-    h->mask = k != TK_GEMM && sw == 1;
+    h->mask = k != TK_GEMM;
     if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
         int nr = s->tile_nr / 2;
         if (k == TK_DIRECT)
@@ -1347,7 +1347,7 @@ int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *
      * masked 1: the columns off the row read the neighbouring rows (or the
      * elements before the first halo row, LoopBuf.base) and are replaced */
     int64_t front = B->base - B->halo_rows * B->strides[2];
-    int mode = B->storage == LOOP_ST_INPUT && h->mask && (h->rows || h->cols || h->reach > w->in[1]) ? 2
+    int mode = B->storage == LOOP_ST_INPUT && h->mask && w->stride[1] == 1 && (h->rows || h->cols || h->reach > w->in[1]) ? 2
                : B->halo_cols < h->cols;
     if (mode == 1 && (!h->mask || front < w->pad_begin[1] || B->storage != LOOP_ST_WORKSPACE))
         return 0;

@@ -24,7 +24,8 @@ static inline LoopExpr *mul(Low *L, LoopExpr *a, int64_t k) { return low_bin(L, 
 typedef struct TileHalo {
     int64_t rows, cols, reach;
     double fill;
-    int mask;            /* can do without the columns: lanes off the row masked (unit column stride) */
+    int mask;            /* can do without the columns: lanes off the row masked (a strided kernel's loads
+                            reach the neighbouring row, so only a halo'd buffer, never a model input) */
 } TileHalo;
 
 /* for c < NR VECTORIZED: body, appended to blk. */

@@ -439,6 +439,23 @@ static void test_layouts(void **state)
     assert_int_equal(l.padded, 0);
     assert_int_equal(l.halo_cols, 1);         /* q's output, read by q3 */
     run(&t);
+
+    /* MobileNetV2's 14x14 -> 7x7 step: a pointwise layer over the plane
+     * feeding a 3x3/2 depthwise conv, which reads it in place (halo rows,
+     * its first column masked, its strided loads reaching into the next
+     * row) instead of a padded copy */
+    tg_start(&t, "narrow_s2");
+    x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 16, 14, 14));
+    int pe = conv_node(&t, "pe", x, 16, 40, 1, 0, 1, &seed);
+    int pd = conv_node(&t, "pd", pe, 40, 40, 3, 1, 40, &seed);
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+    tg_output(&t, pd);
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    l = layout_of(t.g);
+    assert_int_equal(l.padded, 0);
+    assert_int_equal(l.halo_rows_only, 1);
+    run(&t);
 }
 
 /* Winograd F(2x2, 3x3) (passes/lower_winograd.c) at 256 and 512 bits (the
