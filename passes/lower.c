@@ -453,7 +453,10 @@ int low_halo_fill(Low *L, int b, int producer_cols)
             return low_oom(L);
     }
     L->halo_kernel = L->p->n_kernels;
-    return low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 && !L->halo_cols_store ? nc * (H - 1) * hc : 0));
+    if (low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 && !L->halo_cols_store ? nc * (H - 1) * hc : 0)))
+        return -1;
+    L->p->kernels[L->halo_kernel].fills_halo = 1;
+    return 0;
 }
 
 /* -------------------------------------------------------------- driver */

@@ -642,6 +642,46 @@ static void test_parallel_collapse(void **state)
     run(&t);                  /* numerics at 512 bits with threads = 2 (run serially) */
 }
 
+/* A halo fill is split between the threads when the producer it fills for
+ * is (each task fills the halo of its own channels): a 16 -> 96 pointwise
+ * layer at 28x28 feeding a depthwise conv, whose fill kernel of 97 x 29
+ * elements is far below the parallel threshold; with a 16 -> 8 producer
+ * (too small to split) the fill stays serial. */
+static void test_parallel_halo_fill(void **state)
+{
+    (void)state;
+    const int64_t couts[2] = { 96, 8 };
+    for (int i = 0; i < 2; i++) {
+        uint64_t seed = 29;
+        TG t;
+        tg_start(&t, "halo_fill_on_2_threads");
+        int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 16, 28, 28));
+        int e = conv_node(&t, "e", x, 16, couts[i], 1, 0, 1, &seed);
+        tg_output(&t, conv_node(&t, "d", e, couts[i], couts[i], 3, 1, couts[i], &seed));
+        if (pass_infer(t.g, &t.d) != 0)
+            fail_diag("infer", &t.d);
+        PassSchedule s = pass_schedule_cpu(512);
+        s.threads = 2;
+        s.parallel_min_model_flops = 0;
+        LoopProgram *p = lower_512(t.g);
+        pass_apply_schedule(p, &s);
+        int fills = 0, parallel = 0;
+        for (int k = 0; k < p->n_kernels; k++) {
+            const LoopStmt *b = p->kernels[k].body;
+            if (!p->kernels[k].fills_halo)
+                continue;
+            fills++;
+            if (b->kind == LOOP_S_BLOCK && b->u.block.n > 0)
+                b = b->u.block.items[0];
+            parallel += b->kind == LOOP_S_FOR && b->u.loop.kind == LOOP_PARALLEL;
+        }
+        assert_int_equal(fills, 1);
+        assert_int_equal(parallel, i == 0);
+        loop_program_free(p);
+        ir_graph_free(t.g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_long_epilogue),
         cmocka_unit_test(test_parallel_collapse),
+        cmocka_unit_test(test_parallel_halo_fill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
