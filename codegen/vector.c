@@ -347,6 +347,63 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
     return r;
 }
 
+/* cond ? buf[index] : b for a guarded load whose index is not i0 + v
+ * (SELECT with a LOAD, not `safe`): the lanes not taken read nothing.
+ * Index i0 + k*v (k = 2..4): one k*W-element masked load, element j read
+ * when j % k == 0 and lane j / k is taken, then every k-th element (a
+ * strided first layer reading the model input in place: its padding lanes
+ * fall before or after the buffer).  Any other index: lane by lane, a lane
+ * not taken reading element 0. */
+static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
+{
+    CgCtx *c = v->c;
+    LLVMBuilderRef B = c->b;
+    const LoopExpr *ld = e->u.sel.a;
+    LLVMValueRef k = vexpr(v, e->u.sel.cond), b = k ? vexpr(v, e->u.sel.b) : NULL;
+    if (!b || (!is_vec(k) && !(k = splat(v, k))) || (!is_vec(b) && !(b = splat(v, b))))
+        return NULL;
+    if (v->mask)
+        k = LLVMBuildAnd(B, k, v->mask, "");
+    int buf = ld->u.load.buf;
+    IrDType t = c->p->bufs[buf].dtype;
+    LLVMTypeRef et = cg_mem_type(c, t);
+    unsigned align = (unsigned)ir_dtype_size(t), w = v->w;
+    int64_t kk = coef(v, ld->u.load.index);
+    LLVMValueRef r;
+    if (kk >= 2 && kk <= 4) {
+        unsigned n = w * (unsigned)kk;
+        LLVMValueRef *m = calloc(n, sizeof *m);
+        LLVMValueRef i0 = m ? lane_index(v, ld->u.load.index, 0) : NULL;
+        if (!i0) {
+            free(m);
+            return NULL;
+        }
+        for (unsigned j = 0; j < n; j++)            /* the wide mask: lane j/k's, at every k-th element */
+            m[j] = j % (unsigned)kk ? LLVMConstInt(c->t_i32, w, 0) : LLVMConstInt(c->t_i32, j / (unsigned)kk, 0);
+        LLVMValueRef wk = LLVMBuildShuffleVector(B, k, LLVMConstNull(LLVMTypeOf(k)), LLVMConstVector(m, n), "");
+        LLVMTypeRef wt = LLVMVectorType(et, n), ovl[2] = { wt, c->t_ptr };
+        LLVMValueRef args[4] = { elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), wk, LLVMGetPoison(wt) };
+        LLVMValueRef wide = cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4);
+        for (unsigned l = 0; l < w; l++)
+            m[l] = LLVMConstInt(c->t_i32, l * (unsigned)kk, 0);
+        r = wide ? LLVMBuildShuffleVector(B, wide, LLVMGetPoison(wt), LLVMConstVector(m, w), "") : NULL;
+        free(m);
+    } else {
+        r = LLVMGetPoison(LLVMVectorType(et, w));
+        for (unsigned l = 0; r && l < w; l++) {
+            LLVMValueRef il = lane_index(v, ld->u.load.index, l);
+            if (!il)
+                return NULL;
+            LLVMValueRef kl = LLVMBuildExtractElement(B, k, LLVMConstInt(c->t_i32, l, 0), "");
+            il = LLVMBuildSelect(B, kl, il, LLVMConstNull(LLVMTypeOf(il)), "");
+            LLVMValueRef x = LLVMBuildLoad2(B, et, elem_ptr(c, buf, il), "");
+            LLVMSetAlignment(x, align);
+            r = LLVMBuildInsertElement(B, r, x, LLVMConstInt(c->t_i32, l, 0), "");
+        }
+    }
+    return r ? LLVMBuildSelect(B, k, r, b, "") : NULL;
+}
+
 /* Both operands vectors (the uniform one splatted). */
 static int pair(const Vec *v, LLVMValueRef *a, LLVMValueRef *b)
 {
@@ -406,7 +463,10 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
     }
     case LOOP_E_SELECT: {
         const LoopExpr *ld = e->u.sel.a;
-        if (ld->kind == LOOP_E_LOAD && varying(v, ld) && coef(v, ld->u.load.index) == 1) {
+        int64_t kk = ld->kind == LOOP_E_LOAD && varying(v, ld) ? coef(v, ld->u.load.index) : 0;
+        if (kk != 0 && kk != 1 && !ld->u.load.safe)
+            return guarded_load(v, e);
+        if (kk == 1) {
             /* a guarded load: the lanes not taken read nothing (llvm.masked.load, b passed through) */
             LLVMValueRef k = vexpr(v, e->u.sel.cond), b = k ? vexpr(v, e->u.sel.b) : NULL;
             LLVMValueRef i0 = b ? lane_index(v, ld->u.load.index, 0) : NULL;

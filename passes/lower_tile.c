@@ -762,6 +762,8 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
+        if (masked && xv && xv->kind == LOOP_E_LOAD)
+            xv->u.load.safe = masked == 1;    /* off the row: the neighbouring row or the halo before the first */
         if (masked)
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0,
                             masked > 1 ? row_in(L, low_v(L, row[r]), kh, w) : NULL);
@@ -909,6 +911,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
         if (xv && xv->kind == LOOP_E_LOAD)
             xv->u.load.spare = (int)sw - 1;   /* inside the reach (tile_halo), which tile_in_place or the copy provides */
+        if (masked && xv && xv->kind == LOOP_E_LOAD)
+            xv->u.load.safe = masked == 1;    /* off the row: the neighbouring row or the halo before the first */
         if (masked)
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0, masked > 1 ? row_in(L, low_v(L, oh), kh, w) : NULL);
         if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))

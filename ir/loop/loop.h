@@ -110,6 +110,9 @@ struct LoopExpr {
             int spare;       /* elements past this load's last lane known to be readable (a strided
                                 vector load reading them as one wide load: codegen/vector.c), besides
                                 the buffer's slack; 0 unless the lowering proves it */
+            int safe;        /* 1: every lane's element lies inside the buffer even where a guarding
+                                SELECT does not take it, so a vector load may read all lanes (a strided
+                                one as one wide load and a shuffle); 0 unless the lowering proves it */
         } load;                                     /* LOAD */
         struct { LoopBinOp op; LoopExpr *a, *b; } bin;
         struct { LoopUnOp op; LoopExpr *a; } un;

@@ -620,6 +620,53 @@ static void test_vector_row_end(void **state)
     loop_program_free(p);
 }
 
+/* Guarded strided loads in a 16-lane vector loop: y[c] = c < 10 ? x[k*c]
+ * : -1 over a buffer of 10k - k + 1 elements, so the lanes not taken would
+ * read past it.  Stride 2 is one 32-element masked load and a shuffle,
+ * stride 5 lane by lane (a lane not taken reading element 0); marked
+ * `safe` (a lowering that knows the lanes lie inside), stride 2 is a plain
+ * wide load. */
+static void test_vector_guarded_strided(void **state)
+{
+    (void)state;
+    const int ks[3] = { 2, 5, 2 };
+    for (int t = 0; t < 3; t++) {
+        int k = ks[t], safe = t == 2, n = safe ? 40 : 10 * k - k + 1;
+        LoopProgram *p = loop_program_new("gs");
+        int x = io_buf(p, "x", IR_DT_F32, LOOP_ST_INPUT, n), y = io_buf(p, "y", IR_DT_F32, LOOP_ST_OUTPUT, 16);
+        int c = loop_add_var(p, "c", IR_DT_I64);
+        LoopExpr *ld = loop_load(p, x, B2(p, LOOP_MUL, V(p, c), I(p, k)));
+        ld->u.load.safe = safe;
+        LoopExpr *v = loop_select(p, B2(p, LOOP_LT, V(p, c), I(p, 10)), ld, F(p, IR_DT_F32, -1));
+        LoopStmt *vl = loop_for(p, c, I(p, 16), LOOP_VECTORIZED, loop_store(p, y, V(p, c), v));
+        vl->u.loop.factor = 16;
+        assert_int_equal(loop_add_kernel(p, "k", vl), 0);
+        for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
+            CgJit *j = jit_ok(p, opt_levels[l]);
+            float *xv = malloc((size_t)n * sizeof *xv), yv[16];
+            assert_non_null(xv);
+            for (int i = 0; i < n; i++)
+                xv[i] = (float)i;
+            const void *in[] = { xv };
+            void *out[] = { yv };
+            assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+            for (int i = 0; i < 16; i++)
+                assert_float_equal(yv[i], i < 10 ? (double)(i * k) : -1.0, 0);
+            free(xv);
+            cg_jit_free(j);
+        }
+        p->bufs[x].slack = 1;                   /* (a plain wide load needs the element past the last lane) */
+        CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 2, .emit = CG_EMIT_LLVM };
+        CgResult r;
+        compile_ok(p, &o, &r);
+        const char *ll = ir_text(&r);
+        assert_true((strstr(ll, "@llvm.masked.load.v32f32") != NULL) == (k == 2 && !safe));
+        assert_true((strstr(ll, "load <32 x float>") != NULL) == safe);
+        cg_result_free(&r);
+        loop_program_free(p);
+    }
+}
+
 /* Vectorized Max / Min (16, 8 and 4 lanes: on x86 the MAXPS / MINPS
  * instructions of each width) keep the scalar semantics: NaN in either
  * operand gives NaN, and equal operands (+0 and -0) give the second. */
@@ -909,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_vectorized_loop),
         cmocka_unit_test(test_vector_row_end),
         cmocka_unit_test(test_vector_min_max),
+        cmocka_unit_test(test_vector_guarded_strided),
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
         cmocka_unit_test(test_pic_and_static),
