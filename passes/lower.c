@@ -455,7 +455,7 @@ int low_halo_fill(Low *L, int b, int producer_cols)
     L->halo_kernel = L->p->n_kernels;
     if (low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 && !L->halo_cols_store ? nc * (H - 1) * hc : 0)))
         return -1;
-    L->p->kernels[L->halo_kernel].fills_halo = 1;
+    L->p->kernels[L->halo_kernel].prepares = 1;
     return 0;
 }
 

@@ -1093,6 +1093,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         LoopStmt *st = low_store(L, xk, dst, low_load(L, x, src, IR_DT_F32));
         if (!st || low_kernel_moves(L, low_nest(L, 3, v, e3, st), n_pt * cin * nr))
             return low_oom(L);
+        L->p->kernels[L->p->n_kernels - 1].prepares = 1;
         xs[1] = nr;
     }
     int acc;
@@ -1208,6 +1209,7 @@ static int pw_strided_emit(Low *L, const IrWindow *w, int x, int y)
     LoopStmt *st = low_store(L, g, dst, low_load(L, x, src, IR_DT_F32));
     if (!st || low_kernel_moves(L, low_nest(L, 4, v, sh.dims, st), sh.dims[0] * sh.dims[1] * sh.dims[2] * sh.dims[3]))
         return low_oom(L);
+    L->p->kernels[L->p->n_kernels - 1].prepares = 1;
     return pw_emit(L, &w1, g, y);
 }
 

@@ -178,8 +178,9 @@ typedef struct LoopKernel {
     int first_node, n_nodes; /* graph nodes it implements (for reports) */
     int64_t flops;
     int moves;               /* a data-movement kernel: flops counts the elements it stores */
-    int fills_halo;          /* fills a buffer's halo, channel by channel (outermost), for the kernel after it:
-                                parallel at any size when that one is (passes/schedule.c) */
+    int prepares;            /* prepares the input of a later kernel of its node (fills a buffer's halo,
+                                gathers or packs a copy): parallel at any size when that one is
+                                (passes/schedule.c) */
 } LoopKernel;
 
 typedef struct LoopProgram {

@@ -668,7 +668,7 @@ static void test_parallel_halo_fill(void **state)
         int fills = 0, parallel = 0;
         for (int k = 0; k < p->n_kernels; k++) {
             const LoopStmt *b = p->kernels[k].body;
-            if (!p->kernels[k].fills_halo)
+            if (!p->kernels[k].prepares)
                 continue;
             fills++;
             if (b->kind == LOOP_S_BLOCK && b->u.block.n > 0)
