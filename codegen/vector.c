@@ -347,13 +347,11 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
     return r;
 }
 
-/* cond ? buf[index] : b for a guarded load whose index is not i0 + v
- * (SELECT with a LOAD, not `safe`): the lanes not taken read nothing.
+/* cond ? buf[index] : b for a guarded load (SELECT with a LOAD): the lanes
+ * not taken read nothing.  Index i0 + v: one masked load, b passed through.
  * Index i0 + k*v (k = 2..4): one k*W-element masked load, element j read
- * when j % k == 0 and lane j / k is taken, then every k-th element (a
- * strided first layer reading the model input in place: its padding lanes
- * fall before or after the buffer).  Any other index: lane by lane, a lane
- * not taken reading element 0. */
+ * when j % k == 0 and lane j / k is taken, then every k-th element.  Any
+ * other index: lane by lane, a lane not taken reading element 0. */
 static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
@@ -370,6 +368,12 @@ static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
     unsigned align = (unsigned)ir_dtype_size(t), w = v->w;
     int64_t kk = coef(v, ld->u.load.index);
     LLVMValueRef r;
+    if (kk == 1) {
+        LLVMValueRef i0 = lane_index(v, ld->u.load.index, 0);
+        LLVMTypeRef vt = LLVMVectorType(et, w), ovl[2] = { vt, c->t_ptr };
+        LLVMValueRef args[4] = { i0 ? elem_ptr(c, buf, i0) : NULL, LLVMConstInt(c->t_i32, align, 0), k, b };
+        return i0 ? cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4) : NULL;
+    }
     if (kk >= 2 && kk <= 4) {
         unsigned n = w * (unsigned)kk;
         LLVMValueRef *m = calloc(n, sizeof *m);
@@ -464,23 +468,8 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
     case LOOP_E_SELECT: {
         const LoopExpr *ld = e->u.sel.a;
         int64_t kk = ld->kind == LOOP_E_LOAD && varying(v, ld) ? coef(v, ld->u.load.index) : 0;
-        if (kk != 0 && kk != 1 && !ld->u.load.safe)
+        if (kk == 1 || (kk != 0 && !ld->u.load.safe))
             return guarded_load(v, e);
-        if (kk == 1) {
-            /* a guarded load: the lanes not taken read nothing (llvm.masked.load, b passed through) */
-            LLVMValueRef k = vexpr(v, e->u.sel.cond), b = k ? vexpr(v, e->u.sel.b) : NULL;
-            LLVMValueRef i0 = b ? lane_index(v, ld->u.load.index, 0) : NULL;
-            if (!i0 || (!is_vec(k) && !(k = splat(v, k))) || (!is_vec(b) && !(b = splat(v, b))))
-                return NULL;
-            if (v->mask)
-                k = LLVMBuildAnd(B, k, v->mask, "");
-            int buf = ld->u.load.buf;
-            IrDType t = c->p->bufs[buf].dtype;
-            LLVMTypeRef vt = LLVMVectorType(cg_mem_type(c, t), v->w), ovl[2] = { vt, c->t_ptr };
-            LLVMValueRef args[4] = { elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, (unsigned)ir_dtype_size(t), 0), k,
-                                     b };
-            return cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4);
-        }
         LLVMValueRef k = vexpr(v, e->u.sel.cond);
         LLVMValueRef a = k ? vexpr(v, e->u.sel.a) : NULL, b = a ? vexpr(v, e->u.sel.b) : NULL;
         if (!b || pair(v, &a, &b))
