@@ -762,8 +762,6 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
-        if (masked && xv && xv->kind == LOOP_E_LOAD)
-            xv->u.load.safe = masked == 1;    /* off the row: the neighbouring row or the halo before the first */
         if (masked)
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0,
                             masked > 1 ? row_in(L, low_v(L, row[r]), kh, w) : NULL);
@@ -911,8 +909,6 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
         if (xv && xv->kind == LOOP_E_LOAD)
             xv->u.load.spare = (int)sw - 1;   /* inside the reach (tile_halo), which tile_in_place or the copy provides */
-        if (masked && xv && xv->kind == LOOP_E_LOAD)
-            xv->u.load.safe = masked == 1;    /* off the row: the neighbouring row or the halo before the first */
         if (masked)
             xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0, masked > 1 ? row_in(L, low_v(L, oh), kh, w) : NULL);
         if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
@@ -1413,10 +1409,15 @@ static LoopExpr *mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr
 }
 
 /* x where M[kw, ow0 + c] says the lane's column is inside the row (and
- * row_ok, when given, that the row is inside the input), else fill. */
+ * row_ok, when given, that the row is inside the input: a model input),
+ * else fill.  Without row_ok x reads a halo'd buffer, where a lane off the
+ * row reads the neighbouring row or the halo before the first: the load is
+ * safe (docs/loop-ir.md), a strided one a plain wide load. */
 static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
                            LoopExpr *row_ok)
 {
+    if (x && x->kind == LOOP_E_LOAD && !row_ok)
+        x->u.load.safe = 1;
     return mask_select(L, mb, add(L, add(L, mul(L, low_v(L, kw), owp), low_v(L, ow0)), low_v(L, c)), x, row_ok, fill);
 }
 
