@@ -251,6 +251,14 @@ int low_kernel_moves(Low *L, LoopStmt *body, int64_t elems)
     return add_kernel(L, node_kernel_name(L), body, elems);
 }
 
+int low_kernel_prepares(Low *L, LoopStmt *body, int64_t elems)
+{
+    if (low_kernel_moves(L, body, elems))
+        return -1;
+    L->p->kernels[L->p->n_kernels - 1].prepares = 1;
+    return 0;
+}
+
 LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi)
 {
     return loop_bin(L->p, LOOP_AND, loop_bin(L->p, LOOP_LE, loop_int(L->p, lo), e),
@@ -453,10 +461,7 @@ int low_halo_fill(Low *L, int b, int producer_cols)
             return low_oom(L);
     }
     L->halo_kernel = L->p->n_kernels;
-    if (low_kernel_moves(L, k, (nc + 1) * lead + (H > 1 && !L->halo_cols_store ? nc * (H - 1) * hc : 0)))
-        return -1;
-    L->p->kernels[L->halo_kernel].prepares = 1;
-    return 0;
+    return low_kernel_prepares(L, k, (nc + 1) * lead + (H > 1 && !L->halo_cols_store ? nc * (H - 1) * hc : 0));
 }
 
 /* -------------------------------------------------------------- driver */

@@ -228,6 +228,10 @@ int low_kernel(Low *L, LoopStmt *body);
  * arithmetic, so the schedule does not hand it to the thread pool when it
  * is smaller than a pool wake-up. */
 int low_kernel_moves(Low *L, LoopStmt *body, int64_t elems);
+/* low_kernel_moves for a kernel preparing the input of a later kernel of
+ * the node (a halo fill, a gathered or packed copy): LoopKernel.prepares,
+ * split between the threads whenever that one is (passes/schedule.c). */
+int low_kernel_prepares(Low *L, LoopStmt *body, int64_t elems);
 /* `lo <= e < hi` as a bool expression (e copied as needed). */
 LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi);
 /* a && b where either may be NULL (= true). */

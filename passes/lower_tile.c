@@ -1093,9 +1093,8 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         LoopExpr *dst = add(L, mul(L, add(L, mul(L, low_v(L, v[0]), cin), low_v(L, v[1])), nr), low_v(L, v[2]));
         int64_t e3[3] = { n_pt, cin, nr };
         LoopStmt *st = low_store(L, xk, dst, low_load(L, x, src, IR_DT_F32));
-        if (!st || low_kernel_moves(L, low_nest(L, 3, v, e3, st), n_pt * cin * nr))
+        if (!st || low_kernel_prepares(L, low_nest(L, 3, v, e3, st), n_pt * cin * nr))
             return low_oom(L);
-        L->p->kernels[L->p->n_kernels - 1].prepares = 1;
         xs[1] = nr;
     }
     int acc;
@@ -1148,7 +1147,8 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
      * for an input in L2 at one thread (MobileNetV2's projections: 5-10%
      * slower) nor at 14x14 and less (P <= 256). */
     int x_ahead = px_outer || (L->s->threads > 1 && cout > cin && P > 256);
-    for (int j = 0; x_ahead && L->s->prefetch && !packed && j < nr; j += 16) {
+    const int line = 16;                          /* floats in a 64-byte cache line */
+    for (int j = 0; x_ahead && L->s->prefetch && !packed && j < nr; j += line) {
         LoopExpr *at = add(L, add(L, low_v(L, xb[0]), mul(L, low_v(L, ci), xs[1])), low_i(L, nr + j));
         if (low_add(L, kb, loop_prefetch(L->p, xk, at)))
             return low_oom(L);
@@ -1209,9 +1209,8 @@ static int pw_strided_emit(Low *L, const IrWindow *w, int x, int y)
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, v[0]), w->channels_in), low_v(L, v[1])), w->out[0]),
                                        low_v(L, v[2])), w->out[1]), low_v(L, v[3]));
     LoopStmt *st = low_store(L, g, dst, low_load(L, x, src, IR_DT_F32));
-    if (!st || low_kernel_moves(L, low_nest(L, 4, v, sh.dims, st), sh.dims[0] * sh.dims[1] * sh.dims[2] * sh.dims[3]))
+    if (!st || low_kernel_prepares(L, low_nest(L, 4, v, sh.dims, st), sh.dims[0] * sh.dims[1] * sh.dims[2] * sh.dims[3]))
         return low_oom(L);
-    L->p->kernels[L->p->n_kernels - 1].prepares = 1;
     return pw_emit(L, &w1, g, y);
 }
 
