@@ -19,7 +19,8 @@
  *
  *   V[xi][c][tiles] for every input channel and every tile of the group,
  *       the lanes along the tiles (the patch's columns read as stride-m
- *       vectors), into a LOCAL buffer ((m+2)^2 * C * G * TWp floats);
+ *       vectors), into a LOCAL buffer ((m+2)^2 * C * G * TWp floats, the
+ *       positions xi a cache line more than C * G * TWp apart);
  *   per block of MR output channels x NR tiles, per xi: the GEMM
  *       acc[r][:] += U[xi][k_r][c] * V[xi][c][tw0 : tw0+NR] over c, kept in
  *       registers and spilled to M[xi][r][:]; then the output transform of
@@ -189,6 +190,13 @@ static int pack_u(Low *L, const Wino *v, const float *wt, int64_t C, int64_t K, 
     return ub;
 }
 
+/* Elements between the transformed inputs of consecutive positions xi:
+ * C * Tv and a cache line more.  C * Tv floats alone is often a multiple
+ * of 4 KB, and the a*a stores of one patch's transform then fell in one
+ * set of the L1 cache (SqueezeNet's 13x13 expansions: the transform took
+ * twice as long). */
+static int64_t wino_xi_stride(int64_t C, int64_t Tv) { return C * Tv + 16; }
+
 /* The input transform of one group of tile rows into vrow [xi][c][G*TWp]:
  * for c < C, g < G, vb < TWp/nr_row, the lanes along the tiles of tile row
  * min(th*G + g, TH-1) (a group past the last tile row repeats it; those
@@ -229,7 +237,7 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
         }
     for (int i = 0; i < a; i++)                 /* V = e B: along its rows */
         for (int j = 0; j < a; j++) {
-            LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), Tv), low_i(L, (i * a + j) * C * Tv)),
+            LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), Tv), low_i(L, (i * a + j) * wino_xi_stride(C, Tv))),
                                add(L, add(L, mul(L, low_v(L, g), y->TWp), mul(L, low_v(L, vb), nr)), low_v(L, lane)));
             if (low_add(L, vt, low_store(L, vrow, at, combo(L, v->bt[j], e[i], a))))
                 return -1;
@@ -306,7 +314,7 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     if (low_has(L, 2) && bb < 0)
         return -1;
     int ub = pack_u(L, v, wt, C, K, mr, KT);
-    IrShape vs = { .rank = 1, .dims = { aa * C * Tv } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
+    IrShape vs = { .rank = 1, .dims = { aa * wino_xi_stride(C, Tv) } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
     IrShape os = { .rank = 1, .dims = { m * m * nr } };
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
     int mloc = vrow < 0 ? -1 : loop_add_buf(p, "wino_m", IR_DT_F32, &ms, LOOP_ST_LOCAL);
@@ -342,7 +350,8 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
             return low_oom(L);
     }
     LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, xi), KT), low_v(L, kt)), C), low_v(L, c)), mr);
-    LoopExpr *vo = add(L, mul(L, add(L, mul(L, low_v(L, xi), C), low_v(L, c)), Tv), mul(L, low_v(L, vb), nr));
+    LoopExpr *vo = add(L, add(L, mul(L, low_v(L, xi), wino_xi_stride(C, Tv)), mul(L, low_v(L, c), Tv)),
+                       mul(L, low_v(L, vb), nr));
     int wv = low_let(L, kb, "wb", wbase, 0);
     int vov = wv < 0 ? -1 : low_let(L, kb, "vo", vo, 0);
     if (vov < 0)
