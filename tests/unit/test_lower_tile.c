@@ -644,6 +644,60 @@ static void test_parallel_collapse(void **state)
     run(&t);                  /* numerics at 512 bits with threads = 2 (run serially) */
 }
 
+/* The name of the first PARALLEL loop's variable in s, or NULL. */
+static const char *parallel_var(const LoopProgram *p, const LoopStmt *s)
+{
+    if (!s)
+        return NULL;
+    if (s->kind == LOOP_S_FOR)
+        return s->u.loop.kind == LOOP_PARALLEL ? p->vars[s->u.loop.var].name : parallel_var(p, s->u.loop.body);
+    for (int i = 0; s->kind == LOOP_S_BLOCK && i < s->u.block.n; i++) {
+        const char *v = parallel_var(p, s->u.block.items[i]);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+/* A direct-form layer on an image (3 channels) with no more blocks of
+ * output channels than threads is split by output rows at 2 threads (the
+ * parallel loop: the row parts "rp"), with 64 channels (4 blocks at 512
+ * bits) by channel blocks; an odd number of output rows (39 rows, no
+ * padding: 19) makes the last part repeat the last row.  Numerics: run_bits
+ * at 512 bits lowers for 2 threads (and runs serially). */
+static void test_direct_row_parts(void **state)
+{
+    (void)state;
+    const struct { int64_t h, w, pad, cout; int rows; } cases[3] = {
+        { 39, 224, 0, 24, 1 }, { 40, 224, 1, 32, 1 }, { 40, 224, 1, 64, 0 } };
+    for (int i = 0; i < 3; i++) {
+        uint64_t seed = 37;
+        TG t;
+        tg_start(&t, "direct_rows_on_2_threads");
+        int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 3, cases[i].h, cases[i].w));
+        tg_output(&t, conv_node(&t, "stem", x, 3, cases[i].cout, 3, cases[i].pad, 1, &seed));
+        tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+        if (pass_infer(t.g, &t.d) != 0)
+            fail_diag("infer", &t.d);
+        UtilDiag d;
+        util_diag_init(&d);
+        PassSchedule s = pass_schedule_cpu(512);
+        s.threads = 2;
+        s.parallel_min_model_flops = 0;
+        s.parallel_min_flops = 0;
+        LoopProgram *p = pass_lower(t.g, &s, &d);
+        if (!p)
+            fail_diag("lower", &d);
+        assert_true(has_block(p));
+        pass_apply_schedule(p, &s);
+        const char *v = parallel_var(p, p->kernels[p->n_kernels - 1].body);
+        assert_non_null(v);
+        assert_int_equal(strncmp(v, "rp", 2) == 0, cases[i].rows);
+        loop_program_free(p);
+        run(&t);
+    }
+}
+
 /* A halo fill is split between the threads when the producer it fills for
  * is (each task fills the halo of its own channels): a 16 -> 96 pointwise
  * layer at 28x28 feeding a depthwise conv, whose fill kernel of 97 x 29
@@ -698,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_long_epilogue),
         cmocka_unit_test(test_parallel_collapse),
+        cmocka_unit_test(test_direct_row_parts),
         cmocka_unit_test(test_parallel_halo_fill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
