@@ -403,6 +403,22 @@ static LoopExpr *copy_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
     return low_load(L, c->src, low_v(L, vars[0]), low_buf(L, c->src)->dtype);
 }
 
+int64_t low_halo_take_rows(Low *L)
+{
+    int k = L->halo_kernel;
+    if (k < 0 || k != L->p->n_kernels - 1 || !L->halo_lead)
+        return 0;
+    LoopStmt *b = L->p->kernels[k].body;          /* [the stretches before each channel, the columns] */
+    memmove(b->u.block.items, b->u.block.items + 1, (size_t)(b->u.block.n - 1) * sizeof *b->u.block.items);
+    if (--b->u.block.n == 0) {                     /* nothing left: no kernel (the last one added) */
+        L->p->n_kernels--;
+        L->halo_kernel = -1;
+    }
+    int64_t lead = L->halo_lead;
+    L->halo_lead = 0;
+    return lead;
+}
+
 int low_copy_bufs(Low *L, int dst, int src, const char *name)
 {
     CopyCtx c = { src, dst };
@@ -450,6 +466,7 @@ int low_halo_fill(Low *L, int b, int producer_cols)
     int64_t ext0[2] = { nc + 1, lead };
     if (lead && low_add(L, k, low_nest(L, 2, v, ext0, low_store(L, b, at, fill))))
         return low_oom(L);
+    L->halo_lead = lead;
     L->halo_cols_store = producer_cols && hc;
     if (hc && H > 1 && !L->halo_cols_store) {
         LoopExpr *at1 = low_bin(L, LOOP_ADD,
@@ -711,6 +728,7 @@ static int lower_node(Low *L, const PassSchedule *s)
     L->oom = 0;
     L->fused_stores = 0;
     L->halo_kernel = -1;
+    L->halo_lead = 0;
     L->halo_cols_store = 0;
     L->halo_stores = 0;
     int k0 = L->p->n_kernels;

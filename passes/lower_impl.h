@@ -30,6 +30,8 @@ typedef struct Low {
     int fused_stores;       /* stores low_fused_store made for the group (checked in lower.c) */
     int halo_kernel;        /* the kernel low_halo_fill added for this node, or -1 (its stores are
                              * the halo's, not the group's) */
+    int64_t halo_lead;      /* elements before each channel that the halo kernel's first nest fills
+                             * (and after the last channel), 0: none (low_halo_take_rows) */
     int halo_cols_store;    /* low_halo_fill left the output's halo columns to the node's kernel,
                              * which stores them with its rows (tile_halo_cols) */
     int halo_stores;        /* store statements of those (the halo's too) */
@@ -207,6 +209,12 @@ int low_vars(Low *L, int n, const char *hint, int *vars);
 LoopStmt *low_nest(Low *L, int n, const int *vars, const int64_t *ext, LoopStmt *body);
 /* A kernel setting the halo of buffer b (loop_buf_halo) to its fill value. */
 int low_halo_fill(Low *L, int b, int producer_cols);
+/* The stretches before each channel of the halo'd output (the halo rows
+ * and the columns of the row before) and after the last one, taken from
+ * the halo kernel low_halo_fill just added (the last kernel; removed when
+ * nothing else is left) for the node's own kernel to store with the
+ * channels it writes (tile_halo_rows): their length, 0 when not taken. */
+int64_t low_halo_take_rows(Low *L);
 /* Flat index into buffer b of the element at the multi-index vars of a
  * broadcast result of rank out_rank (numpy: b's dims right-aligned, its
  * size-1 dims read index 0). */

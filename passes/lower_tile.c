@@ -580,6 +580,38 @@ static int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, 
     return !cols || !last || low_add(L, tile, loop_if(L->p, last, cols, NULL)) ? -1 : 0;
 }
 
+/* The stretches of the output's halo before channels (n, co[r]), r < mr,
+ * (low_halo_take_rows: `lead` elements before each one's element 0), and
+ * after the last channel's end when co[mr - 1] is the last channel of the
+ * last image, stored in the block that runs first for those channels: when
+ * `first` holds. */
+static int tile_halo_rows(Low *L, LoopStmt *tile, LoopExpr *first, int n, const int *co, int mr, int64_t lead)
+{
+    int y = low_out(L, 0);
+    const LoopBuf *Y = low_buf(L, y);
+    int64_t C = Y->shape.dims[1], nc = Y->shape.dims[0] * C, cs = Y->strides[1];
+    LoopStmt *b = loop_block(L->p);
+    if (!b)
+        return -1;
+    for (int r = 0; r <= mr; r++) {
+        int j;
+        if (low_vars(L, 1, "hr", &j))
+            return -1;
+        LoopExpr *plane = r < mr ? add(L, mul(L, low_v(L, n), C), low_v(L, co[r])) : low_i(L, nc);
+        LoopStmt *st = low_store(L, y, add(L, low_bin(L, LOOP_SUB, mul(L, plane, cs), low_i(L, lead)), low_v(L, j)),
+                                 low_const(L, Y->dtype, Y->halo_fill));
+        LoopStmt *nest = st ? low_nest(L, 1, &j, &lead, st) : NULL;
+        if (nest && r == mr)
+            nest = loop_if(L->p, low_bin(L, LOOP_EQ, add(L, mul(L, low_v(L, n), C), low_v(L, co[mr - 1])),
+                                         low_i(L, nc - 1)), nest, NULL);
+        if (!nest || low_add(L, b, nest))
+            return -1;
+        L->halo_stores++;
+    }
+    LoopStmt *st = loop_if(L->p, first, b, NULL);
+    return st ? low_add(L, tile, st) : -1;
+}
+
 /* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
  * output, through the fused members, masked past the row's end OW unless
  * the block lies inside the row. */
@@ -1106,6 +1138,7 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * KSPLIT_MIN <= cin &&
         cin % L->s->threads == 0 && P >= nr)
         return pw_ksplit(L, w, x, y, nr, mr);
+    int64_t lead = low_halo_take_rows(L);         /* its halo's rows: with the channels' first blocks */
     int xk = x;
     if (packed) {
         IrShape sh = { .rank = 1, .dims = { n_pt * cin * nr } };
@@ -1139,6 +1172,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     }
     int co[TILE_MAX_MR];
     if (channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co))
+        return low_oom(L);
+    LoopExpr *first = low_bin(L, LOOP_EQ, add(L, low_v(L, oh), low_v(L, pt)), low_i(L, 0));
+    if (lead && tile_halo_rows(L, tile, first, n, co, mr, lead))
         return low_oom(L);
     if (pw_step(L, kb, acc, mr, npos, vw, co, wb, cin, xk, xb, xs[1], ci))
         return low_oom(L);
