@@ -467,7 +467,8 @@ static void test_layouts(void **state)
  * group past the output), no padding and asymmetric padding, a padded
  * copy of the input (a Relu's output) and a halo read in place (a Winograd conv's output), a
  * fused residual Add, batch 2.  Each graph is checked to use the transform
- * (a "wino_u" constant) at 512 bits. */
+ * (a "wino_u" constant) at 512 bits, and not to fetch the transformed
+ * weights ahead (a small model's are in cache: test_winograd_prefetch). */
 static int wino_convs(IrGraph *g)
 {
     LoopProgram *p = lower_512(g);
@@ -477,6 +478,8 @@ static int wino_convs(IrGraph *g)
     loop_program_free(p);
     return n;
 }
+
+static int wino_prefetches(IrGraph *g, int on);
 
 static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int64_t h, int64_t w, const int64_t *pads,
                       int chain)
@@ -504,7 +507,46 @@ static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
     assert_int_equal(wino_convs(t.g), chain ? 2 : 1);
+    assert_int_equal(wino_prefetches(t.g, 1), 0);     /* weights in L2 from the run before */
     run(&t);
+}
+
+/* Prefetch statements in the program lowered for 512 bits, s.prefetch = on. */
+static int wino_prefetches(IrGraph *g, int on)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    PassSchedule s = pass_schedule_cpu(512);
+    s.prefetch = on;
+    LoopProgram *p = pass_lower(g, &s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    int n = 0;
+    for (int k = 0; k < p->n_kernels; k++)
+        n += prefetches(p->kernels[k].body);
+    loop_program_free(p);
+    return n;
+}
+
+/* A model whose weights outgrow a core's L2 (a 64 -> 1024 3x3 conv: 2.4
+ * MB) fetches the next position's transformed weights ahead, when the
+ * schedule prefetches (the values are the other cases'). */
+static void test_winograd_prefetch(void **state)
+{
+    (void)state;
+    uint64_t seed = 41;
+    TG t;
+    tg_start(&t, "wino_big_weights");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 64, 13, 13));
+    int r = tg_node(&t, IR_OP_Relu, "relu", 1, &x, 1);
+    tg_output(&t, conv_node(&t, "c", r, 64, 1024, 3, 1, 1, &seed));
+    PassOptions po = pass_options(2);
+    if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
+        fail_diag("-O2", &t.d);
+    assert_int_equal(wino_convs(t.g), 1);
+    assert_true(wino_prefetches(t.g, 1) > 0);
+    assert_int_equal(wino_prefetches(t.g, 0), 0);
+    ir_graph_free(t.g);
 }
 
 static void test_winograd(void **state)
@@ -752,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_global_average_pool),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_winograd),
+        cmocka_unit_test(test_winograd_prefetch),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_long_epilogue),
         cmocka_unit_test(test_parallel_collapse),
