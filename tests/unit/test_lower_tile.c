@@ -180,6 +180,23 @@ static int prefetches(const LoopStmt *s)
     }
 }
 
+/* Prefetch statements in g lowered for 512 bits, with s.prefetch = on. */
+static int program_prefetches(IrGraph *g, int on)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    PassSchedule s = pass_schedule_cpu(512);
+    s.prefetch = on;
+    LoopProgram *p = pass_lower(g, &s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    int n = 0;
+    for (int k = 0; k < p->n_kernels; k++)
+        n += prefetches(p->kernels[k].body);
+    loop_program_free(p);
+    return n;
+}
+
 /* Weights fetched ahead (lower_tile.c tile_prefetch): a GEMM-form conv on a
  * 7x7 map and a pointwise layer at 14x14 fetch their next weights, a
  * pointwise layer over 1600 pixels does not, nor any without the
@@ -201,19 +218,9 @@ static void test_prefetch(void **state)
         if (pass_infer(t.g, &t.d) != 0)
             fail_diag("infer", &t.d);
         for (int on = 0; on <= 1; on++) {
-            UtilDiag d;
-            util_diag_init(&d);
-            PassSchedule s = pass_schedule_cpu(512);
-            s.prefetch = on;
-            LoopProgram *p = pass_lower(t.g, &s, &d);
-            if (!p)
-                fail_diag("lower", &d);
-            int n = 0;
-            for (int k = 0; k < p->n_kernels; k++)
-                n += prefetches(p->kernels[k].body);
+            int n = program_prefetches(t.g, on);
             if ((n > 0) != (on && i != 2))
                 fail_msg("%s with prefetch %d: %d prefetch statements", cases[i].name, on, n);
-            loop_program_free(p);
         }
         run(&t);
     }
@@ -479,8 +486,6 @@ static int wino_convs(IrGraph *g)
     return n;
 }
 
-static int wino_prefetches(IrGraph *g, int on);
-
 static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int64_t h, int64_t w, const int64_t *pads,
                       int chain)
 {
@@ -507,25 +512,8 @@ static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
     assert_int_equal(wino_convs(t.g), chain ? 2 : 1);
-    assert_int_equal(wino_prefetches(t.g, 1), 0);     /* weights in L2 from the run before */
+    assert_int_equal(program_prefetches(t.g, 1), 0);     /* weights in L2 from the run before */
     run(&t);
-}
-
-/* Prefetch statements in the program lowered for 512 bits, s.prefetch = on. */
-static int wino_prefetches(IrGraph *g, int on)
-{
-    UtilDiag d;
-    util_diag_init(&d);
-    PassSchedule s = pass_schedule_cpu(512);
-    s.prefetch = on;
-    LoopProgram *p = pass_lower(g, &s, &d);
-    if (!p)
-        fail_diag("lower", &d);
-    int n = 0;
-    for (int k = 0; k < p->n_kernels; k++)
-        n += prefetches(p->kernels[k].body);
-    loop_program_free(p);
-    return n;
 }
 
 /* A model whose weights outgrow a core's L2 (a 64 -> 1024 3x3 conv: 2.4
@@ -544,8 +532,8 @@ static void test_winograd_prefetch(void **state)
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
     assert_int_equal(wino_convs(t.g), 1);
-    assert_true(wino_prefetches(t.g, 1) > 0);
-    assert_int_equal(wino_prefetches(t.g, 0), 0);
+    assert_true(program_prefetches(t.g, 1) > 0);
+    assert_int_equal(program_prefetches(t.g, 0), 0);
     ir_graph_free(t.g);
 }
 
