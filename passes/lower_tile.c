@@ -1091,19 +1091,6 @@ static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
     return low_kernel(L, low_nest(L, 2, sv, se, sb));
 }
 
-/* Pointwise (1x1, stride 1, no padding): per group Y[co, p] = sum_ci
- * W[co, ci] X[ci, p] with the lanes along the pixels, which are contiguous
- * in both X and Y, and a block of MR output channels broadcasting their
- * weights:
- *   acc[r][:] = bias[co_r];  acc[r][:] += W[co_r, ci] * X[ci, p0 : p0+NR];  Y[co_r, p0 : p0+NR] = acc[r]
- * The last block starts at P - NR (NR <= P), overlapping the one before:
- * its pixels are computed again by the same operations in the same order and
- * stored with the same values, so no lane needs a mask or reads past the row.
- * A halo'd Y (rows apart by more than OW) takes the blocks along each row
- * instead, each block two half-width pieces placed on their own: piece q of
- * the row starts at min(q*NR/2, OW - NR/2), NR/2 <= OW, so a row of 27 is
- * one block of 16 + 16 lanes (pieces at 0 and 11) with two registers per
- * output channel, not two blocks of one register each. */
 /* The last NR pixels of a plane of P (flat, unpacked X) as a block of its
  * own, LET p0 = P - NR, for output channels co[r] = min(mt*MR + r, C_out - 1)
  * (pw_emit's tail: a plane whose last two-register block would leave more
@@ -1139,6 +1126,21 @@ static LoopStmt *pw_tail(Low *L, int x, int64_t P, int nr, int mr, int n, int g,
     return tile;
 }
 
+/* Pointwise (1x1, stride 1, no padding): per group Y[co, p] = sum_ci
+ * W[co, ci] X[ci, p] with the lanes along the pixels, which are contiguous
+ * in both X and Y, and a block of MR output channels broadcasting their
+ * weights:
+ *   acc[r][:] = bias[co_r];  acc[r][:] += W[co_r, ci] * X[ci, p0 : p0+NR];  Y[co_r, p0 : p0+NR] = acc[r]
+ * The last block starts at P - NR (NR <= P), overlapping the one before:
+ * its pixels are computed again by the same operations in the same order and
+ * stored with the same values, so no lane needs a mask or reads past the row
+ * (over a plane where that block would add at most NR/2 new pixels, a
+ * one-register block of the last NR/2 takes its place: pw_tail).
+ * A halo'd Y (rows apart by more than OW) takes the blocks along each row
+ * instead, each block two half-width pieces placed on their own: piece q of
+ * the row starts at min(q*NR/2, OW - NR/2), NR/2 <= OW, so a row of 27 is
+ * one block of 16 + 16 lanes (pieces at 0 and 11) with two registers per
+ * output channel, not two blocks of one register each. */
 static int pw_emit(Low *L, const IrWindow *w, int x, int y)
 {
     int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
