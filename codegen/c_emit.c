@@ -731,8 +731,7 @@ static void stmt(CE *c, const LoopStmt *s, int ind, int const_extents)
         util_buf_printf(c->o, "}\n");
         break;
     case LOOP_S_BARRIER: fail(c, "barriers have no C form", NULL); break;
-    case LOOP_S_PREFETCH: break;
-
+    case LOOP_S_PREFETCH: break;    /* a hint only: no C form */
     }
 }
 

@@ -944,8 +944,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
      * reads its part of the input instead of all of it.  MobileNetV2's
      * 3x3/2 stem (32 channels: 2 blocks) at 2 threads 134 -> 87 us;
      * SqueezeNet's (64: 4 blocks) ran 8 us slower so, its max pool 24. */
-    int64_t RP = L->s->threads > 1 ? L->s->threads : 1, OHP = (OH + RP - 1) / RP;
-    int rows_split = RP > 1 && ct <= RP && G == 1 && cin <= 4 && OH >= 2 * RP, rp = -1, ohl = -1;
+    int64_t RP = L->s->threads > 1 ? L->s->threads : 1, OHP = tile_part_len(L, OH);
+    int rows_split = OHP < OH && ct <= RP && G == 1 && cin <= 4, rp = -1, ohl = -1;
     if (rows_split) {
         if (low_vars(L, 1, "rp", &rp) || low_vars(L, 1, "ohl", &ohl))
             return low_oom(L);

@@ -32,8 +32,9 @@ typedef struct PassSchedule {
     int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
     int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
                                 lanes (passes/lower_tile.c); tile_nr 0 = the plain loop nests */
-    int prefetch;            /* GEMM blocks fetch the next weight panel into L2 ahead of use
-                                (lower_tile.c gemm_prefetch) */
+    int prefetch;            /* register blocks fetch into L2 the weights (GEMM panels, pointwise rows,
+                                Winograd positions) and inputs they read next (lower_tile.c
+                                tile_prefetch, lower_winograd.c) */
     int threads;             /* tasks the parallel loops will be split into (1: none); a kernel whose
                                 outer loop would be too short for them may split its work otherwise */
 } PassSchedule;
