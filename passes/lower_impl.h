@@ -16,6 +16,22 @@
 
 #include "passes/passes.h"
 
+/* A kernel whose nest has a loop over blocks of its output's channels,
+ * each iteration writing every element of channels [mt*mr, mt*mr + mr)
+ * (clamped to C - 1) of buffer buf and nothing else of it: a consumer that
+ * reads channel c of buf only to make its own channel c (a depthwise
+ * convolution) may run inside that loop, right after the block is made
+ * (low_join). */
+typedef struct LowBlocks {
+    int kernel;             /* -1: none */
+    const LoopStmt *body;   /* that kernel's body (checked: kernels are only appended, but a halo
+                             * kernel taken away leaves its index to the next) */
+    int buf;
+    int mt, mr;             /* the block variable, channels per block */
+    int64_t C;              /* channels of buf */
+    LoopStmt *loop;         /* the FOR over mt */
+} LowBlocks;
+
 typedef struct Low {
     LoopProgram *p;
     const IrGraph *g;
@@ -35,6 +51,9 @@ typedef struct Low {
     int halo_cols_store;    /* low_halo_fill left the output's halo columns to the node's kernel,
                              * which stores them with its rows (tile_halo_cols) */
     int halo_stores;        /* store statements of those (the halo's too) */
+    LowBlocks blocks;       /* the last kernel built in channel blocks a consumer may join (kept
+                             * across nodes; kernel -1: none) */
+    int joined;             /* this node's nest went into earlier kernel `joined` (low_join), or -1 */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
@@ -215,6 +234,14 @@ int low_halo_fill(Low *L, int b, int producer_cols);
  * nothing else is left) for the node's own kernel to store with the
  * channels it writes (tile_halo_rows): their length, 0 when not taken. */
 int64_t low_halo_take_rows(Low *L);
+/* The channel blocks of buffer b, when the last kernel built makes b in
+ * blocks (LowBlocks) and b is the node's input 0, read by no other node
+ * and not a graph output; else NULL. */
+const LowBlocks *low_blocks_of(Low *L, int b);
+/* Nest (the node's, built inside the block loop of low_blocks_of, a
+ * channel of each block at a time) appended to that loop's body: the
+ * node's kernel is the producer's.  0, or -1 out of memory. */
+int low_join(Low *L, LoopStmt *nest);
 /* Flat index into buffer b of the element at the multi-index vars of a
  * broadcast result of rank out_rank (numpy: b's dims right-aligned, its
  * size-1 dims read index 0). */

@@ -642,6 +642,24 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
  *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
  * The padded input has enough columns for the last block's lanes, and the
  * lanes past the row's end are masked at the store. */
+/* A depthwise layer (one output channel per input channel) reading x as
+ * made, in channel blocks, by the kernel just built: it joins that kernel
+ * (low_join), the channels of each block made right after it.  NULL: a
+ * kernel of its own. */
+static const LowBlocks *dw_joins(Low *L, const IrWindow *w, int x, int maxpool)
+{
+    const LowBlocks *jb = maxpool || w->group != w->channels_out || w->channels_in != w->channels_out
+                          ? NULL : low_blocks_of(L, x);
+    return jb && jb->C == w->channels_out ? jb : NULL;
+}
+
+/* Channel cl of the current block: min(mt*mr + cl, C - 1) (the block's
+ * own, repeated past the last channel like the producer's). */
+static LoopExpr *dw_join_channel(Low *L, const LowBlocks *jb, int cl)
+{
+    return low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, jb->mt), jb->mr), low_v(L, cl)), low_i(L, jb->C - 1));
+}
+
 /* Depthwise (or MaxPool) over whole channel planes, for unit strides and
  * same-size outputs read from rows without halo columns (narrow maps, whose
  * rows would fill a fraction of a vector): the lanes run along the flattened
@@ -674,13 +692,17 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Til
     int64_t xs[IR_MAX_RANK];
     low_strides(L, x, xs);
     double fill = maxpool ? -INFINITY : 0.0;
-    int n, co, b, kh, kw;
-    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &co) || low_vars(L, 1, "bt", &b) ||
+    int n, cl, b, kh, kw;
+    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &cl) || low_vars(L, 1, "bt", &b) ||
         low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
         return low_oom(L);
     int acc;
     LoopStmt *tile, *kb;
     if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
+        return low_oom(L);
+    const LowBlocks *jb = dw_joins(L, w, x, maxpool);
+    int co = jb ? low_let(L, tile, "co", dw_join_channel(L, jb, cl), 0) : cl;
+    if (co < 0)
         return low_oom(L);
     LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
     int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
@@ -726,9 +748,10 @@ static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const Til
                      nr))
             return low_oom(L);
     }
-    int vars[3] = { n, co, b };
-    int64_t ext[3] = { w->batch, w->channels_out, bt };
-    return low_kernel(L, low_nest(L, 3, vars, ext, tile));
+    int vars[3] = { n, cl, b };
+    int64_t ext[3] = { w->batch, jb ? jb->mr : w->channels_out, bt };
+    LoopStmt *nest = low_nest(L, 3, vars, ext, tile);
+    return jb ? low_join(L, nest) : low_kernel(L, nest);
 }
 
 static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h)
@@ -780,8 +803,9 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
      * (SqueezeNet's first max pool, MobileNetV2's 112x112 and 56x56
      * depthwise layers: 9-19 us each); split between threads, each thread's
      * channels are the ones it wrote and the order is kept. */
-    int co = L->s->threads > 1 ? cl
-             : low_let(L, tile, "co", low_bin(L, LOOP_SUB, low_i(L, w->channels_out - 1), low_v(L, cl)), 0);
+    const LowBlocks *jb = xp == x ? dw_joins(L, w, x, maxpool) : NULL;
+    LoopExpr *cj = jb ? dw_join_channel(L, jb, cl) : low_bin(L, LOOP_SUB, low_i(L, w->channels_out - 1), low_v(L, cl));
+    int co = L->s->threads > 1 && !jb ? cl : low_let(L, tile, "co", cj, 0);
     if (co < 0)
         return low_oom(L);
     LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
@@ -830,8 +854,9 @@ static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo
         if (tile_row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW, 0))
             return low_oom(L);
     int vars[4] = { n, cl, ht, wt };
-    int64_t ext[4] = { w->batch, w->channels_out, oht, owt };
-    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+    int64_t ext[4] = { w->batch, jb ? jb->mr : w->channels_out, oht, owt };
+    LoopStmt *nest = low_nest(L, 4, vars, ext, tile);
+    return jb ? low_join(L, nest) : low_kernel(L, nest);
 }
 
 /* Rows of a block of nr lanes over `rows` rows: as many as the vector
@@ -1289,19 +1314,27 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     }
     int vars[5] = { n, g, mt, oh, pt };
     int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
-    if (tail) {                         /* for n, g, mt { the blocks; the tail } */
-        LoopStmt *last = pw_tail(L, x, OW, nr / 2, mr, n, g, mt, cin, cout, wb, bb), *b = loop_block(L->p);
-        if (!last || !b || low_add(L, b, low_nest(L, 2, vars + 3, ext + 3, tile)) || low_add(L, b, last))
-            return low_oom(L);
-        return low_kernel(L, low_nest(L, 3, vars, ext, b));
-    }
     if (px_outer) {
         int pv[5] = { n, g, oh, pt, mt };
         int64_t pe[5] = { w->batch, G, OH, n_pt, mt_n };
         memcpy(vars, pv, sizeof vars);
         memcpy(ext, pe, sizeof ext);
     }
-    return low_kernel(L, low_nest(L, 5, vars, ext, tile));
+    LoopStmt *body = tile;
+    if (tail) {                         /* for n, g, mt { the blocks; the tail } */
+        LoopStmt *last = pw_tail(L, x, OW, nr / 2, mr, n, g, mt, cin, cout, wb, bb);
+        if (!last || !(body = loop_block(L->p)) || low_add(L, body, low_nest(L, 2, vars + 3, ext + 3, tile)) ||
+            low_add(L, body, last))
+            return low_oom(L);
+    }
+    LoopStmt *nest = low_nest(L, tail ? 3 : 5, vars, ext, body);
+    if (low_kernel(L, nest))
+        return -1;
+    /* channel blocks outermost (below n = 0, g = 0): a depthwise consumer
+     * may make its channels of each block inside the loop (dw_emit) */
+    if (!px_outer && G == 1 && w->batch == 1)
+        L->blocks = (LowBlocks){ L->p->n_kernels - 1, nest, y, mt, mr, cout, nest->u.loop.body->u.loop.body };
+    return 0;
 }
 
 /* A strided 1x1 convolution (ResNet's downsampling shortcuts): the pixels

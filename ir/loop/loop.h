@@ -265,6 +265,15 @@ int loop_binop_is_compare(LoopBinOp op);           /* LT LE EQ NE: result BOOL *
  * also inside indices) or stores (store = 1), in order, repeats included. */
 typedef void (*LoopBufFn)(void *ctx, int buf, int store);
 void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx);
+/* Calls fn(ctx, &buf, &index, store) for each access of s (loads, also
+ * inside indices, and prefetches: store 0; stores: 1), in order; fn may
+ * change the buffer and the index (the walk then descends into the new
+ * index). */
+typedef void (*LoopAccessFn)(void *ctx, int *buf, LoopExpr **index, int store);
+void loop_stmt_accesses(LoopStmt *s, LoopAccessFn fn, void *ctx);
+/* Every access of buffer `from` in s made to buffer `to` at index + shift
+ * (shift copied at each).  0, or -1 out of memory. */
+int loop_stmt_rebase(LoopProgram *p, LoopStmt *s, int from, int to, const LoopExpr *shift);
 /* Structural equality (same kinds, types, constants, variables, buffers). */
 int loop_expr_equal(const LoopExpr *a, const LoopExpr *b);
 

@@ -531,64 +531,102 @@ int loop_expr_equal(const LoopExpr *a, const LoopExpr *b)
 
 /* ---------------------------------------------------------- walkers */
 
-
-static void expr_buffers(const LoopExpr *e, LoopBufFn fn, void *ctx)
+static void expr_accesses(LoopExpr *e, LoopAccessFn fn, void *ctx)
 {
     if (!e)
         return;
     switch (e->kind) {
     case LOOP_E_LOAD:
-        fn(ctx, e->u.load.buf, 0);
-        expr_buffers(e->u.load.index, fn, ctx);
+        fn(ctx, &e->u.load.buf, &e->u.load.index, 0);
+        expr_accesses(e->u.load.index, fn, ctx);
         break;
     case LOOP_E_BIN:
-        expr_buffers(e->u.bin.a, fn, ctx);
-        expr_buffers(e->u.bin.b, fn, ctx);
+        expr_accesses(e->u.bin.a, fn, ctx);
+        expr_accesses(e->u.bin.b, fn, ctx);
         break;
-    case LOOP_E_UN: expr_buffers(e->u.un.a, fn, ctx); break;
+    case LOOP_E_UN: expr_accesses(e->u.un.a, fn, ctx); break;
     case LOOP_E_SELECT:
-        expr_buffers(e->u.sel.cond, fn, ctx);
-        expr_buffers(e->u.sel.a, fn, ctx);
-        expr_buffers(e->u.sel.b, fn, ctx);
+        expr_accesses(e->u.sel.cond, fn, ctx);
+        expr_accesses(e->u.sel.a, fn, ctx);
+        expr_accesses(e->u.sel.b, fn, ctx);
         break;
     case LOOP_E_CALL:
         for (int i = 0; i < e->u.call.n; i++)
-            expr_buffers(e->u.call.args[i], fn, ctx);
+            expr_accesses(e->u.call.args[i], fn, ctx);
         break;
-    case LOOP_E_CAST: expr_buffers(e->u.cast.a, fn, ctx); break;
+    case LOOP_E_CAST: expr_accesses(e->u.cast.a, fn, ctx); break;
     default: break;
     }
 }
 
-void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx)
+void loop_stmt_accesses(LoopStmt *s, LoopAccessFn fn, void *ctx)
 {
     if (!s)
         return;
     switch (s->kind) {
     case LOOP_S_FOR:
-        expr_buffers(s->u.loop.extent, fn, ctx);
-        loop_stmt_buffers(s->u.loop.body, fn, ctx);
+        expr_accesses(s->u.loop.extent, fn, ctx);
+        loop_stmt_accesses(s->u.loop.body, fn, ctx);
         break;
-    case LOOP_S_LET: expr_buffers(s->u.let.value, fn, ctx); break;
-    case LOOP_S_ASSIGN: expr_buffers(s->u.assign.value, fn, ctx); break;
+    case LOOP_S_LET: expr_accesses(s->u.let.value, fn, ctx); break;
+    case LOOP_S_ASSIGN: expr_accesses(s->u.assign.value, fn, ctx); break;
     case LOOP_S_STORE:
-        fn(ctx, s->u.store.buf, 1);
-        expr_buffers(s->u.store.index, fn, ctx);
-        expr_buffers(s->u.store.value, fn, ctx);
+        fn(ctx, &s->u.store.buf, &s->u.store.index, 1);
+        expr_accesses(s->u.store.index, fn, ctx);
+        expr_accesses(s->u.store.value, fn, ctx);
         break;
     case LOOP_S_PREFETCH:
-        fn(ctx, s->u.prefetch.buf, 0);
-        expr_buffers(s->u.prefetch.index, fn, ctx);
+        fn(ctx, &s->u.prefetch.buf, &s->u.prefetch.index, 0);
+        expr_accesses(s->u.prefetch.index, fn, ctx);
         break;
     case LOOP_S_IF:
-        expr_buffers(s->u.cond.cond, fn, ctx);
-        loop_stmt_buffers(s->u.cond.then_, fn, ctx);
-        loop_stmt_buffers(s->u.cond.else_, fn, ctx);
+        expr_accesses(s->u.cond.cond, fn, ctx);
+        loop_stmt_accesses(s->u.cond.then_, fn, ctx);
+        loop_stmt_accesses(s->u.cond.else_, fn, ctx);
         break;
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            loop_stmt_buffers(s->u.block.items[i], fn, ctx);
+            loop_stmt_accesses(s->u.block.items[i], fn, ctx);
         break;
     default: break;
     }
+}
+
+typedef struct BufCtx { LoopBufFn fn; void *ctx; } BufCtx;
+
+static void buf_access(void *ctx, int *buf, LoopExpr **index, int store)
+{
+    (void)index;
+    BufCtx *c = ctx;
+    c->fn(c->ctx, *buf, store);
+}
+
+void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx)
+{
+    BufCtx c = { fn, ctx };
+    loop_stmt_accesses((LoopStmt *)s, buf_access, &c);    /* (buf_access changes nothing) */
+}
+
+typedef struct Rebase { LoopProgram *p; int from, to; const LoopExpr *shift; int oom; } Rebase;
+
+static void rebase_access(void *ctx, int *buf, LoopExpr **index, int store)
+{
+    (void)store;
+    Rebase *r = ctx;
+    if (*buf != r->from)
+        return;
+    LoopExpr *at = loop_bin(r->p, LOOP_ADD, *index, loop_expr_copy(r->p, r->shift));
+    if (!at) {
+        r->oom = 1;
+        return;
+    }
+    *buf = r->to;
+    *index = at;
+}
+
+int loop_stmt_rebase(LoopProgram *p, LoopStmt *s, int from, int to, const LoopExpr *shift)
+{
+    Rebase r = { p, from, to, shift, 0 };
+    loop_stmt_accesses(s, rebase_access, &r);
+    return r.oom ? -1 : 0;
 }

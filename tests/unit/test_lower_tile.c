@@ -728,6 +728,23 @@ static void test_direct_row_parts(void **state)
     }
 }
 
+/* MobileNetV2's expansion and depthwise layer: x [1, cin, hw, hw] -> 1x1
+ * conv to cout (e) -> 3x3 depthwise conv, pad 1 (d), each followed by a
+ * Relu when `relu`; the result, and in *mid (when given) the depthwise
+ * layer's input. */
+static int expand_dw(TG *t, int64_t cin, int64_t cout, int64_t hw, int64_t stride, int relu, int *mid, uint64_t seed)
+{
+    int x = tg_input(t, "x", IR_DT_F32, TG_INTS(1, cin, hw, hw));
+    int e = conv_node(t, "e", x, cin, cout, 1, 0, 1, &seed);
+    if (relu)
+        e = tg_node(t, IR_OP_Relu, "e_relu", 1, &e, 1);
+    int d = conv_node(t, "d", e, cout, cout, 3, 1, cout, &seed);
+    tg_ints(t, IR_A_strides, TG_INTS(stride, stride));
+    if (mid)
+        *mid = e;
+    return relu ? tg_node(t, IR_OP_Relu, "d_relu", 1, &d, 1) : d;
+}
+
 /* The halo a depthwise conv reads around its input's channels: a
  * pointwise producer stores the stretches between the channels itself, in
  * the first block of each channel block (no fill kernel: a 16 -> 96 and a
@@ -741,12 +758,9 @@ static void test_parallel_halo_fill(void **state)
     (void)state;
     const struct { int64_t cin, cout, hw; int fills; } cases[3] = { { 16, 96, 28, 0 }, { 16, 8, 28, 0 }, { 64, 384, 7, 1 } };
     for (int i = 0; i < 3; i++) {
-        uint64_t seed = 29;
         TG t;
         tg_start(&t, "halo_fill_on_2_threads");
-        int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, cases[i].cin, cases[i].hw, cases[i].hw));
-        int e = conv_node(&t, "e", x, cases[i].cin, cases[i].cout, 1, 0, 1, &seed);
-        tg_output(&t, conv_node(&t, "d", e, cases[i].cout, cases[i].cout, 3, 1, cases[i].cout, &seed));
+        tg_output(&t, expand_dw(&t, cases[i].cin, cases[i].cout, cases[i].hw, 1, 0, NULL, 29));
         if (pass_infer(t.g, &t.d) != 0)
             fail_diag("infer", &t.d);
         PassSchedule s = pass_schedule_cpu(512);
@@ -771,6 +785,55 @@ static void test_parallel_halo_fill(void **state)
     }
 }
 
+/* A pointwise expansion and the depthwise layer reading it, in one kernel
+ * (low_join): per channel block of the expansion, its channels of the
+ * depthwise output, the expansion's output a slot of mr + 1 channels per
+ * task instead of the whole tensor (96 = 8 blocks of 12; 40 = 4 of 10,
+ * stride 2; 30 = 3 of 10, parts of 2 and 1 at 2 threads).  Not when the
+ * expansion's output has another reader. */
+static void test_join_depthwise(void **state)
+{
+    (void)state;
+    const struct { int64_t cin, cout, hw, stride; int shared; } cases[4] = {
+        { 16, 96, 28, 1, 0 }, { 16, 40, 14, 2, 0 }, { 8, 30, 12, 1, 0 }, { 16, 96, 28, 1, 1 } };
+    for (int i = 0; i < 4; i++) {
+        TG t;
+        tg_start(&t, "join_depthwise");
+        int er;
+        tg_output(&t, expand_dw(&t, cases[i].cin, cases[i].cout, cases[i].hw, cases[i].stride, 1, &er, 31));
+        if (cases[i].shared)
+            tg_output(&t, er);
+        if (pass_infer(t.g, &t.d) != 0 || pass_fuse(t.g, &t.d) < 0)      /* the Relus into the convs' kernels */
+            fail_diag("infer", &t.d);
+        PassSchedule s = pass_schedule_cpu(512);
+        s.threads = 2;
+        s.parallel_min_model_flops = s.parallel_min_flops = 0;
+        UtilDiag dg;
+        util_diag_init(&dg);
+        LoopProgram *p = pass_lower(t.g, &s, &dg);
+        if (!p)
+            fail_diag("lower", &dg);
+        pass_apply_schedule(p, &s);
+        int joined = 0, slots = 0;
+        for (int k = 0; k < p->n_kernels; k++)
+            joined += p->kernels[k].n_nodes == 4;         /* e, e_relu, d, d_relu */
+        for (int b = 0; b < p->n_bufs; b++)
+            slots += loop_buf_has_halo(&p->bufs[b]) && p->bufs[b].shape.dims[1] < cases[i].cout;
+        assert_int_equal(joined, !cases[i].shared);
+        assert_int_equal(slots, !cases[i].shared);
+        if (!cases[i].shared) {                           /* the block loop split in two parts, one a task */
+            const LoopStmt *b = p->kernels[p->n_kernels - 1].body;
+            while (b->kind == LOOP_S_FOR && b->u.loop.kind == LOOP_SERIAL && b->u.loop.extent->u.i == 1)
+                b = b->u.loop.body;
+            assert_int_equal(b->kind, LOOP_S_FOR);
+            assert_int_equal(b->u.loop.kind, LOOP_PARALLEL);
+            assert_int_equal(b->u.loop.extent->u.i, 2);
+        }
+        loop_program_free(p);
+        run(&t);                                          /* values (a NaN workspace: the halo stretches stored) */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -788,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_parallel_collapse),
         cmocka_unit_test(test_direct_row_parts),
         cmocka_unit_test(test_parallel_halo_fill),
+        cmocka_unit_test(test_join_depthwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
