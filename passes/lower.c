@@ -465,9 +465,10 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
     const LoopBuf *B = &p->bufs[k->buf];
     const LoopExpr *ext = k->loop->u.loop.extent;
     if (r[1] || B->storage != LOOP_ST_WORKSPACE || !loop_buf_has_halo(B) || B->shape.dims[0] != 1 ||
-        ext->kind != LOOP_E_INT)
+        ext->kind != LOOP_E_INT || ext->u.i < 1)
         return 0;
-    int64_t E = ext->u.i, S = L->s->threads < E ? L->s->threads : E, Q = (E + S - 1) / S, mr = k->mr;
+    int64_t E = ext->u.i, T = L->s->threads > 1 ? L->s->threads : 1, S = T < E ? T : E;
+    int64_t Q = (E + S - 1) / S, mr = k->mr;
     int64_t rs = B->strides[2], cs = B->strides[1], front = B->base - (int64_t)B->halo_rows * rs;
     int64_t lead = B->halo_cols + (int64_t)B->halo_rows * rs;     /* the stretch before a channel (low_halo_fill) */
     LoopBuf *nb = &p->bufs[k->buf];               /* the same layout over fewer channels */
