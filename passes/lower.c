@@ -464,8 +464,10 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
         r[1] += p->bufs[i].alias_of == k->buf;
     const LoopBuf *B = &p->bufs[k->buf];
     const LoopExpr *ext = k->loop->u.loop.extent;
-    if (r[1] || B->storage != LOOP_ST_WORKSPACE || !loop_buf_has_halo(B) || B->shape.dims[0] != 1 ||
-        ext->kind != LOOP_E_INT || ext->u.i < 1)
+    int halo = loop_buf_has_halo(B);
+    if (r[1] || B->storage != LOOP_ST_WORKSPACE || B->shape.rank != 4 || B->shape.dims[0] != 1 ||
+        ext->kind != LOOP_E_INT || ext->u.i < 1 ||
+        (!halo && (B->base || B->strides[1] != B->shape.dims[2] * B->shape.dims[3] || B->strides[2] != B->shape.dims[3])))
         return 0;
     int64_t E = ext->u.i, T = L->s->threads > 1 ? L->s->threads : 1, S = T < E ? T : E;
     int64_t Q = (E + S - 1) / S, mr = k->mr;
@@ -473,7 +475,9 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
     int64_t lead = B->halo_cols + (int64_t)B->halo_rows * rs;     /* the stretch before a channel (low_halo_fill) */
     LoopBuf *nb = &p->bufs[k->buf];               /* the same layout over fewer channels */
     nb->shape.dims[1] = S * (mr + 1);
-    if (loop_buf_halo(p, k->buf, nb->halo_rows, nb->halo_cols, (int)front, nb->halo_fill, nb->slack))
+    nb->strides[0] = nb->shape.dims[1] * cs;
+    nb->bytes = (nb->strides[0] + nb->slack) * (int64_t)ir_dtype_size(nb->dtype);
+    if (halo && loop_buf_halo(p, k->buf, nb->halo_rows, nb->halo_cols, (int)front, nb->halo_fill, nb->slack))
         return low_oom(L);
     int mt = k->mt, slot = -1, q, j;
     if (S > 1) {
@@ -498,6 +502,10 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
     LoopStmt *stretch = st ? low_nest(L, 1, &j, &lead, st) : NULL;
     if (!stretch || low_add(L, b, stretch))
         return low_oom(L);
+    if (!lead) {                                   /* no halo: nothing to store */
+        b->u.block.n--;
+        return 0;
+    }
     LoopStmt *dw = b->u.block.items[1];             /* [the producer's, the consumer's]: the stretch before the consumer's */
     b->u.block.items[1] = b->u.block.items[2];
     b->u.block.items[2] = dw;

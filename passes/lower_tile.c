@@ -648,7 +648,7 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
  * kernel of its own. */
 static const LowBlocks *dw_joins(Low *L, const IrWindow *w, int x, int maxpool)
 {
-    const LowBlocks *jb = maxpool || w->group != w->channels_out || w->channels_in != w->channels_out
+    const LowBlocks *jb = (!maxpool && w->group != w->channels_out) || w->channels_in != w->channels_out
                           ? NULL : low_blocks_of(L, x);
     return jb && jb->C == w->channels_out ? jb : NULL;
 }
@@ -1017,7 +1017,12 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
             return low_oom(L);
     int vars[6] = { n, g, t, oh, wt_ }, split[6] = { n, g, rp, t, ohl, wt_ };
     int64_t ext[6] = { w->batch, G, ct, OH, owt }, split_ext[6] = { w->batch, G, RP, ct, OHP, owt };
-    return low_kernel(L, rows_split ? low_nest(L, 6, split, split_ext, tile) : low_nest(L, 5, vars, ext, tile));
+    LoopStmt *nest = rows_split ? low_nest(L, 6, split, split_ext, tile) : low_nest(L, 5, vars, ext, tile);
+    if (low_kernel(L, nest))
+        return -1;
+    if (!rows_split && G == 1 && w->batch == 1)     /* channel blocks outermost: a depthwise consumer may join */
+        L->blocks = (LowBlocks){ L->p->n_kernels - 1, nest, low_out(L, 0), t, mr, cout, nest->u.loop.body->u.loop.body };
+    return 0;
 }
 
 /* Step k of a pointwise block's reduction: acc[r*npos + j][:] += W[co_r, k]

@@ -615,6 +615,7 @@ static void long_chain_case(const char *name, int conv)
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
     LoopProgram *p = lower_512(t.g);
+    { UtilBuf ub; util_buf_init(&ub); loop_print(p, &ub); fwrite(ub.data, 1, ub.len, stderr); util_buf_free(&ub); }
     assert_int_equal(p->n_kernels, 1);            /* one kernel: the whole chain is its epilogue */
     loop_program_free(p);
     run(&t);
@@ -834,6 +835,44 @@ static void test_join_depthwise(void **state)
     }
 }
 
+/* SqueezeNet's stem and first max pool: a direct-form 3x3/2 conv on an
+ * image, in blocks of output channels (at 512 bits 4 of 10, parts of 2 at
+ * 2 threads), and a 3x3/2 max pool joined to its kernel, the conv's output
+ * (no halo: the pool's windows fit) cut down to a slot per task.  Values
+ * against the interpreter at 128/256/512 bits. */
+static void test_join_pool(void **state)
+{
+    (void)state;
+    uint64_t seed = 37;
+    TG t;
+    tg_start(&t, "join_pool");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 3, 43, 43));     /* 21x21, pooled to 10x10 */
+    int c = conv_node(&t, "stem", x, 3, 40, 3, 0, 1, &seed);
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+    int r = tg_node(&t, IR_OP_Relu, "stem_relu", 1, &c, 1);
+    int m = tg_node(&t, IR_OP_MaxPool, "pool", 1, &r, 1);
+    tg_ints(&t, IR_A_kernel_shape, TG_INTS(3, 3));
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+    tg_int(&t, IR_A_ceil_mode, 1);
+    tg_output(&t, m);
+    if (pass_infer(t.g, &t.d) != 0 || pass_fuse(t.g, &t.d) < 0)
+        fail_diag("infer", &t.d);
+    PassSchedule s = pass_schedule_cpu(512);
+    s.threads = 2;
+    UtilDiag d;
+    util_diag_init(&d);
+    LoopProgram *p = pass_lower(t.g, &s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    assert_int_equal(p->kernels[p->n_kernels - 1].n_nodes, 3);         /* stem, stem_relu, pool */
+    int slots = 0;
+    for (int b = 0; b < p->n_bufs; b++)                 /* the conv's output: 2 slots of 10 + 1 channels */
+        slots += strncmp(p->bufs[b].name, "stem_relu", 9) == 0 && p->bufs[b].shape.dims[1] < 40;
+    assert_int_equal(slots, 1);
+    loop_program_free(p);
+    run(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -852,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_direct_row_parts),
         cmocka_unit_test(test_parallel_halo_fill),
         cmocka_unit_test(test_join_depthwise),
+        cmocka_unit_test(test_join_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
