@@ -926,6 +926,19 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
     int64_t extra = need > have ? need - have : 0;
     int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
+    /* With threads, a layer on an image (at most 4 input channels) with no
+     * more blocks of output channels than threads is split by output rows:
+     * RP parts of OHP rows (the last part's rows past the end repeat the
+     * last row), each all the channel blocks of its rows, so each thread
+     * reads its part of the input instead of all of it.  MobileNetV2's
+     * 3x3/2 stem (32 channels: 2 blocks) at 2 threads 134 -> 87 us;
+     * SqueezeNet's (64: 4 blocks) ran 8 us slower so, its max pool 24. */
+    int64_t RP = L->s->threads > 1 ? L->s->threads : 1, OHP = tile_part_len(L, OH);
+    int rows_split = OHP < OH && ct <= RP && G == 1 && cin <= 4, rp = -1, ohl = -1;
+    /* otherwise its output's halo rows with each channel's first block
+     * (taken before a padded copy of the input is made: the halo kernel
+     * must be the last one) */
+    int64_t lead = rows_split ? 0 : low_halo_take_rows(L);
     int64_t xoff = 0;
     int masked = 0;
     int xp = tile_in_place(L, x, w, h, &xoff, &masked) ? x : tile_pad_input(L, x, w, 0, extra, slack, 0.0);
@@ -962,15 +975,6 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     LoopStmt *tile, *kb;
     if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
         return low_oom(L);
-    /* With threads, a layer on an image (at most 4 input channels) with no
-     * more blocks of output channels than threads is split by output rows:
-     * RP parts of OHP rows (the last part's rows past the end repeat the
-     * last row), each all the channel blocks of its rows, so each thread
-     * reads its part of the input instead of all of it.  MobileNetV2's
-     * 3x3/2 stem (32 channels: 2 blocks) at 2 threads 134 -> 87 us;
-     * SqueezeNet's (64: 4 blocks) ran 8 us slower so, its max pool 24. */
-    int64_t RP = L->s->threads > 1 ? L->s->threads : 1, OHP = tile_part_len(L, OH);
-    int rows_split = OHP < OH && ct <= RP && G == 1 && cin <= 4, rp = -1, ohl = -1;
     if (rows_split) {
         if (low_vars(L, 1, "rp", &rp) || low_vars(L, 1, "ohl", &ohl))
             return low_oom(L);
@@ -987,6 +991,9 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
         return low_oom(L);
     int co[TILE_MAX_MR];
     if (channel_rows(L, tile, acc, mr, nr, g, t, cout, bb, co))
+        return low_oom(L);
+    LoopExpr *first = low_bin(L, LOOP_EQ, add(L, low_v(L, oh), low_v(L, wt_)), low_i(L, 0));
+    if (lead && tile_halo_rows(L, tile, first, n, co, mr, lead))
         return low_oom(L);
     LoopExpr *kf = add(L, mul(L, add(L, mul(L, low_v(L, ci), KH), low_v(L, kh)), KW), low_v(L, kw));
     LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), ct), low_v(L, t)), K), kf), mr);

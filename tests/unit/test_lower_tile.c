@@ -871,6 +871,31 @@ static void test_join_pool(void **state)
     assert_int_equal(slots, 1);
     loop_program_free(p);
     run(&t);
+
+    /* MobileNetV2's stem and first depthwise layer at 1 thread: the direct
+     * form stores its output's halo rows itself (no fill kernel), so the
+     * depthwise layer joins it with slots: the image's padded copy and one
+     * kernel (at 2 threads, 512 bits in run(), the stem splits its rows and
+     * a fill kernel comes back) */
+    tg_start(&t, "join_stem_dw");
+    x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 3, 40, 40));
+    c = conv_node(&t, "stem", x, 3, 32, 3, 1, 1, &seed);
+    tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
+    tg_output(&t, conv_node(&t, "dw", c, 32, 32, 3, 1, 32, &seed));
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    s = pass_schedule_cpu(512);
+    if (!(p = pass_lower(t.g, &s, &d)))
+        fail_diag("lower", &d);
+    assert_int_equal(p->n_kernels, 2);                  /* the copy, then stem + dw */
+    assert_true(p->kernels[0].moves);
+    assert_int_equal(p->kernels[1].n_nodes, 2);
+    slots = 0;
+    for (int b = 0; b < p->n_bufs; b++)
+        slots += strncmp(p->bufs[b].name, "stem_out", 8) == 0 && p->bufs[b].shape.dims[1] < 32;
+    assert_int_equal(slots, 1);
+    loop_program_free(p);
+    run(&t);
 }
 
 int main(void)
