@@ -20,8 +20,8 @@
  * each iteration writing every element of channels [mt*mr, mt*mr + mr)
  * (clamped to C - 1) of buffer buf and nothing else of it: a consumer that
  * reads channel c of buf only to make its own channel c (a depthwise
- * convolution) may run inside that loop, right after the block is made
- * (low_join). */
+ * convolution, a max pool) may run inside that loop, right after the block
+ * is made (low_join). */
 typedef struct LowBlocks {
     int kernel;             /* -1: none */
     const LoopStmt *body;   /* that kernel's body (checked: kernels are only appended, but a halo

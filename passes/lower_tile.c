@@ -636,16 +636,10 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
     return tile_halo_cols(L, tile, row, low_v(L, ow0), nr, OW);
 }
 
-/* Depthwise (one input channel per output channel, 2-D): the lanes run
- * along an output row (NR positions), a block is MR rows of it; each tap
- * broadcasts one weight:
- *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
- * The padded input has enough columns for the last block's lanes, and the
- * lanes past the row's end are masked at the store. */
-/* A depthwise layer (one output channel per input channel) reading x as
- * made, in channel blocks, by the kernel just built: it joins that kernel
- * (low_join), the channels of each block made right after it.  NULL: a
- * kernel of its own. */
+/* A depthwise layer (one output channel per input channel) or max pool
+ * reading x as made, in channel blocks, by the kernel just built: it joins
+ * that kernel (low_join), the channels of each block made right after it.
+ * NULL: a kernel of its own. */
 static const LowBlocks *dw_joins(Low *L, const IrWindow *w, int x, int maxpool)
 {
     const LowBlocks *jb = (!maxpool && w->group != w->channels_out) || w->channels_in != w->channels_out
@@ -660,6 +654,20 @@ static LoopExpr *dw_join_channel(Low *L, const LowBlocks *jb, int cl)
     return low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, jb->mt), jb->mr), low_v(L, cl)), low_i(L, jb->C - 1));
 }
 
+/* Kernel nest (n, g, mt, ...: n and g of one iteration) just built makes
+ * buffer y in blocks of mr of its C channels, block mt outermost: a
+ * depthwise layer or max pool reading y may join it (LowBlocks). */
+static void tile_blocks(Low *L, LoopStmt *nest, int y, int mt, int mr, int64_t C)
+{
+    L->blocks = (LowBlocks){ L->p->n_kernels - 1, nest, y, mt, mr, C, nest->u.loop.body->u.loop.body };
+}
+
+/* Depthwise (one input channel per output channel, 2-D): the lanes run
+ * along an output row (NR positions), a block is MR rows of it; each tap
+ * broadcasts one weight:
+ *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
+ * The padded input has enough columns for the last block's lanes, and the
+ * lanes past the row's end are masked at the store. */
 /* Depthwise (or MaxPool) over whole channel planes, for unit strides and
  * same-size outputs read from rows without halo columns (narrow maps, whose
  * rows would fill a fraction of a vector): the lanes run along the flattened
@@ -1027,8 +1035,8 @@ static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const 
     LoopStmt *nest = rows_split ? low_nest(L, 6, split, split_ext, tile) : low_nest(L, 5, vars, ext, tile);
     if (low_kernel(L, nest))
         return -1;
-    if (!rows_split && G == 1 && w->batch == 1)     /* channel blocks outermost: a depthwise consumer may join */
-        L->blocks = (LowBlocks){ L->p->n_kernels - 1, nest, low_out(L, 0), t, mr, cout, nest->u.loop.body->u.loop.body };
+    if (!rows_split && G == 1 && w->batch == 1)
+        tile_blocks(L, nest, low_out(L, 0), t, mr, cout);
     return 0;
 }
 
@@ -1342,10 +1350,8 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
     LoopStmt *nest = low_nest(L, tail ? 3 : 5, vars, ext, body);
     if (low_kernel(L, nest))
         return -1;
-    /* channel blocks outermost (below n = 0, g = 0): a depthwise consumer
-     * may make its channels of each block inside the loop (dw_emit) */
     if (!px_outer && G == 1 && w->batch == 1)
-        L->blocks = (LowBlocks){ L->p->n_kernels - 1, nest, y, mt, mr, cout, nest->u.loop.body->u.loop.body };
+        tile_blocks(L, nest, y, mt, mr, cout);
     return 0;
 }
 
