@@ -441,8 +441,8 @@ static void count_refs(void *ctx, int buf, int store)
     r[1] += buf == r[0];
 }
 
-/* A joined kernel's block buffer (halo'd, read and written by this kernel
- * only) cut down to a slot of mr + 1 channels per task: block mt's channel
+/* A joined kernel's block buffer (read and written by this kernel only,
+ * halo'd or row-major) cut down to a slot of mr + 1 channels per task: block mt's channel
  * mt*mr + c at channel c of its task's slot, so each block is made and read
  * in the same lines of the core's cache, which are never written back,
  * instead of a whole tensor passing through (MobileNetV2's 112x112
@@ -465,9 +465,9 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
     const LoopBuf *B = &p->bufs[k->buf];
     const LoopExpr *ext = k->loop->u.loop.extent;
     int halo = loop_buf_has_halo(B);
-    if (r[1] || B->storage != LOOP_ST_WORKSPACE || B->shape.rank != 4 || B->shape.dims[0] != 1 ||
-        ext->kind != LOOP_E_INT || ext->u.i < 1 ||
-        (!halo && (B->base || B->strides[1] != B->shape.dims[2] * B->shape.dims[3] || B->strides[2] != B->shape.dims[3])))
+    const int64_t *d = B->shape.dims;
+    if (r[1] || B->storage != LOOP_ST_WORKSPACE || B->shape.rank != 4 || d[0] != 1 || ext->kind != LOOP_E_INT ||
+        ext->u.i < 1 || (!halo && (B->base || B->strides[1] != d[2] * d[3] || B->strides[2] != d[3])))
         return 0;
     int64_t E = ext->u.i, T = L->s->threads > 1 ? L->s->threads : 1, S = T < E ? T : E;
     int64_t Q = (E + S - 1) / S, mr = k->mr;
@@ -495,20 +495,20 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
     }
     LoopExpr *at = slot >= 0 ? low_bin(L, LOOP_MUL, low_v(L, slot), low_i(L, (mr + 1) * cs)) : low_i(L, 0);
     LoopExpr *shift = low_bin(L, LOOP_SUB, at, low_bin(L, LOOP_MUL, low_v(L, mt), low_i(L, mr * cs)));
-    if (!shift || loop_stmt_rebase(p, b, k->buf, k->buf, shift) || low_vars(L, 1, "hr", &j))
+    if (!shift || loop_stmt_rebase(p, b, k->buf, k->buf, shift))
         return low_oom(L);
-    LoopExpr *si = low_bin(L, LOOP_ADD, loop_expr_copy(p, at), low_bin(L, LOOP_ADD, low_i(L, mr * cs - lead), low_v(L, j)));
+    if (!lead)
+        return 0;                                  /* no halo: nothing between the channels */
+    if (low_vars(L, 1, "hr", &j))
+        return low_oom(L);
+    LoopExpr *si = low_bin(L, LOOP_ADD, loop_expr_copy(p, at),
+                           low_bin(L, LOOP_ADD, low_i(L, mr * cs - lead), low_v(L, j)));
     LoopStmt *st = low_store(L, k->buf, si, low_const(L, nb->dtype, nb->halo_fill));
     LoopStmt *stretch = st ? low_nest(L, 1, &j, &lead, st) : NULL;
-    if (!stretch || low_add(L, b, stretch))
+    if (!stretch || low_add(L, b, stretch))        /* [the producer's, the consumer's, the stretch] */
         return low_oom(L);
-    if (!lead) {                                   /* no halo: nothing to store */
-        b->u.block.n--;
-        return 0;
-    }
-    LoopStmt *dw = b->u.block.items[1];             /* [the producer's, the consumer's]: the stretch before the consumer's */
-    b->u.block.items[1] = b->u.block.items[2];
-    b->u.block.items[2] = dw;
+    b->u.block.items[2] = b->u.block.items[1];     /* the stretch before the consumer's */
+    b->u.block.items[1] = stretch;
     return 0;
 }
 
