@@ -425,13 +425,17 @@ const LowBlocks *low_blocks_of(Low *L, int b)
     const LowBlocks *k = &L->blocks;
     int t = L->n->n_in > 0 ? L->n->in[0] : -1;
     if (k->kernel < 0 || k->kernel != L->p->n_kernels - 1 || L->p->kernels[k->kernel].body != k->body ||
-        k->buf != b || t < 0 || L->tbuf[t] != b || graph_output_pos(L->g, t) >= 0)
+        k->buf != b || t < 0 || L->tbuf[t] != b || !L->uses || L->uses[t] != 1 ||  /* read by this node only */
+        graph_output_pos(L->g, t) >= 0)
         return NULL;
-    for (int i = 0; i < L->g->n_nodes; i++)
-        for (int j = 0; !L->g->nodes[i].dead && j < L->g->nodes[i].n_in; j++)
-            if (L->g->nodes[i].in[j] == t && (i != L->node || j != 0))
-                return NULL;
     return k;
+}
+
+/* The stretch of halo before each channel of halo'd buffer B (and after
+ * the last): the halo rows and the columns of the row before. */
+static int64_t halo_stretch(const LoopBuf *B)
+{
+    return B->halo_cols + (int64_t)B->halo_rows * B->strides[2];
 }
 
 static void count_refs(void *ctx, int buf, int store)
@@ -472,7 +476,7 @@ static int join_slots(Low *L, LowBlocks *k, LoopStmt *b)
     int64_t E = ext->u.i, T = L->s->threads > 1 ? L->s->threads : 1, S = T < E ? T : E;
     int64_t Q = (E + S - 1) / S, mr = k->mr;
     int64_t rs = B->strides[2], cs = B->strides[1], front = B->base - (int64_t)B->halo_rows * rs;
-    int64_t lead = B->halo_cols + (int64_t)B->halo_rows * rs;     /* the stretch before a channel (low_halo_fill) */
+    int64_t lead = halo_stretch(B);
     LoopBuf *nb = &p->bufs[k->buf];               /* the same layout over fewer channels */
     nb->shape.dims[1] = S * (mr + 1);
     nb->strides[0] = nb->shape.dims[1] * cs;
@@ -564,7 +568,7 @@ int low_halo_fill(Low *L, int b, int producer_cols)
 {
     const LoopBuf *B = low_buf(L, b);
     int64_t nc = B->shape.dims[0] * B->shape.dims[1], H = B->shape.dims[2], W = B->shape.dims[3];
-    int64_t rs = B->strides[2], cs = B->strides[1], hc = B->halo_cols, lead = hc + (int64_t)B->halo_rows * rs;
+    int64_t rs = B->strides[2], cs = B->strides[1], hc = B->halo_cols, lead = halo_stretch(B);
     /* (elements before the first halo row beyond hc, LoopBuf.base, are only
      * ever read by lanes whose values are discarded: not filled) */
     int v[2], u[3];
@@ -926,10 +930,10 @@ static int available(const Low *L, int t)
 
 /* How many nodes after node i are computed in its kernel: the run of nodes
  * marked fused (passes/fuse.c) when it forms a valid group (re-checked here
- * with uses[t], the number of live node inputs reading tensor t), else 0 and
- * every node gets its own kernel. */
-static int fused_members(const Low *L, int i, const int *uses, const PassSchedule *s)
+ * with L->uses), else 0 and every node gets its own kernel. */
+static int fused_members(const Low *L, int i, const PassSchedule *s)
 {
+    const int *uses = L->uses;
     const IrGraph *g = L->g;
     const IrNode *h = &g->nodes[i];
     if (!uses || i + 1 >= g->n_nodes || !g->nodes[i + 1].fused || !pass_fuse_head(g, h))
@@ -980,6 +984,7 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
     /* uses per tensor, to re-check fused groups (NULL when out of memory:
      * no fusion) */
     int *uses = calloc((size_t)g->n_tensors + 1, sizeof *uses);
+    L.uses = uses;
     for (int i = 0; uses && i < g->n_nodes; i++)
         for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++)
             if (g->nodes[i].in[k] >= 0)
@@ -987,12 +992,13 @@ LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d)
     for (int i = 0; r == 0 && i < g->n_nodes; i++) {
         L.node = i;
         L.n = &g->nodes[i];
-        L.fuse_n = g->nodes[i].dead ? 0 : fused_members(&L, i, uses, s);
+        L.fuse_n = g->nodes[i].dead ? 0 : fused_members(&L, i, s);
         r = lower_node(&L, s);
         i += L.fuse_n;
         L.fuse_n = 0;
     }
     free(uses);
+    L.uses = NULL;
     /* outputs not written in place by their producer: copy kernels */
     for (int o = 0; r == 0 && o < g->n_outputs; o++) {
         int t = g->outputs[o], b = tbuf[t];

@@ -54,6 +54,7 @@ typedef struct Low {
     LowBlocks blocks;       /* the last kernel built in channel blocks a consumer may join (kept
                              * across nodes; kernel -1: none) */
     int joined;             /* this node's nest went into earlier kernel `joined` (low_join), or -1 */
+    const int *uses;        /* per tensor, the live node inputs reading it (pass_lower), or NULL */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
