@@ -1206,8 +1206,9 @@ static int pw_emit(Low *L, const IrWindow *w, int x, int y)
         nr /= 2;
         npos = 1;
     }
-    if (nr < 2 * npos)
-        npos = 1;
+    if (nr < 2 * npos || (rows && OW % nr == 0))
+        npos = 1;                       /* rows a whole number of blocks: one piece of NR lanes, not two of NR/2
+                                           (MobileNetV1's 48x48: 16-lane vectors instead of 8-lane ones) */
     int vw = nr / npos, mr = tile_pick_mr(L, nr, cout);
     int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
     /* A plane whose last two-register block would be mostly idle ends in a

@@ -790,14 +790,16 @@ static void test_parallel_halo_fill(void **state)
  * (low_join): per channel block of the expansion, its channels of the
  * depthwise output, the expansion's output a slot of mr + 1 channels per
  * task instead of the whole tensor (96 = 8 blocks of 12; 40 = 4 of 10,
- * stride 2; 30 = 3 of 10, parts of 2 and 1 at 2 threads).  Not when the
- * expansion's output has another reader. */
+ * stride 2; 30 = 3 of 10, parts of 2 and 1 at 2 threads; rows of 48 and
+ * 32, a whole number of one-register and two-register blocks, in pieces of
+ * a whole block).  Not when the expansion's output has another reader. */
 static void test_join_depthwise(void **state)
 {
     (void)state;
-    const struct { int64_t cin, cout, hw, stride; int shared; } cases[4] = {
-        { 16, 96, 28, 1, 0 }, { 16, 40, 14, 2, 0 }, { 8, 30, 12, 1, 0 }, { 16, 96, 28, 1, 1 } };
-    for (int i = 0; i < 4; i++) {
+    const struct { int64_t cin, cout, hw, stride; int shared; } cases[6] = {
+        { 16, 96, 28, 1, 0 }, { 16, 40, 14, 2, 0 }, { 8, 30, 12, 1, 0 }, { 16, 96, 28, 1, 1 },
+        { 8, 32, 48, 2, 0 }, { 16, 48, 32, 1, 0 } };
+    for (int i = 0; i < 6; i++) {
         TG t;
         tg_start(&t, "join_depthwise");
         int er;
