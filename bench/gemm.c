@@ -4,11 +4,13 @@
  * bench/models.py --gemm) compiled with `dlcc model.onnx -O2 --name g`:
  *
  *     cc -O2 -I DIR -DGEMM_N=n bench/gemm.c DIR/g.o -lopenblas -lm -o gemm
- *     gemm RUNS WARMUP [dlcc|blas|both] [BUDGET_S]
+ *     gemm RUNS WARMUP [dlcc|blas|both] [BUDGET_S] [ROUNDS]
  *
  * Both sides get the same seeded random inputs in [-1, 1).  Each is timed with CLOCK_MONOTONIC
- * around RUNS calls after WARMUP calls, except that the timed loop stops early (after at least one
- * call) once BUDGET_S seconds of timed calls have passed: dlcc's naive MatMul needs minutes at
+ * around RUNS calls after WARMUP calls; with `both` (the default) the two sides alternate in ROUNDS
+ * rounds (default 5) of about RUNS/ROUNDS calls each, as the models' peers do (bench/peers.py), so
+ * that a slow stretch of a shared machine slows both alike.  A side's timed calls stop early (after
+ * at least one) once BUDGET_S seconds of them have passed: dlcc's naive MatMul needs minutes at
  * 2048³, and the line says how many runs were made.  The line per side is
  *     dlcc|blas median_ms=M min_ms=N gflops=G runs=R check=ok|MISMATCH max_rel_err=E
  * where GFLOPS = 2·n³ / median, and the check compares 256 sampled entries of C with a double
@@ -63,23 +65,22 @@ static void gemm_blas(const float *a, const float *b, float *c, void *ws)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
 }
 
-/* Times fn and checks its result; returns 1 when the check fails. */
-static int bench(const char *label, void (*fn)(const float *, const float *, float *, void *), const float *a,
-                 const float *b, float *c, void *ws, int runs, int warmup, double budget_ms)
+/* Calls fn until t[0..upto) is filled or, past the first call, budget_ms of timed calls (*total)
+ * are spent; *done counts the calls timed so far. */
+static void time_calls(void (*fn)(const float *, const float *, float *, void *), const float *a, const float *b,
+                       float *c, void *ws, double *t, int *done, int upto, double *total, double budget_ms)
 {
-    memset(c, 0, sizeof(float) * N * N);
-    for (int i = 0; i < warmup; i++)
-        fn(a, b, c, ws);
-    double *t = malloc(sizeof *t * (size_t)runs);
-    double total = 0;
-    int done = 0;
-    while (done < runs && (done == 0 || total < budget_ms)) {
+    while (*done < upto && (*done == 0 || *total < budget_ms)) {
         double t0 = now_ms();
         fn(a, b, c, ws);
-        t[done] = now_ms() - t0;
-        total += t[done++];
+        t[*done] = now_ms() - t0;
+        *total += t[(*done)++];
     }
-    runs = done;
+}
+
+/* Prints the line of one side (times t[0..runs), result c); returns 1 when the check fails. */
+static int report(const char *label, double *t, int runs, const float *a, const float *b, const float *c)
+{
     double med = sort_median(t, runs);
     uint64_t s = 12345;
     double worst = 0;
@@ -97,26 +98,33 @@ static int bench(const char *label, void (*fn)(const float *, const float *, flo
     }
     printf("%s median_ms=%.6f min_ms=%.6f gflops=%.3f runs=%d check=%s max_rel_err=%.3g", label, med, t[0],
            2.0 * N * N * (double)N / (med * 1e6), runs, bad ? "MISMATCH" : "ok", worst);
-    free(t);
+    if (!strcmp(label, "blas"))
+        printf(" kernel=%s threads=%d", openblas_get_corename(), openblas_get_num_threads());
+    printf("\n");
     return bad;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 5) {
-        fprintf(stderr, "usage: gemm RUNS WARMUP [dlcc|blas|both] [BUDGET_S]\n");
+    if (argc < 3 || argc > 6) {
+        fprintf(stderr, "usage: gemm RUNS WARMUP [dlcc|blas|both] [BUDGET_S] [ROUNDS]\n");
         return 2;
     }
     int runs = atoi(argv[1]), warmup = atoi(argv[2]);
     const char *which = argc > 3 ? argv[3] : "both";
     double budget_ms = argc > 4 ? atof(argv[4]) * 1e3 : 1e300;
-    if (runs < 1 || warmup < 0 || g_INPUT_A_SIZE != (long)N * N || g_OUTPUT_C_SIZE != (long)N * N) {
+    int rounds = argc > 5 ? atoi(argv[5]) : 5;
+    if (rounds > runs)
+        rounds = runs;
+    if (runs < 1 || warmup < 0 || rounds < 1 || (strcmp(which, "dlcc") && strcmp(which, "blas") && strcmp(which, "both")) ||
+        g_INPUT_A_SIZE != (long)N * N || g_OUTPUT_C_SIZE != (long)N * N) {
         fprintf(stderr, "gemm: bad arguments, or g.h is not an %d×%d MatMul\n", N, N);
         return 2;
     }
-    float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N), *c = NULL;
+    float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N), *c[2] = { NULL, NULL };
     void *ws = NULL;
-    if (posix_memalign((void **)&c, 64, sizeof(float) * N * N) ||
+    if (posix_memalign((void **)&c[0], 64, sizeof(float) * N * N) ||
+        posix_memalign((void **)&c[1], 64, sizeof(float) * N * N) ||
         (g_WORKSPACE_SIZE > 0 && posix_memalign(&ws, g_WORKSPACE_ALIGN, g_WORKSPACE_SIZE)) || !a || !b)
         return 4;
     uint64_t s = 88172645463325252ull;
@@ -124,18 +132,39 @@ int main(int argc, char **argv)
         a[i] = (float)((double)(next(&s) >> 11) / 4503599627370496.0 - 1.0);
         b[i] = (float)((double)(next(&s) >> 11) / 4503599627370496.0 - 1.0);
     }
+    /* the sides that run, each with its own result buffer; with both, they alternate in `rounds`
+     * rounds of about runs/rounds calls (so that a slow stretch of the machine hits both alike) */
+    void (*fn[2])(const float *, const float *, float *, void *) = { gemm_dlcc, gemm_blas };
+    const char *label[2] = { "dlcc", "blas" };
+    int on[2] = { strcmp(which, "blas") != 0, strcmp(which, "dlcc") != 0 }, done[2] = { 0, 0 };
+    double *t[2] = { malloc(sizeof(double) * (size_t)runs), malloc(sizeof(double) * (size_t)runs) };
+    double total[2] = { 0, 0 };
+    if (!t[0] || !t[1])
+        return 4;
+    for (int w = 0; w < 2; w++) {
+        if (!on[w])
+            continue;
+        memset(c[w], 0, sizeof(float) * N * N);
+        for (int i = 0; i < warmup; i++)
+            fn[w](a, b, c[w], ws);
+    }
+    if (!on[0] || !on[1])
+        rounds = 1;
+    for (int r = 1; r <= rounds; r++)
+        for (int w = 0; w < 2; w++)
+            if (on[w])
+                time_calls(fn[w], a, b, c[w], ws, t[w], &done[w], (int)((int64_t)runs * r / rounds), &total[w],
+                           budget_ms);
     int bad = 0;
-    if (strcmp(which, "blas")) {
-        bad |= bench("dlcc", gemm_dlcc, a, b, c, ws, runs, warmup, budget_ms);
-        printf("\n");
-    }
-    if (strcmp(which, "dlcc")) {
-        bad |= bench("blas", gemm_blas, a, b, c, ws, runs, warmup, budget_ms);
-        printf(" kernel=%s threads=%d\n", openblas_get_corename(), openblas_get_num_threads());
-    }
+    for (int w = 0; w < 2; w++)
+        if (on[w])
+            bad |= report(label[w], t[w], done[w], a, b, c[w]);
+    free(t[0]);
+    free(t[1]);
+    free(c[1]);
     free(a);
     free(b);
-    free(c);
+    free(c[0]);
     free(ws);
     return bad ? 7 : 0;
 }

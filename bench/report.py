@@ -4,7 +4,8 @@
     bench/report.py --build bench/build --dlcc DLCC --cc CC
 
 Reads BUILD/run.json (times, load averages, run counts), BUILD/dlcc.json (bench/dlcc_bench.py),
-BUILD/peers.json (bench/peers.py) and BUILD/gemm.txt (bench/gemm.c lines), and describes the
+BUILD/peers.json (bench/peers.py), BUILD/gemm.txt (bench/gemm.c lines) and BUILD/peak.txt
+(bench/peak.c lines), and describes the
 machine (lscpu, /proc/meminfo, compiler, LLVM, library versions).
 """
 
@@ -216,52 +217,73 @@ def models_section(dlcc, peers, run):
     return "\n".join(out)
 
 
-def gemm_section(text):
+def gemm_section(text, peak_text):
+    """The GEMM table from gemm.txt lines "n=N env=ENV dlcc|blas key=value..." (each env's process
+    alternates dlcc's and OpenBLAS's calls) or "n=N compile_s=S", and the peak from peak.txt lines
+    "WHEN peak_gflops=G median_gflops=M lanes=L"."""
     rows = {}
     for line in text.splitlines():
         kv = dict(re.findall(r"(\w+)=(\S+)", line))
         n = int(kv.pop("n"))
-        side = line.split()[1] if "env=" not in line else "blas-" + kv["env"]
         if "compile_s" in kv:
             rows.setdefault(n, {})["compile_s"] = float(kv["compile_s"])
             continue
-        if line.split()[1] in ("dlcc",):
-            side = "dlcc"
-        rows.setdefault(n, {})[side] = kv
-    out = ["| n (M=N=K) | dlcc ms | dlcc GFLOPS | dlcc runs | OpenBLAS, machine env: kernel, ms, GFLOPS | "
-           "OpenBLAS, CORETYPE/L2_SIZE unset: kernel, ms, GFLOPS | dlcc / best OpenBLAS | dlcc compile (s) |",
-           "|--:|--:|--:|--:|---|---|--:|--:|"]
+        side = re.search(r"\b(dlcc|blas) median_ms=", line)
+        if side and "env" in kv:
+            rows.setdefault(n, {})[side.group(1) + "-" + kv["env"]] = kv
+    peaks = {w.split()[0]: dict(re.findall(r"(\w+)=(\S+)", w)) for w in peak_text.splitlines() if w.strip()}
+    peak = max((float(p["peak_gflops"]) for p in peaks.values() if "peak_gflops" in p), default=None)
+    out = ["| n (M=N=K) | dlcc ms | dlcc GFLOPS | runs | OpenBLAS, machine env: kernel, ms, GFLOPS | "
+           "OpenBLAS, CORETYPE/L2_SIZE unset: kernel, ms, GFLOPS | dlcc / OpenBLAS (machine env; unset) | "
+           "dlcc / faster OpenBLAS | dlcc compile (s) |",
+           "|--:|--:|--:|--:|---|---|--:|--:|--:|"]
     notes = []
     for n in sorted(rows):
         r = rows[n]
-        dl = r.get("dlcc", {})
-        best = None
-        cells = [str(n), fmt_ms(float(dl["median_ms"])) if dl else "—", dl.get("gflops", "—"), dl.get("runs", "—")]
+        dl = r.get("dlcc-machine", {})
+        cells = [str(n), fmt_ms(float(dl["median_ms"])) if dl else "—",
+                 "%s%s" % (dl.get("gflops", "—"), " (%.0f%% of peak)" % (100 * float(dl["gflops"]) / peak)
+                           if dl and peak else ""), dl.get("runs", "—")]
+        ratios = []
         for env in ("machine", "unset"):
-            b = r.get("blas-" + env)
-            if not b:
+            b, d = r.get("blas-" + env), r.get("dlcc-" + env)
+            if not b or not d:
                 cells.append("failed (no output)")
-                notes.append("- n=%d, OpenBLAS with %s environment: no result (crash?)" % (n, env))
+                notes.append("- n=%d, %s environment: no result (crash?)" % (n, env))
                 continue
             ok = b.get("check") == "ok"
             cells.append("%s, %s, %s%s" % (b.get("kernel"), fmt_ms(float(b["median_ms"])), b["gflops"],
                                            "" if ok else " **WRONG RESULT**"))
-            if ok and (best is None or float(b["median_ms"]) < best):
-                best = float(b["median_ms"])
             if not ok:
                 notes.append("- n=%d, OpenBLAS with %s environment: result check failed (%s)" % (
                     n, env, b.get("max_rel_err")))
-        if dl and dl.get("check") != "ok":
-            notes.append("- n=%d, dlcc: result check failed (%s)" % (n, dl.get("max_rel_err")))
-        cells.append(fmt_ratio(float(dl["median_ms"]) / best) if dl and best else "—")
+            if d.get("check") != "ok":
+                notes.append("- n=%d, dlcc (%s environment run): result check failed (%s)" % (
+                    n, env, d.get("max_rel_err")))
+            if ok and d.get("check") == "ok":
+                ratios.append(float(d["median_ms"]) / float(b["median_ms"]))
+        cells.append("; ".join(fmt_ratio(x) for x in ratios) or "—")
+        cells.append(fmt_ratio(max(ratios)) if ratios else "—")
         cells.append("%.2f" % r["compile_s"] if "compile_s" in r else "—")
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
     out.append("Both sides single-threaded (OPENBLAS_NUM_THREADS=1), same seeded inputs in [-1, 1), C = A·B "
                "with A and B both runtime inputs (dlcc's model is a one-node MatMul of two graph inputs). "
-               "Each result is checked on 256 sampled entries against a double-precision dot product. "
-               "dlcc's model is compiled with `--mcpu native`; its timed loop stops early after GEMM_BUDGET "
-               "seconds, so its run count is given.")
+               "Each environment is one process in which dlcc's and OpenBLAS's calls alternate in rounds, and "
+               "its ratio is dlcc's median over OpenBLAS's from that process; the last ratio column is the "
+               "larger of the two (against the faster OpenBLAS). The dlcc columns are from the machine-env "
+               "process. Each result is checked on 256 sampled entries against a double-precision dot "
+               "product. dlcc's model is compiled with `--mcpu native`; a side's timed loop stops early "
+               "after GEMM_BUDGET seconds, so its run count is given.")
+    if peaks:
+        out.append("")
+        out.append("One core's float32 multiply-add peak (bench/peak.c: independent FMA chains, %s lanes, "
+                   "2 flops per lane and FMA), best of five: %s. The %% of peak above is against the "
+                   "highest of them." % (
+                       next(iter(peaks.values())).get("lanes", "?"),
+                       "; ".join("%s %s GFLOPS (median %s)" % (w.replace("_", " "), p.get("peak_gflops"),
+                                                                p.get("median_gflops"))
+                                 for w, p in peaks.items())))
     if notes:
         out.append("")
         out += notes
@@ -278,6 +300,7 @@ def main():
     dlcc = json.loads((a.build / "dlcc.json").read_text())
     peers = json.loads((a.build / "peers.json").read_text())
     gemm = (a.build / "gemm.txt").read_text() if (a.build / "gemm.txt").exists() else ""
+    peak = (a.build / "peak.txt").read_text() if (a.build / "peak.txt").exists() else ""
     host = sh("hostname -s")
     print("# dlcc CPU benchmark, %s, host %s" % (run.get("start", "?")[:10], host))
     print()
@@ -301,7 +324,7 @@ def main():
     print()
     print("## GEMM (C = A·B, float32, one thread)")
     print()
-    print(gemm_section(gemm) if gemm else "Not run.")
+    print(gemm_section(gemm, peak) if gemm else "Not run.")
     return 0
 
 

@@ -4,7 +4,7 @@
 #     bench/run.sh [NAME ...]          (default: every model of bench/models.py)
 #
 # Environment: RUNS (timed runs per measurement, default 20, at least 20 for a published table),
-# WARMUP (default 3), ROUNDS (default 5: the peers' runs alternate with dlcc's in that many rounds), GEMM_BUDGET (seconds of timed dlcc GEMM calls per size before the loop stops
+# WARMUP (default 3), ROUNDS (default 5: the peers' and OpenBLAS's runs alternate with dlcc's in that many rounds), GEMM_BUDGET (seconds of timed GEMM calls per size and side before the loop stops
 # early, default 60: dlcc's naive MatMul needs minutes at 2048³; the table gives the run count),
 # CC (default cc).
 #
@@ -15,8 +15,10 @@
 # (bench/dlcc_bench.py, bench/harness.c); ONNX Runtime and PyTorch at 1 and 2 threads
 # (bench/peers.py, in bench/.venv), each peer's runs alternating with runs of dlcc's harness
 # (the ratios compare times taken in the same stretch of the run); the GEMM micro-benchmark (bench/gemm.c) against OpenBLAS
-# single-threaded, both with the machine's OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE and with both unset
-# (this command only); then bench/report.py writes bench/results/<date>-<host>.md.
+# single-threaded, dlcc's and OpenBLAS's calls alternating in ROUNDS rounds, both with the machine's
+# OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE and with both unset (this command only), and one core's
+# multiply-add peak (bench/peak.c) before the models and before and after the GEMMs; then bench/report.py writes
+# bench/results/<date>-<host>.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20}
@@ -36,6 +38,8 @@ log "building dlcc (release) in $B/dlcc"
 [ -f "$B/dlcc/build.ninja" ] || meson setup "$B/dlcc" --buildtype=release >/dev/null
 ninja -C "$B/dlcc" tools/dlcc runtime/libdlcc_runtime.a >/dev/null
 DLCC=$B/dlcc/tools/dlcc
+"$CC" -std=c11 -O2 -Wall -Wextra -Werror -march=native -ffp-contract=fast bench/peak.c -o "$B/peak"
+"$B/peak" | sed "s/^/before_models /" > "$B/peak.txt"
 
 log "exporting the models"
 /usr/bin/python3 bench/models.py --out "$B/models" "$@"
@@ -51,9 +55,10 @@ echo "\"load_peers\": \"$(load)\"," >> "$B/run.json"
 /usr/bin/python3 bench/peers.py --models "$B/models" --runs "$RUNS" --warmup "$WARMUP" --out "$B/peers.json" \
   --dlcc "$B/dlcc-out" --rounds "$ROUNDS" "$@"
 
-log "GEMM: dlcc MatMul vs OpenBLAS cblas_sgemm, one thread"
+log "GEMM: dlcc MatMul vs OpenBLAS cblas_sgemm, one thread; the core's multiply-add peak before and after"
 echo "\"load_gemm\": \"$(load)\"," >> "$B/run.json"
 : > "$B/gemm.txt"
+"$B/peak" | sed "s/^/before_gemm /" >> "$B/peak.txt"
 for n in 256 1024 2048; do
   d=$B/gemm/gemm$n
   t0=$(date +%s.%N)
@@ -62,12 +67,14 @@ for n in 256 1024 2048; do
   "$CC" -std=c11 -O2 -Wall -Wextra -Werror -I "$d/out" -DGEMM_N=$n bench/gemm.c "$d/out/g.o" -lopenblas -lm \
     -o "$d/gemm"
   echo "n=$n compile_s=$(echo "$t1 - $t0" | bc)" >> "$B/gemm.txt"
-  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" dlcc "$GEMM_BUDGET" | sed "s/^/n=$n /" >> "$B/gemm.txt" || true
-  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" blas | sed "s/^/n=$n env=machine /" >> "$B/gemm.txt" || true
-  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" blas \
-    | sed "s/^/n=$n env=unset /" >> "$B/gemm.txt" || true
-  tail -3 "$B/gemm.txt" >&2
+  OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" both "$GEMM_BUDGET" "$ROUNDS" \
+    | sed "s/^/n=$n env=machine /" >> "$B/gemm.txt" || true
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 "$d/gemm" "$RUNS" "$WARMUP" both \
+    "$GEMM_BUDGET" "$ROUNDS" | sed "s/^/n=$n env=unset /" >> "$B/gemm.txt" || true
+  tail -4 "$B/gemm.txt" >&2
 done
+"$B/peak" | sed "s/^/after_gemm /" >> "$B/peak.txt"
+cat "$B/peak.txt" >&2
 echo "\"load_end\": \"$(load)\", \"end\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"," >> "$B/run.json"
 echo "\"runs\": $RUNS, \"warmup\": $WARMUP, \"gemm_budget_s\": $GEMM_BUDGET}" >> "$B/run.json"
 
