@@ -296,6 +296,102 @@ static int load_slack(const CgCtx *c, const LoopExpr *e, int64_t k)
     return c->p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1;
 }
 
+/* The P of the first (var / P) or (var % P) in index e (P a positive
+ * constant), or 0. */
+static int64_t group_size(const Vec *v, const LoopExpr *e)
+{
+    if (e->kind != LOOP_E_BIN)
+        return 0;
+    if ((e->u.bin.op == LOOP_DIV || e->u.bin.op == LOOP_MOD) && e->u.bin.a->kind == LOOP_E_VAR &&
+        e->u.bin.a->u.var == v->var && e->u.bin.b->kind == LOOP_E_INT && e->u.bin.b->u.i > 0)
+        return e->u.bin.b->u.i;
+    int64_t p = group_size(v, e->u.bin.a);
+    return p ? p : group_size(v, e->u.bin.b);
+}
+
+/* Is index e = u + kd * (var / P) + km * (var % P), u uniform, kd and km
+ * non-negative constants?  (Lanes in groups of P: lane j of group g reads
+ * u + kd*g + km*j.)  0 and the coefficients when it is, -1 otherwise. */
+static int grouped_coef(const Vec *v, const LoopExpr *e, int64_t P, int64_t *kd, int64_t *km)
+{
+    *kd = *km = 0;
+    if (!varying(v, e))
+        return 0;
+    if (e->kind != LOOP_E_BIN)
+        return -1;
+    const LoopExpr *a = e->u.bin.a, *b = e->u.bin.b;
+    if ((e->u.bin.op == LOOP_DIV || e->u.bin.op == LOOP_MOD) && a->kind == LOOP_E_VAR && a->u.var == v->var &&
+        b->kind == LOOP_E_INT && b->u.i == P) {
+        *(e->u.bin.op == LOOP_DIV ? kd : km) = 1;
+        return 0;
+    }
+    int64_t ad, am, bd, bm;
+    switch (e->u.bin.op) {
+    case LOOP_ADD:
+        if (grouped_coef(v, a, P, &ad, &am) || grouped_coef(v, b, P, &bd, &bm))
+            return -1;
+        *kd = ad + bd;
+        *km = am + bm;
+        return 0;
+    case LOOP_SUB:
+        if (varying(v, b) || grouped_coef(v, a, P, kd, km))
+            return -1;
+        return 0;
+    case LOOP_MUL: {
+        const LoopExpr *k = b->kind == LOOP_E_INT ? b : a->kind == LOOP_E_INT ? a : NULL;
+        if (!k || k->u.i < 0 || grouped_coef(v, k == b ? a : b, P, &ad, &am))
+            return -1;
+        *kd = ad * k->u.i;
+        *km = am * k->u.i;
+        return 0;
+    }
+    default: return -1;
+    }
+}
+
+/* W lanes whose index runs in groups of P lanes (grouped_coef): each group
+ * one P-lane load — contiguous (km 1) or every km-th element of one wide
+ * load (km 2..4, the slack of the strided load below) — and the groups
+ * concatenated.  (The Winograd input transform of maps narrower than a
+ * register: G tile rows of P tiles in one vector, each row's tiles a
+ * stride-m load.)  NULL when the index is not of that form. */
+static LLVMValueRef grouped_load(const Vec *v, const LoopExpr *e)
+{
+    CgCtx *c = v->c;
+    int64_t P = group_size(v, e->u.load.index), kd, km;
+    if (P <= 1 || v->mask || v->w % (unsigned)P || v->w / (unsigned)P < 2 ||
+        grouped_coef(v, e->u.load.index, P, &kd, &km) || km < 1 || km > 4 || (km > 1 && !load_slack(c, e, km)))
+        return NULL;
+    int buf = e->u.load.buf;
+    IrDType t = c->p->bufs[buf].dtype;
+    LLVMTypeRef et = cg_mem_type(c, t);
+    unsigned align = (unsigned)ir_dtype_size(t), n = v->w / (unsigned)P, p = (unsigned)P;
+    LLVMValueRef part[64];
+    LLVMValueRef m[64];
+    if (n > 64 || v->w > 64)
+        return NULL;
+    for (unsigned g = 0; g < n; g++) {
+        LLVMValueRef i0 = lane_index(v, e->u.load.index, g * p);
+        if (!i0)
+            return NULL;
+        LLVMValueRef wide = LLVMBuildLoad2(c->b, LLVMVectorType(et, p * (unsigned)km), elem_ptr(c, buf, i0), "");
+        LLVMSetAlignment(wide, align);
+        part[g] = wide;
+        if (km > 1) {
+            for (unsigned l = 0; l < p; l++)
+                m[l] = LLVMConstInt(c->t_i32, l * (unsigned)km, 0);
+            part[g] = LLVMBuildShuffleVector(c->b, wide, LLVMGetPoison(LLVMTypeOf(wide)), LLVMConstVector(m, p), "");
+        }
+    }
+    for (unsigned w = p; n > 1; w *= 2, n /= 2)       /* pairs of groups joined, then pairs of those */
+        for (unsigned g = 0; g < n / 2; g++) {
+            for (unsigned l = 0; l < 2 * w; l++)
+                m[l] = LLVMConstInt(c->t_i32, l, 0);
+            part[g] = LLVMBuildShuffleVector(c->b, part[2 * g], part[2 * g + 1], LLVMConstVector(m, 2 * w), "");
+        }
+    return part[0];
+}
+
 static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
@@ -335,7 +431,10 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
         free(m);
         return r;
     }
-    LLVMValueRef r = LLVMGetPoison(vt);
+    LLVMValueRef r = k < 0 ? grouped_load(v, e) : NULL;
+    if (r)
+        return r;
+    r = LLVMGetPoison(vt);
     for (unsigned l = 0; l < v->w; l++) {
         LLVMValueRef il = lane_index(v, e->u.load.index, l);
         if (!il)

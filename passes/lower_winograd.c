@@ -227,20 +227,30 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
     low_strides(L, xp, xs);
     int a = v->a, m = v->m, nr = y->nr_row, c, g, vb, lane;
     int64_t Tv = y->G * y->TWp;
+    /* G tile rows of one vector each a stride-m load of its own (codegen/vector.c
+     * grouped_load), when every group's rows exist: the transform then runs on
+     * whole registers (ResNet-8's 32x32 layers: 2 rows of 8 tiles) instead of
+     * G vectors of nr lanes */
+    int whole = y->G > 1 && y->TH % y->G == 0 && y->TWp == nr;
     LoopStmt *b1 = loop_block(p), *vt = loop_block(p);
     if (!b1 || !vt || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "vb", &vb) ||
         low_vars(L, 1, "c", &lane))
         return -1;
-    LoopExpr *trow = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, th), y->G), low_v(L, g)), low_i(L, y->TH - 1));
+    LoopExpr *trow = whole ? mul(L, low_v(L, th), y->G)
+                           : low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, th), y->G), low_v(L, g)), low_i(L, y->TH - 1));
     LoopExpr *xc = add(L, add(L, low_v(L, xr), mul(L, low_v(L, c), xs[1])),
-                       add(L, mul(L, trow, m * xs[2]), mul(L, low_v(L, vb), (int64_t)m * nr)));
+                       add(L, mul(L, trow, m * xs[2]), whole ? low_i(L, 0) : mul(L, low_v(L, vb), (int64_t)m * nr)));
     int xcv = low_let(L, b1, "xc", xc, 0);
     if (xcv < 0)
         return -1;
     int d[WINO_MAX_A][WINO_MAX_A], e[WINO_MAX_A][WINO_MAX_A];
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
-            LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), mul(L, low_v(L, lane), m));
+            /* lane l: tile l of the row (whole: tile l % nr of tile row l / nr) */
+            LoopExpr *tcol = whole ? add(L, mul(L, low_bin(L, LOOP_DIV, low_v(L, lane), low_i(L, nr)), m * xs[2]),
+                                         mul(L, low_bin(L, LOOP_MOD, low_v(L, lane), low_i(L, nr)), m))
+                                   : mul(L, low_v(L, lane), m);
+            LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), tcol);
             if ((d[i][j] = low_let(L, vt, "d", low_load(L, xp, at, IR_DT_F32), 0)) < 0)
                 return -1;
         }
@@ -255,12 +265,16 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
     for (int i = 0; i < a; i++)                 /* V = e B: along its rows */
         for (int j = 0; j < a; j++) {
             LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), Tv), low_i(L, (i * a + j) * wino_xi_stride(C, Tv))),
-                               add(L, add(L, mul(L, low_v(L, g), y->TWp), mul(L, low_v(L, vb), nr)), low_v(L, lane)));
+                               whole ? low_v(L, lane)
+                                     : add(L, add(L, mul(L, low_v(L, g), y->TWp), mul(L, low_v(L, vb), nr)),
+                                           low_v(L, lane)));
             if (low_add(L, vt, low_store(L, vrow, at, combo(L, v->bt[j], e[i], a))))
                 return -1;
         }
-    if (tile_vec_loop(L, b1, lane, vt, nr))
+    if (tile_vec_loop(L, b1, lane, vt, whole ? (int)Tv : nr))
         return -1;
+    if (whole)
+        return low_add(L, tile, low_nest(L, 1, &c, &C, b1));
     int vars[3] = { c, g, vb };
     int64_t ext[3] = { C, y->G, y->TWp / nr };
     return low_add(L, tile, low_nest(L, 3, vars, ext, b1));

@@ -667,6 +667,54 @@ static void test_vector_guarded_strided(void **state)
     }
 }
 
+/* Lanes in groups: y[c] = x[(c / P) * 40 + (c % P) * k + 3] in a 16-lane
+ * loop, P = 8 or 4 lanes a group, stride k = 1 or 4 within a group (the
+ * Winograd input transform's tile rows side by side in one register).
+ * Each group is one load — contiguous, or every k-th element of a wide
+ * one — and the groups are joined by shuffles: no scalar loads. */
+static void test_vector_grouped_load(void **state)
+{
+    (void)state;
+    const int cases[4][2] = { { 8, 4 }, { 4, 4 }, { 8, 1 }, { 4, 2 } };
+    for (int t = 0; t < 4; t++) {
+        int P = cases[t][0], k = cases[t][1], n = 200;
+        LoopProgram *p = loop_program_new("grouped");
+        int x = io_buf(p, "x", IR_DT_F32, LOOP_ST_INPUT, n), y = io_buf(p, "y", IR_DT_F32, LOOP_ST_OUTPUT, 16);
+        int c = loop_add_var(p, "c", IR_DT_I64);
+        LoopExpr *at = B2(p, LOOP_ADD,
+                          B2(p, LOOP_ADD, B2(p, LOOP_MUL, B2(p, LOOP_DIV, V(p, c), I(p, P)), I(p, 40)),
+                             B2(p, LOOP_MUL, B2(p, LOOP_MOD, V(p, c), I(p, P)), I(p, k))),
+                          I(p, 3));
+        LoopStmt *vl = loop_for(p, c, I(p, 16), LOOP_VECTORIZED,
+                                loop_store(p, y, V(p, c), B2(p, LOOP_MUL, loop_load(p, x, at), F(p, IR_DT_F32, 2))));
+        vl->u.loop.factor = 16;
+        p->bufs[x].slack = 3;                   /* the wide load's elements past a group's last lane */
+        assert_int_equal(loop_add_kernel(p, "k", vl), 0);
+        for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
+            CgJit *j = jit_ok(p, opt_levels[l]);
+            float xv[200], yv[16];
+            for (int i = 0; i < n; i++)
+                xv[i] = (float)i;
+            const void *in[] = { xv };
+            void *out[] = { yv };
+            assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+            for (int i = 0; i < 16; i++)
+                assert_float_equal(yv[i], 2.0 * ((i / P) * 40 + (i % P) * k + 3), 0);
+            cg_jit_free(j);
+        }
+        CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 0, .emit = CG_EMIT_LLVM };
+        CgResult r;
+        compile_ok(p, &o, &r);
+        const char *ll = ir_text(&r);
+        char wide[32];
+        snprintf(wide, sizeof wide, "load <%d x float>", P * k);
+        assert_non_null(strstr(ll, wide));
+        assert_null(strstr(ll, "load float"));
+        cg_result_free(&r);
+        loop_program_free(p);
+    }
+}
+
 /* Vectorized Max / Min (16, 8 and 4 lanes: on x86 the MAXPS / MINPS
  * instructions of each width) keep the scalar semantics: NaN in either
  * operand gives NaN, and equal operands (+0 and -0) give the second. */
@@ -957,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_vector_row_end),
         cmocka_unit_test(test_vector_min_max),
         cmocka_unit_test(test_vector_guarded_strided),
+        cmocka_unit_test(test_vector_grouped_load),
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
         cmocka_unit_test(test_pic_and_static),

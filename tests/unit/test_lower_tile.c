@@ -544,10 +544,15 @@ static void test_winograd(void **state)
     wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0);
     wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0);
     wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1);
-    /* narrow rows: several tile rows per vector (a last group past the output) */
+    /* narrow rows: several tile rows per vector (a last group past the output), their
+     * input transform on whole registers when the groups' tile rows all exist (ResNet-8's
+     * 32x32: 2 rows of 8 tiles at 512 bits; 13x13 and 8x8: 4 of 4) or on one row's lanes
+     * at a time when they do not (27x27: 7 tile rows in groups of 2) */
     wino_case("w_rows_13x13", 1, 12, 24, 13, 13, (int64_t[]){ 1, 1, 1, 1 }, 0);
     wino_case("w_rows_8x8", 1, 16, 20, 8, 8, (int64_t[]){ 1, 1, 1, 1 }, 1);
     wino_case("w_rows_12x16", 2, 8, 16, 12, 16, (int64_t[]){ 0, 1, 1, 0 }, 0);
+    wino_case("w_rows_32x32", 1, 16, 16, 32, 32, (int64_t[]){ 1, 1, 1, 1 }, 1);
+    wino_case("w_rows_27x27", 1, 8, 16, 27, 27, (int64_t[]){ 1, 1, 1, 1 }, 0);
 }
 
 static void test_matmul(void **state)
