@@ -10,7 +10,8 @@
  *    a sum into a linear form  c1*t1 + ... + cn*tn + k  (t: non-linear
  *    "atoms" such as variables, loads, divisions, products of two
  *    non-constants) and rebuilding it: terms in first-appearance order,
- *    coefficient last in a product, constant last in a sum.
+ *    coefficient last in a product, constant last in a sum; and
+ *    c*(y / c) + y % c = y, a quotient and remainder of the same kind.
  *
  *  - Order facts (floor division, modulo, comparisons, min/max), which are
  *    only true of the mathematical integers.  They are applied only when
@@ -388,6 +389,52 @@ static int linearize(Lin *L, LoopExpr *e, int64_t m)
     }
 }
 
+/* Is a the quotient y / c of the same semantics as modulo op (floor: DIV
+ * with MOD; trunc: TDIV with TMOD)?  Also when y is x / c1 and a is
+ * x / (c1*c), the form (x / c1) / c takes once simplified. */
+static int quotient_of(const LoopExpr *a, LoopBinOp mod_op, const LoopExpr *y, int64_t c)
+{
+    LoopBinOp div_op = mod_op == LOOP_MOD ? LOOP_DIV : LOOP_TDIV;
+    int64_t cc;
+    if (a->kind != LOOP_E_BIN || a->u.bin.op != div_op || !is_const(a->u.bin.b))
+        return 0;
+    if (a->u.bin.b->u.i == c && loop_expr_equal(a->u.bin.a, y))
+        return 1;
+    return div_op == LOOP_DIV && y->kind == LOOP_E_BIN && y->u.bin.op == LOOP_DIV && is_const(y->u.bin.b) &&
+           y->u.bin.b->u.i > 0 && !mul_ov(y->u.bin.b->u.i, c, &cc) && a->u.bin.b->u.i == cc &&
+           loop_expr_equal(a->u.bin.a, y->u.bin.a);
+}
+
+/* k*c*(y / c) + k*(y % c) = k*y, c > 0 (both floor or both trunc): a
+ * position unflattened and flattened again, as a store through a
+ * multi-index writes (pos / W)*W + pos % W.  A ring identity: y = c*q + r
+ * holds for the mathematical q and r, and the machine's + and * wrap
+ * modulo 2^64.  Repeated while pairs are found, so nested unflattenings
+ * fold from the inside out. */
+static void lin_divmod(Lin *L)
+{
+    for (int found = 1; found;) {
+        found = 0;
+        for (int j = 0; j < L->n && !found; j++) {
+            LoopExpr *m = L->atom[j];
+            int64_t k = L->coef[j], kc;
+            if (k == 0 || m->kind != LOOP_E_BIN || (m->u.bin.op != LOOP_MOD && m->u.bin.op != LOOP_TMOD) ||
+                !is_const(m->u.bin.b) || m->u.bin.b->u.i <= 0 || mul_ov(k, m->u.bin.b->u.i, &kc))
+                continue;
+            for (int i = 0; i < L->n && !found; i++) {
+                if (i == j || L->coef[i] != kc || !quotient_of(L->atom[i], m->u.bin.op, m->u.bin.a, m->u.bin.b->u.i))
+                    continue;
+                Lin T = *L;
+                T.coef[i] = T.coef[j] = 0;
+                if (linearize(&T, m->u.bin.a, k) == 0) {
+                    *L = T;
+                    found = 1;
+                }
+            }
+        }
+    }
+}
+
 /* Range of L from its atoms' ranges (unknown if any atom's is or a bound
  * overflows). */
 static Rng lin_range(const Simp *S, const Lin *L)
@@ -541,6 +588,7 @@ static LoopExpr *simp_bin(Simp *S, LoopExpr *e)
         Lin L = { 0 };
         if (linearize(&L, e, 1) != 0)
             return e;
+        lin_divmod(&L);
         LoopExpr *r = lin_build(S, &L);
         return r ? r : e;
     }

@@ -462,6 +462,17 @@ static void test_simplify_identities(void **state)
         { B(ADD, VAR(f), loop_float(p, IR_DT_F32, 0)), "f + 0.0f", "f + 0.0f" },
         { B(MUL, VAR(f), loop_float(p, IR_DT_F32, 0)), "f * 0.0f", "f * 0.0f" },
         { loop_un(p, LOOP_NEG, loop_un(p, LOOP_NEG, VAR(f))), "-(-f)", "f" },
+        /* a quotient and remainder of the same kind put back together (any u: a ring identity);
+         * an unflattened position flattened again, nested; not with mixed kinds or coefficients */
+        { B(ADD, B(MUL, B(DIV, VAR(u), I(5)), I(5)), B(MOD, VAR(u), I(5))), "u / 5*5 + u % 5", "u" },
+        { B(ADD, B(MUL, B(TDIV, VAR(u), I(5)), I(15)), B(MUL, B(TMOD, VAR(u), I(5)), I(3))),
+          "tdiv(u, 5)*15 + tmod(u, 5)*3", "u*3" },
+        { B(ADD, B(ADD, B(MUL, B(DIV, VAR(u), I(12)), I(12)), B(MUL, B(MOD, B(DIV, VAR(u), I(4)), I(3)), I(4))),
+             B(MOD, VAR(u), I(4))),
+          "u / 12*12 + u / 4 % 3*4 + u % 4", "u" },
+        { B(ADD, B(MUL, B(TDIV, VAR(u), I(5)), I(5)), B(MOD, VAR(u), I(5))), "tdiv(u, 5)*5 + u % 5",
+          "tdiv(u, 5)*5 + u % 5" },
+        { B(ADD, B(MUL, B(DIV, VAR(u), I(5)), I(4)), B(MOD, VAR(u), I(5))), "u / 5*4 + u % 5", "u / 5*4 + u % 5" },
     };
     for (size_t k = 0; k < sizeof c / sizeof *c; k++)
         check_simplify(p, c[k].e, c[k].before, c[k].after);
