@@ -591,6 +591,30 @@ static void test_matmul(void **state)
     tg_int(&t, IR_A_transB, 1);
     tg_float(&t, IR_A_alpha, 1.5);
     run(&t);
+    /* A over 1 MB, read by several panels: packed per block of rows by a kernel of its own
+     * (rows past M repeat row M-1; transA reads its columns) */
+    for (int ta = 0; ta < 2; ta++) {
+        tg_start(&t, ta ? "gemm_packed_at" : "mm_packed_a");
+        if (ta) {
+            in[0] = tg_input(&t, "a", IR_DT_F32, TG_INTS(270, 1001));
+            in[1] = tg_input(&t, "b", IR_DT_F32, TG_INTS(270, 70));
+        } else {
+            in[0] = tg_input(&t, "a", IR_DT_F32, TG_INTS(1001, 270));
+            in[1] = rand_const(&t, "b", TG_INTS(270, 70), &seed);
+        }
+        tg_output(&t, tg_node(&t, ta ? IR_OP_Gemm : IR_OP_MatMul, "mm", 2, in, 1));
+        if (ta)
+            tg_int(&t, IR_A_transA, 1);
+        if (pass_infer(t.g, &t.d) != 0)
+            fail_diag("infer", &t.d);
+        LoopProgram *p = lower_512(t.g);
+        int packed = 0;
+        for (int b = 0; b < p->n_bufs; b++)
+            packed += strcmp(p->bufs[b].name, "packed_a") == 0;
+        assert_int_equal(packed, 1);
+        loop_program_free(p);
+        run(&t);
+    }
 }
 
 /* A product whose epilogue is a long fused chain (40 × Add of its own
