@@ -349,7 +349,8 @@ static int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t 
  * L2 (GEMM_PACK_A_BYTES; so it comes from further out for every panel) and
  * two or more panels read it: the GEMM benchmark's 1024^3 and 2048^3 -2%
  * (8 and 3 alternating rounds), 256^3 (A of 256 KB) +3.5% had it been
- * packed. */
+ * packed.  Returns the packed buffer, -1 when A stays as it is, -2 when out
+ * of memory. */
 #define GEMM_PACK_A_BYTES (1 << 20)
 static int pack_a(Low *L, const Gemm *t, int64_t mt_n)
 {
