@@ -40,6 +40,12 @@
 /* Weights above which a model's transformed weights are fetched ahead
  * (tile_wino_emit): a core's L2 on the machines measured. */
 #define WINO_PREFETCH_MODEL_BYTES (2 << 20)
+/* Input channels up to which the GEMM's loop over them is unrolled: the
+ * short reductions of narrow layers run as straight-line code instead of
+ * a loop of 16 or 32 steps per position (ResNet-8 -2.4%, SqueezeNet 1T
+ * -2.6%, alternating runs; up to 64, ResNet-8 gained 0.6% more but
+ * ResNet-18's compile took 2.2 s instead of 1.45). */
+#define WINO_UNROLL_C 32
 
 
 /* F(m x m, 3 x 3): output tiles of m x m from input patches of a = m + 2
@@ -409,7 +415,12 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
             return low_oom(L);
     }
     int64_t cext = C;
-    if (low_add(L, bx, low_nest(L, 1, &c, &cext, kb)))
+    LoopStmt *cl = low_nest(L, 1, &c, &cext, kb);
+    if (cl && C <= WINO_UNROLL_C) {                     /* straight-line code for a short reduction */
+        cl->u.loop.kind = LOOP_UNROLLED;
+        cl->u.loop.factor = (int)C;
+    }
+    if (low_add(L, bx, cl))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
         int lane;

@@ -162,22 +162,36 @@ static void conv_case(const Conv *s)
     run(&t);
 }
 
-static int prefetches(const LoopStmt *s)
+/* Statements under s for which is(statement, arg) holds. */
+static int count_stmts(const LoopStmt *s, int (*is)(const LoopStmt *, int64_t), int64_t arg)
 {
     if (!s)
         return 0;
+    int n = is(s, arg);
     switch (s->kind) {
-    case LOOP_S_PREFETCH: return 1;
-    case LOOP_S_FOR: return prefetches(s->u.loop.body);
-    case LOOP_S_IF: return prefetches(s->u.cond.then_) + prefetches(s->u.cond.else_);
-    case LOOP_S_BLOCK: {
-        int n = 0;
+    case LOOP_S_FOR: return n + count_stmts(s->u.loop.body, is, arg);
+    case LOOP_S_IF: return n + count_stmts(s->u.cond.then_, is, arg) + count_stmts(s->u.cond.else_, is, arg);
+    case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            n += prefetches(s->u.block.items[i]);
+            n += count_stmts(s->u.block.items[i], is, arg);
         return n;
+    default: return n;
     }
-    default: return 0;
-    }
+}
+
+static int is_prefetch(const LoopStmt *s, int64_t arg)
+{
+    (void)arg;
+    return s->kind == LOOP_S_PREFETCH;
+}
+
+static int prefetches(const LoopStmt *s) { return count_stmts(s, is_prefetch, 0); }
+
+/* An unrolled loop of constant extent arg. */
+static int is_unrolled(const LoopStmt *s, int64_t arg)
+{
+    return s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_UNROLLED && s->u.loop.extent->kind == LOOP_E_INT &&
+           s->u.loop.extent->u.i == arg;
 }
 
 /* Prefetch statements in g lowered for 512 bits, with s.prefetch = on. */
@@ -486,6 +500,17 @@ static int wino_convs(IrGraph *g)
     return n;
 }
 
+/* Loops over c input channels unrolled in g lowered for 512 bits. */
+static int unrolled_loops(IrGraph *g, int64_t c)
+{
+    LoopProgram *p = lower_512(g);
+    int n = 0;
+    for (int k = 0; k < p->n_kernels; k++)
+        n += count_stmts(p->kernels[k].body, is_unrolled, c);
+    loop_program_free(p);
+    return n;
+}
+
 static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int64_t h, int64_t w, const int64_t *pads,
                       int chain)
 {
@@ -513,6 +538,8 @@ static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int
         fail_diag("-O2", &t.d);
     assert_int_equal(wino_convs(t.g), chain ? 2 : 1);
     assert_int_equal(program_prefetches(t.g, 1), 0);     /* weights in L2 from the run before */
+    /* the products' loop over the input channels unrolled when there are at most 32 of them */
+    assert_true((unrolled_loops(t.g, c) > 0) == (c <= 32));
     run(&t);
 }
 
@@ -544,6 +571,7 @@ static void test_winograd(void **state)
     wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0);
     wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0);
     wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1);
+    wino_case("w_c40", 1, 40, 16, 10, 12, (int64_t[]){ 1, 1, 1, 1 }, 0);      /* a channel loop kept */
     /* narrow rows: several tile rows per vector (a last group past the output), their
      * input transform on whole registers when the groups' tile rows all exist (ResNet-8's
      * 32x32: 2 rows of 8 tiles at 512 bits; 13x13 and 8x8: 4 of 4) or on one row's lanes
