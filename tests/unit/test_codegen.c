@@ -580,6 +580,19 @@ static void test_vectorized_loop(void **state)
     loop_program_free(p);
 }
 
+/* Runs j on one input x[i] = i (n floats) into output y. */
+static void run_ramp(CgJit *j, int n, float *y)
+{
+    float *x = malloc((size_t)n * sizeof *x);
+    assert_non_null(x);
+    for (int i = 0; i < n; i++)
+        x[i] = (float)i;
+    const void *in[] = { x };
+    void *out[] = { y };
+    assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+    free(x);
+}
+
 /* A row of 55 stored by 16-lane pieces: for t < 4 { vectorized c < 16 {
  * if (t*16 + c < 55) y[t*16 + c] = x[t*16 + c] + 1 } } — the integer
  * compare against the row's end is a lane mask and the store one masked
@@ -599,14 +612,10 @@ static void test_vector_row_end(void **state)
     assert_int_equal(loop_add_kernel(p, "k", loop_for(p, t, I(p, 4), LOOP_SERIAL, vl)), 0);
     for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
         CgJit *j = jit_ok(p, opt_levels[l]);
-        float xv[64], yv[64];
-        for (int i = 0; i < 64; i++) {
-            xv[i] = (float)i;
+        float yv[64];
+        for (int i = 0; i < 64; i++)
             yv[i] = -5.0f;
-        }
-        const void *in[] = { xv };
-        void *out[] = { yv };
-        assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+        run_ramp(j, 64, yv);
         for (int i = 0; i < 64; i++)
             assert_float_equal(yv[i], i < 55 ? i + 1.0 : -5.0, 0);
         cg_jit_free(j);
@@ -643,16 +652,10 @@ static void test_vector_guarded_strided(void **state)
         assert_int_equal(loop_add_kernel(p, "k", vl), 0);
         for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
             CgJit *j = jit_ok(p, opt_levels[l]);
-            float *xv = malloc((size_t)n * sizeof *xv), yv[16];
-            assert_non_null(xv);
-            for (int i = 0; i < n; i++)
-                xv[i] = (float)i;
-            const void *in[] = { xv };
-            void *out[] = { yv };
-            assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+            float yv[16];
+            run_ramp(j, n, yv);
             for (int i = 0; i < 16; i++)
                 assert_float_equal(yv[i], i < 10 ? (double)(i * k) : -1.0, 0);
-            free(xv);
             cg_jit_free(j);
         }
         p->bufs[x].slack = 1;                   /* (a plain wide load needs the element past the last lane) */
@@ -692,12 +695,8 @@ static void test_vector_grouped_load(void **state)
         assert_int_equal(loop_add_kernel(p, "k", vl), 0);
         for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
             CgJit *j = jit_ok(p, opt_levels[l]);
-            float xv[200], yv[16];
-            for (int i = 0; i < n; i++)
-                xv[i] = (float)i;
-            const void *in[] = { xv };
-            void *out[] = { yv };
-            assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+            float yv[16];
+            run_ramp(j, n, yv);
             for (int i = 0; i < 16; i++)
                 assert_float_equal(yv[i], 2.0 * ((i / P) * 40 + (i % P) * k + 3), 0);
             cg_jit_free(j);
