@@ -96,7 +96,8 @@ int low_roialign(Low *L);
 int low_deformconv(Low *L);
 int low_col2im(Low *L);
 int low_gridsample(Low *L);
-/* lower_tile.c: register-blocked float32 forms; 1 = not applicable (the
+/* lower_tile.c (with lower_pointwise.c, lower_direct.c, lower_winograd.c):
+ * register-blocked float32 forms; 1 = not applicable (the
  * plain template follows), 0 done, -1 error. */
 int low_conv_tiled(Low *L);
 int low_matmul_tiled(Low *L);

@@ -287,6 +287,7 @@ static LoopExpr *axis_index(Low *L, const Red *r, int buf, int *k)
     Red rr = *r;
     rr.x = buf;
     LoopExpr *e = red_begin(L, &rr, rvar);
+    *k = -1;                                    /* (the axis is always reduced: r->red[a] = 1) */
     for (int i = 0; i < r->rank; i++)
         if (r->red[i])
             *k = rvar[i];

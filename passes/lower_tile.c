@@ -200,8 +200,8 @@ static void unflatten(Low *L, LoopExpr *pos, const int64_t *dims, int rank, Loop
  * (n, channel, the spatial position `pos` unflattened) for a Conv-shaped
  * output (chan != NULL), or `pos` unflattened over the leading dims then
  * `col` for a MatMul-shaped one. */
-static LoopStmt *out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, LoopExpr *pos, LoopExpr *col,
-                           LoopExpr *const *sp, LoopExpr *v)
+LoopStmt *tile_out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, LoopExpr *pos, LoopExpr *col,
+                         LoopExpr *const *sp, LoopExpr *v)
 {
     const LoopBuf *yb = low_buf(L, low_out(L, 0));
     /* flat: the members' operands are read at the output's flat index, which
@@ -226,14 +226,14 @@ static LoopStmt *out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, 
     return low_fused_store(L, 0, idx, v);
 }
 
-/* Y[row, col] of a GEMM block through out_store. */
+/* Y[row, col] of a GEMM block through tile_out_store. */
 static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col, LoopExpr *v)
 {
     LoopExpr *flat = t->y_index(L, t, n, g, row, col);
     if (t->y_index == mm_y_index)
-        return out_store(L, flat, NULL, NULL, row, col, NULL, v);
-    return out_store(L, flat, low_v(L, n), add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col)), row, NULL,
-                     NULL, v);
+        return tile_out_store(L, flat, NULL, NULL, row, col, NULL, v);
+    return tile_out_store(L, flat, low_v(L, n), add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col)), row, NULL,
+                          NULL, v);
 }
 
 
@@ -287,7 +287,7 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
  * loop, and task t of the region takes part t (codegen/parallel.c), so the
  * task reads the rows its task of the layer before wrote: its input in its
  * own core's cache instead of half of it in the other core's. */
-static int64_t tile_part_len(const Low *L, int64_t E)
+int64_t tile_part_len(const Low *L, int64_t E)
 {
     int64_t T = L->s->threads;
     return T <= 1 || E < 2 * T ? E : (E + T - 1) / T;
@@ -331,8 +331,8 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
  * so with more rows the prefetch is two instructions a step for nothing
  * (ResNet-18's stem, 12544 rows, ran 6% slower with it). */
 #define PREFETCH_MAX_ROWS 1024
-static int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, LoopExpr *blk, int64_t nblk,
-                         LoopExpr *k, int64_t K, int64_t rows)
+int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, LoopExpr *blk, int64_t nblk,
+                  LoopExpr *k, int64_t K, int64_t rows)
 {
     if (!L->s->prefetch || nblk < 2 || rows > PREFETCH_MAX_ROWS)
         return 0;
@@ -540,15 +540,6 @@ static float conv_bias_at(const Gemm *t, int64_t g, int64_t col) { return t->bv[
 /* The kernel a Conv or MaxPool gets (tile_kind). */
 enum { TK_NONE, TK_DW, TK_POOL, TK_PW, TK_PWS, TK_DIRECT, TK_GEMM, TK_WINO };
 
-static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
-                           LoopExpr *row_ok);
-static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w);
-static int col_mask_buf(Low *L, const IrWindow *w, int64_t len, int64_t period);
-static int const_table(Low *L, const char *name, int64_t n, float **data);
-static LoopExpr *mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill);
-static LoopExpr *dw_acc0(Low *L, int bb, int co, int maxpool);
-static int dw_weight(Low *L, LoopStmt *kb, int wb, int co, int kh, int kw, const IrWindow *w);
-
 /* xp = x padded with `fill` by the window's pads, the last dim by `extra`
  * more, the one before by `extra_h` more, and `slack` elements allocated
  * past the end (strided vector loads): two kernels, the fill everywhere then
@@ -584,7 +575,7 @@ int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t ex
 /* Rows of a block over output channels: co_r = g*C + min(t*MR + r, C-1)
  * (LETs, into co[]), each row's accumulators starting at bias[co_r] (bias
  * buffer bb; -1: zero). */
-static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, int t, int64_t cout, int bb, int *co)
+int tile_channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, int t, int64_t cout, int bb, int *co)
 {
     for (int r = 0; r < mr; r++) {
         LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, t), mr), low_i(L, r)), low_i(L, cout - 1));
@@ -601,7 +592,7 @@ static int channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, 
 /* With L->halo_cols_store, the block of a row that reaches its end, [ow0,
  * ow0 + nr) with ow0 + nr >= OW, also stores the halo columns after it (the
  * next row's first): y[row + OW + j] = fill, j < halo_cols. */
-static int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, int nr, int64_t OW)
+int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, int nr, int64_t OW)
 {
     if (!L->halo_cols_store)
         return 0;
@@ -623,7 +614,7 @@ static int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, 
  * after the last channel's end when co[mr - 1] is the last channel of the
  * last image, stored in the block that runs first for those channels: when
  * `first` holds. */
-static int tile_halo_rows(Low *L, LoopStmt *tile, LoopExpr *first, int n, const int *co, int mr, int64_t lead)
+int tile_halo_rows(Low *L, LoopStmt *tile, LoopExpr *first, int n, const int *co, int mr, int64_t lead)
 {
     int y = low_out(L, 0);
     const LoopBuf *Y = low_buf(L, y);
@@ -666,7 +657,7 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
     LoopExpr *yi = add(L, loop_expr_copy(L->p, row), col);
     LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
     LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
-    LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
+    LoopStmt *st = tile_out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
     if (OW % nr && !inside)
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
     if (tile_vec_loop(L, tile, c, st, nr))
@@ -674,235 +665,12 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
     return tile_halo_cols(L, tile, row, low_v(L, ow0), nr, OW);
 }
 
-/* A depthwise layer (one output channel per input channel) or max pool
- * reading x as made, in channel blocks, by the kernel just built: it joins
- * that kernel (low_join), the channels of each block made right after it.
- * NULL: a kernel of its own. */
-static const LowBlocks *dw_joins(Low *L, const IrWindow *w, int x, int maxpool)
-{
-    const LowBlocks *jb = (!maxpool && w->group != w->channels_out) || w->channels_in != w->channels_out
-                          ? NULL : low_blocks_of(L, x);
-    return jb && jb->C == w->channels_out ? jb : NULL;
-}
-
-/* Channel cl of the current block: min(mt*mr + cl, C - 1) (the block's
- * own, repeated past the last channel like the producer's). */
-static LoopExpr *dw_join_channel(Low *L, const LowBlocks *jb, int cl)
-{
-    return low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, jb->mt), jb->mr), low_v(L, cl)), low_i(L, jb->C - 1));
-}
-
 /* Kernel nest (n, g, mt, ...: n and g of one iteration) just built makes
  * buffer y in blocks of mr of its C channels, block mt outermost: a
  * depthwise layer or max pool reading y may join it (LowBlocks). */
-static void tile_blocks(Low *L, LoopStmt *nest, int y, int mt, int mr, int64_t C)
+void tile_blocks(Low *L, LoopStmt *nest, int y, int mt, int mr, int64_t C)
 {
     L->blocks = (LowBlocks){ L->p->n_kernels - 1, nest, y, mt, mr, C, nest->u.loop.body->u.loop.body };
-}
-
-/* Depthwise (one input channel per output channel, 2-D): the lanes run
- * along an output row (NR positions), a block is MR rows of it; each tap
- * broadcasts one weight:
- *   acc[r][:] += W[co, kh, kw] * Xp[ci, oh_r*s + kh*d, (ow0 + lane)*s + kw*d]
- * The padded input has enough columns for the last block's lanes, and the
- * lanes past the row's end are masked at the store. */
-/* Depthwise (or MaxPool) over whole channel planes, for unit strides and
- * same-size outputs read from rows without halo columns (narrow maps, whose
- * rows would fill a fraction of a vector): the lanes run along the flattened
- * plane, p = oh * W + ow, and tap (kh, kw) reads x at p + (kh*dh - pt) * W +
- * kw*dw - pl — the halo rows above and below, and the lanes whose column
- * falls off the row replaced by the fill (a column-mask table M[kw, p]).  A
- * block is MR vectors of the plane; the last vector starts at P - NR.
- * MR = 1: with four, the column masks and accumulators spilled registers
- * (DS-CNN 4% and MobileNetV2 2-5% slower than with one, in A/B timings;
- * the out-of-order core overlaps consecutive blocks). */
-static int dw_flat_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h)
-{
-    int64_t H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1], P = H * W;
-    int64_t dh = w->dilation[0], dw = w->dilation[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
-    int64_t cout_g = maxpool ? 1 : w->channels_out / w->group;
-    int nr = L->s->tile_nr / 2, mr = 1;
-    const LoopBuf *X = low_buf(L, x);
-    if (w->stride[0] != 1 || w->stride[1] != 1 || w->out[0] != H || w->out[1] != W || P < nr || nr < 4 ||
-        X->shape.rank != 4 || X->strides[3] != 1 || X->strides[2] != W || X->halo_rows < h->rows ||
-        ((h->rows || h->cols) && X->halo_fill != h->fill) || X->base < pt * W + pl ||
-        ((KH - 1) * dh - pt - X->halo_rows) * W + (KW - 1) * dw - pl - 1 >= X->slack ||
-        (X->storage != LOOP_ST_WORKSPACE && (h->rows || h->cols)) ||
-        low_buf(L, low_out(L, 0))->strides[2] != W)     /* the output's rows W apart too (no halo columns) */
-        return 1;
-    int64_t vt = (P + nr - 1) / nr, bt = (vt + mr - 1) / mr;
-    int mb = col_mask_buf(L, w, P, W);               /* lane p's column: p % W */
-    int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
-    if (mb < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
-        return low_oom(L);
-    int64_t xs[IR_MAX_RANK];
-    low_strides(L, x, xs);
-    double fill = maxpool ? -INFINITY : 0.0;
-    int n, cl, b, kh, kw;
-    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &cl) || low_vars(L, 1, "bt", &b) ||
-        low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
-        return low_oom(L);
-    int acc;
-    LoopStmt *tile, *kb;
-    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
-        return low_oom(L);
-    const LowBlocks *jb = dw_joins(L, w, x, maxpool);
-    int co = jb ? low_let(L, tile, "co", dw_join_channel(L, jb, cl), 0) : cl;
-    if (co < 0)
-        return low_oom(L);
-    LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
-    int chan = low_let(L, tile, "xc", add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), 0);
-    if (chan < 0)
-        return low_oom(L);
-    int pr[TILE_MAX_MR];
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *pv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, b), (int64_t)mr * nr), low_i(L, (int64_t)r * nr)),
-                               low_i(L, P - nr));
-        int c;
-        if ((pr[r] = low_let(L, tile, "p", pv, 0)) < 0 || low_vars(L, 1, "c", &c) ||
-            tile_acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
-            return low_oom(L);
-    }
-    int wv = dw_weight(L, kb, wb, co, kh, kw, w);
-    LoopExpr *toff = add(L, add(L, low_v(L, chan), mul(L, low_v(L, kh), dh * W)),
-                         add(L, mul(L, low_v(L, kw), dw), low_i(L, -(pt * W + pl))));
-    int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
-    if (to < 0)
-        return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *xv = low_load(L, x, add(L, low_v(L, to), add(L, low_v(L, pr[r]), low_v(L, c))), IR_DT_F32);
-        xv = col_masked(L, mb, kw, pr[r], c, P, xv, fill, NULL);
-        if (tile_acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
-            return low_oom(L);
-    }
-    int kv[2] = { kh, kw };
-    int64_t kext[2] = { KH, KW };
-    if (low_add(L, tile, low_nest(L, 2, kv, kext, kb)))
-        return low_oom(L);
-    int64_t ys[IR_MAX_RANK];
-    low_strides(L, low_out(L, 0), ys);
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *pos = add(L, low_v(L, pr[r]), low_v(L, c));
-        LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co), ys[1])), loop_expr_copy(L->p, pos));
-        if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co), pos, NULL, NULL, tile_acc_at(L, acc, r, nr, c)),
-                     nr))
-            return low_oom(L);
-    }
-    int vars[3] = { n, cl, b };
-    int64_t ext[3] = { w->batch, jb ? jb->mr : w->channels_out, bt };
-    LoopStmt *nest = low_nest(L, 3, vars, ext, tile);
-    return jb ? low_join(L, nest) : low_kernel(L, nest);
-}
-
-static int dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h)
-{
-    int flat = dw_flat_emit(L, w, x, maxpool, h);
-    if (flat <= 0)
-        return flat;
-    int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
-    int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
-    int64_t cout_g = maxpool ? 1 : w->channels_out / w->group;
-    int nr = L->s->tile_nr / 2, mr = 4;
-    while (nr > 4 && OW * 4 < nr * 3)
-        nr /= 2;
-    /* 4 rows a block, or 3 to 7 when 4 do not divide the output rows: the
-     * rows past the end repeat the last one (MobileNetV2's 3x3/2 depthwise
-     * to 7x7: 8 rows -> 7, 26 -> 15 us; SqueezeNet's max pools to 13x13,
-     * 27x27 and 55x55: -3 to -6 us each) */
-    if (OH % mr)
-        mr = tile_fewest_idle(OH, 7, 3);
-    int64_t owt = (OW + nr - 1) / nr, oht = (OH + mr - 1) / mr;
-    int64_t need = (owt * nr - 1) * sw + (KW - 1) * dw + 1;
-    int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
-    int64_t extra = need > have ? need - have : 0;
-    int64_t need_h = (OH - 1) * sh + (KH - 1) * dh + 1, have_h = w->in[0] + w->pad_begin[0] + w->pad_end[0];
-    int64_t extra_h = need_h > have_h ? need_h - have_h : 0;     /* MaxPool's ceil_mode windows */
-    int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
-    int64_t xoff = 0;
-    int masked = 0;
-    int xp = tile_in_place(L, x, w, h, &xoff, &masked) ? x
-             : tile_pad_input(L, x, w, extra_h, extra, slack, maxpool ? -INFINITY : 0.0);
-    int mb = masked ? col_mask_buf(L, w, owt * nr, 0) : -1;
-    int wb = maxpool ? -1 : low_in(L, 1), bb = !maxpool && low_has(L, 2) ? low_in(L, 2) : -1;
-    if (masked && mb < 0)
-        return low_oom(L);
-    if (xp < 0 || (!maxpool && wb < 0) || (!maxpool && low_has(L, 2) && bb < 0))
-        return -1;
-    int64_t xs[IR_MAX_RANK];
-    low_strides(L, xp, xs);
-    int n, cl, ht, wt, kh, kw;
-    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "co", &cl) || low_vars(L, 1, "ht", &ht) ||
-        low_vars(L, 1, "wt", &wt) || low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
-        return low_oom(L);
-    int acc;
-    LoopStmt *tile, *kb;
-    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
-        return low_oom(L);
-    /* One thread: channels last to first.  The producer wrote them first to
-     * last, so the last ones are still in cache when its output outgrows it
-     * (SqueezeNet's first max pool, MobileNetV2's 112x112 and 56x56
-     * depthwise layers: 9-19 us each); split between threads, each thread's
-     * channels are the ones it wrote and the order is kept. */
-    const LowBlocks *jb = xp == x ? dw_joins(L, w, x, maxpool) : NULL;
-    LoopExpr *cj = jb ? dw_join_channel(L, jb, cl) : low_bin(L, LOOP_SUB, low_i(L, w->channels_out - 1), low_v(L, cl));
-    int co = L->s->threads > 1 && !jb ? cl : low_let(L, tile, "co", cj, 0);
-    if (co < 0)
-        return low_oom(L);
-    LoopExpr *ci = cout_g > 1 ? low_bin(L, LOOP_DIV, low_v(L, co), low_i(L, cout_g)) : low_v(L, co);
-    int chan = low_let(L, tile, "xc", add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), low_i(L, xoff)), 0);
-    int ow0 = chan < 0 ? -1 : low_let(L, tile, "ow0", mul(L, low_v(L, wt), nr), 0);
-    if (ow0 < 0)
-        return low_oom(L);
-    int row[TILE_MAX_MR], rb[TILE_MAX_MR];
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *rv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, ht), mr), low_i(L, r)), low_i(L, OH - 1));
-        if ((row[r] = low_let(L, tile, "oh", rv, 0)) < 0 ||
-            (rb[r] = low_let(L, tile, "xrow", add(L, low_v(L, chan), mul(L, low_v(L, row[r]), sh * xs[2])), 0)) < 0)
-            return low_oom(L);
-        int c;
-        if (low_vars(L, 1, "c", &c) || tile_acc_set(L, tile, acc, r, nr, c, dw_acc0(L, bb, co, maxpool)))
-            return low_oom(L);
-    }
-    int wv = dw_weight(L, kb, wb, co, kh, kw, w);
-    LoopExpr *toff = add(L, add(L, mul(L, low_v(L, kh), dh * xs[2]), mul(L, low_v(L, ow0), sw)), mul(L, low_v(L, kw), dw));
-    int to = wv < 0 ? -1 : low_let(L, kb, "toff", toff, 0);
-    if (to < 0)
-        return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *xv = low_load(L, xp, add(L, add(L, low_v(L, rb[r]), low_v(L, to)), mul(L, low_v(L, c), sw)), IR_DT_F32);
-        if (masked)
-            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, maxpool ? -INFINITY : 0.0,
-                            masked > 1 ? row_in(L, low_v(L, row[r]), kh, w) : NULL);
-        /* max: NaN propagates */
-        if (tile_acc_update(L, kb, acc, r, nr, c, maxpool ? LOOP_MAX : LOOP_ADD, maxpool ? NULL : low_v(L, wv), xv))
-            return low_oom(L);
-    }
-    int kv[2] = { kh, kw };
-    int64_t kext[2] = { KH, KW };
-    LoopStmt *taps = low_nest(L, 2, kv, kext, kb);
-    if (taps && KH <= 5 && sh > 1) {  /* strided: rows kh of block row r and kh - sh of row r + 1 are the same
-                                         input row, loaded (and deinterleaved) once when kh is unrolled */
-        taps->u.loop.kind = LOOP_UNROLLED;
-        taps->u.loop.factor = (int)KH;
-    }
-    if (low_add(L, tile, taps))
-        return low_oom(L);
-    for (int r = 0; r < mr; r++)
-        if (tile_row_out(L, tile, acc, r, nr, n, co, row[r], ow0, OW, 0))
-            return low_oom(L);
-    int vars[4] = { n, cl, ht, wt };
-    int64_t ext[4] = { w->batch, jb ? jb->mr : w->channels_out, oht, owt };
-    LoopStmt *nest = low_nest(L, 4, vars, ext, tile);
-    return jb ? low_join(L, nest) : low_kernel(L, nest);
 }
 
 /* Rows of a block of nr lanes over `rows` rows: as many as the vector
@@ -927,499 +695,6 @@ int tile_fewest_idle(int64_t n, int hi, int lo)
         if (tile_idle(n, k) < tile_idle(n, best))
             best = k;
     return best;
-}
-
-/* Direct convolution (2-D, short reduction K = C_in/group * KH * KW): the
- * lanes run along an output row (NR positions), a block is MR output
- * channels of that row.  Each (ci, kh, kw) step loads one vector of the
- * padded input row, shared by the MR channels, and broadcasts MR weights
- * packed at compile time as [G][ceil(C_out/MR)][ci][kh][kw][MR]:
- *   acc[r][:] += Wp[co_r, ci, kh, kw] * Xp[ci, oh*s + kh*d, (ow0 + lane)*s + kw*d]
- * and the block is stored as MR contiguous row pieces — where the GEMM form
- * would spend more on scattering its output block than on its short
- * reduction.  In a row of at least NR the last block starts at OW - NR,
- * recomputing columns of the one before, so its stores need no mask and its
- * loads no padding past the row (SqueezeNet's unpadded 3x3/2 stem reads
- * the model input in place instead of a copy); in a shorter row the lanes
- * past its end are masked.  NR is one register instead of two when
- * two would leave more than a sixteenth of the last block's lanes idle (rows
- * of 111: 112 lanes computed instead of 128). */
-static int direct_nr(const PassSchedule *s, int64_t OW)
-{
-    int nr = s->tile_nr;
-    while (nr > 4 && OW * 4 < nr * 3)
-        nr /= 2;
-    if (nr >= 16 && tile_idle(OW, nr) * 16 > OW)
-        nr /= 2;                        /* one register when two leave over 1/16 of the lanes idle (111: 17 of 128) */
-    return nr;
-}
-
-static int direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
-{
-    int64_t OH = w->out[0], OW = w->out[1], KH = w->kernel[0], KW = w->kernel[1];
-    int64_t sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
-    int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, K = cin * KH * KW;
-    int nr = direct_nr(L->s, OW);
-    /* one-register blocks with 32 registers: up to TILE_MAX_MR rows, not
-     * tile_pick_mr's 12 — a step loads one input vector (two and a shuffle
-     * when strided) and broadcasts MR weights, so more rows share its loads
-     * (SqueezeNet's 3x3/2 stem, 64 channels: 8 -> 16 rows, 304 -> 259 us) */
-    int lanes = L->s->tile_nr / 2;
-    int mr = nr <= lanes && lanes >= 16 ? tile_fewest_idle(cout, TILE_MAX_MR, 3) : tile_pick_mr(L, nr, cout);
-    int inside = OW >= nr;                                    /* the last block starts at OW - nr (tile_halo) */
-    int64_t ct = (cout + mr - 1) / mr, owt = (OW + nr - 1) / nr;
-    int64_t need = ((inside ? OW : owt * nr) - 1) * sw + (KW - 1) * dw + 1;
-    int64_t have = w->in[1] + w->pad_begin[1] + w->pad_end[1];
-    int64_t extra = need > have ? need - have : 0;
-    int slack = sw > 1 && sw <= 4 ? (int)sw - 1 : 0;
-    /* With threads, a layer on an image (at most 4 input channels) with no
-     * more blocks of output channels than threads is split by output rows:
-     * RP parts of OHP rows (the last part's rows past the end repeat the
-     * last row), each all the channel blocks of its rows, so each thread
-     * reads its part of the input instead of all of it.  MobileNetV2's
-     * 3x3/2 stem (32 channels: 2 blocks) at 2 threads 134 -> 87 us;
-     * SqueezeNet's (64: 4 blocks) ran 8 us slower so, its max pool 24. */
-    int64_t RP = L->s->threads > 1 ? L->s->threads : 1, OHP = tile_part_len(L, OH);
-    int rows_split = OHP < OH && ct <= RP && G == 1 && cin <= 4, rp = -1, ohl = -1;
-    /* otherwise its output's halo rows with each channel's first block
-     * (taken before a padded copy of the input is made: the halo kernel
-     * must be the last one) */
-    int64_t lead = rows_split ? 0 : low_halo_take_rows(L);
-    int64_t xoff = 0;
-    int masked = 0;
-    int xp = tile_in_place(L, x, w, h, &xoff, &masked) ? x : tile_pad_input(L, x, w, 0, extra, slack, 0.0);
-    int mb = masked ? col_mask_buf(L, w, owt * nr, 0) : -1;
-    int bb = low_has(L, 2) ? low_in(L, 2) : -1;
-    if (masked && mb < 0)
-        return low_oom(L);
-    if (xp < 0 || (low_has(L, 2) && bb < 0))
-        return -1;
-    LoopProgram *p = L->p;
-    IrShape wsh = { .rank = 1, .dims = { G * ct * K * mr } };
-    float *wp = util_arena_array(&p->arena, (size_t)wsh.dims[0], sizeof *wp);
-    if (!wp)
-        return low_oom(L);
-    for (int64_t g = 0; g < G; g++)
-        for (int64_t t = 0; t < ct; t++)
-            for (int64_t k = 0; k < K; k++)
-                for (int r = 0; r < mr; r++) {
-                    int64_t co = t * mr + r < cout ? t * mr + r : cout - 1;
-                    wp[((g * ct + t) * K + k) * mr + r] = wt[(g * cout + co) * K + k];
-                }
-    int wb = loop_add_buf(p, "packed_w", IR_DT_F32, &wsh, LOOP_ST_CONST);
-    if (wb < 0)
-        return low_oom(L);
-    p->bufs[wb].data = wp;
-    int64_t xs[IR_MAX_RANK];
-    low_strides(L, xp, xs);
-    int n, g, t, oh, wt_, ci, kh, kw;
-    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "ct", &t) ||
-        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "wt", &wt_) || low_vars(L, 1, "ci", &ci) ||
-        low_vars(L, 1, "kh", &kh) || low_vars(L, 1, "kw", &kw))
-        return low_oom(L);
-    int acc;
-    LoopStmt *tile, *kb;
-    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
-        return low_oom(L);
-    if (rows_split) {
-        if (low_vars(L, 1, "rp", &rp) || low_vars(L, 1, "ohl", &ohl))
-            return low_oom(L);
-        LoopExpr *ohe = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, rp), OHP), low_v(L, ohl)), low_i(L, OH - 1));
-        if ((oh = low_let(L, tile, "oh", ohe, 0)) < 0)
-            return low_oom(L);
-    }
-    LoopExpr *xrow = add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])),
-                                mul(L, low_v(L, oh), sh * xs[2])), low_i(L, xoff));
-    int xr = low_let(L, tile, "xrow", xrow, 0);
-    LoopExpr *ow0e = mul(L, low_v(L, wt_), nr);
-    int ow0 = xr < 0 ? -1 : low_let(L, tile, "ow0", inside ? low_bin(L, LOOP_MIN, ow0e, low_i(L, OW - nr)) : ow0e, 0);
-    if (ow0 < 0)
-        return low_oom(L);
-    int co[TILE_MAX_MR];
-    if (channel_rows(L, tile, acc, mr, nr, g, t, cout, bb, co))
-        return low_oom(L);
-    LoopExpr *first = low_bin(L, LOOP_EQ, add(L, low_v(L, oh), low_v(L, wt_)), low_i(L, 0));
-    if (lead && tile_halo_rows(L, tile, first, n, co, mr, lead))
-        return low_oom(L);
-    LoopExpr *kf = add(L, mul(L, add(L, mul(L, low_v(L, ci), KH), low_v(L, kh)), KW), low_v(L, kw));
-    LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), ct), low_v(L, t)), K), kf), mr);
-    int wv0 = low_let(L, kb, "wb", wbase, 0);
-    LoopExpr *xo = add(L, add(L, add(L, low_v(L, xr), mul(L, low_v(L, ci), xs[1])), mul(L, low_v(L, kh), dh * xs[2])),
-                       add(L, mul(L, low_v(L, ow0), sw), mul(L, low_v(L, kw), dw)));
-    int xov = wv0 < 0 ? -1 : low_let(L, kb, "xo", xo, 0);
-    if (xov < 0)
-        return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int wr = low_let(L, kb, "w", low_load(L, wb, add(L, low_v(L, wv0), low_i(L, r)), IR_DT_F32), 0), c;
-        if (wr < 0 || low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *xv = low_load(L, xp, add(L, low_v(L, xov), mul(L, low_v(L, c), sw)), IR_DT_F32);
-        if (xv && xv->kind == LOOP_E_LOAD)
-            xv->u.load.spare = (int)sw - 1;   /* inside the reach (tile_halo), which tile_in_place or the copy provides */
-        if (masked)
-            xv = col_masked(L, mb, kw, ow0, c, owt * nr, xv, 0.0, masked > 1 ? row_in(L, low_v(L, oh), kh, w) : NULL);
-        if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, wr), xv))
-            return low_oom(L);
-    }
-    int kv[3] = { ci, kh, kw };
-    int64_t kext[3] = { cin, KH, KW };
-    if (low_add(L, tile, low_nest(L, 3, kv, kext, kb)))
-        return low_oom(L);
-    for (int r = 0; r < mr; r++)
-        if (tile_row_out(L, tile, acc, r, nr, n, co[r], oh, ow0, OW, inside))
-            return low_oom(L);
-    int vars[6] = { n, g, t, oh, wt_ }, split[6] = { n, g, rp, t, ohl, wt_ };
-    int64_t ext[6] = { w->batch, G, ct, OH, owt }, split_ext[6] = { w->batch, G, RP, ct, OHP, owt };
-    LoopStmt *nest = rows_split ? low_nest(L, 6, split, split_ext, tile) : low_nest(L, 5, vars, ext, tile);
-    if (low_kernel(L, nest))
-        return -1;
-    if (!rows_split && G == 1 && w->batch == 1)
-        tile_blocks(L, nest, low_out(L, 0), t, mr, cout);
-    return 0;
-}
-
-/* Step k of a pointwise block's reduction: acc[r*npos + j][:] += W[co_r, k]
- * * X[xb_j + k*xs1 + lane] — MR weights broadcast, each piece's vector of X
- * shared by the MR rows. */
-static int pw_step(Low *L, LoopStmt *kb, int acc, int mr, int npos, int vw, const int *co, int wb, int64_t cin, int x,
-                   const int *xb, int64_t xs1, int k)
-{
-    for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, k)), IR_DT_F32), 0);
-        if (wv < 0)
-            return -1;
-        for (int j = 0; j < npos; j++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return -1;
-            LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, k), xs1)), low_v(L, c)), IR_DT_F32);
-            if (tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
-                return -1;
-        }
-    }
-    return 0;
-}
-
-/* A pointwise layer that reduces the channels (C_in >= KSPLIT_MIN C_out,
- * over the plane), with T threads: its reduction split between the tasks instead of
- * its pixels.  Part t sums input channels [t*C/T, (t+1)*C/T) for every
- * output, into its own slice of a partial buffer:
- *   Z[t][co][p] = sum_{ci in part t} W[co, ci] X[ci, p]   (one kernel, parallel over t)
- *   Y[co][p] = bias[co] + sum_t Z[t][co][p]               (a second, through the fused members)
- * Task t takes part t (codegen/parallel.c), and the layer before it (a
- * depthwise conv, split by channels) left channels [t*C/T, (t+1)*C/T) in
- * task t's cache: each task reads only its own half of X, and the other
- * core's half of the small Z instead of half of the large X (MobileNetV2's
- * 576 -> 96 at 14x14: 451 KB of X, 75 KB of Z; at 2x, 32 -> 16, Z is as
- * large as the half of X it saves reading). */
-enum { KSPLIT_MIN = 4 };
-static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
-{
-    int64_t T = L->s->threads, cin = w->channels_in, cout = w->channels_out, P = 1, Cs = cin / T;
-    for (int i = 0; i < w->rank; i++)
-        P *= w->out[i];
-    int64_t mt_n = (cout + mr - 1) / mr, n_pt = (P + nr - 1) / nr;
-    int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
-    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
-    low_strides(L, x, xs);
-    low_strides(L, y, ys);
-    IrShape zs = { .rank = 1, .dims = { T * cout * P } };
-    int z = loop_add_buf(L->p, "partial", IR_DT_F32, &zs, LOOP_ST_WORKSPACE);
-    int part, g, mt, pt, ci, acc;
-    LoopStmt *tile, *kb;
-    if (z < 0 || wb < 0 || low_vars(L, 1, "part", &part) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
-        low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci) || tile_block_start(L, mr, nr, &acc, &tile, &kb))
-        return low_oom(L);
-    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nr), low_i(L, P - nr)), 0);
-    int k0 = p0 < 0 ? -1 : low_let(L, tile, "k0", mul(L, low_v(L, part), Cs), 0);
-    int co[TILE_MAX_MR];
-    if (k0 < 0 || channel_rows(L, tile, acc, mr, nr, g, mt, cout, -1, co))
-        return low_oom(L);
-    int kv = low_let(L, kb, "k", add(L, low_v(L, k0), low_v(L, ci)), 0);
-    if (kv < 0 || pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &p0, xs[1], kv))
-        return low_oom(L);
-    if (low_add(L, tile, low_nest(L, 1, &ci, &Cs, kb)))
-        return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return low_oom(L);
-        LoopExpr *zi = add(L, add(L, mul(L, add(L, mul(L, low_v(L, part), cout), low_v(L, co[r])), P), low_v(L, p0)),
-                           low_v(L, c));
-        if (tile_vec_loop(L, tile, c, low_store(L, z, zi, tile_acc_at(L, acc, r, nr, c)), nr))
-            return low_oom(L);
-    }
-    int vars[4] = { part, g, mt, pt };
-    int64_t ext[4] = { T, 1, mt_n, n_pt };
-    if (low_kernel(L, low_nest(L, 4, vars, ext, tile)))
-        return -1;
-    /* the sum, vw lanes at a time (the last piece at P - vw) */
-    int vw = nr / 2 >= 4 ? nr / 2 : nr, o, q, c;
-    LoopStmt *sb = loop_block(L->p);
-    if (!sb || low_vars(L, 1, "co", &o) || low_vars(L, 1, "q", &q) || low_vars(L, 1, "c", &c))
-        return low_oom(L);
-    int q0 = low_let(L, sb, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, q), vw), low_i(L, P - vw)), 0);
-    if (q0 < 0)
-        return low_oom(L);
-    LoopExpr *pos = add(L, low_v(L, q0), low_v(L, c));
-    LoopExpr *v = bb >= 0 ? low_load(L, bb, low_v(L, o), IR_DT_F32) : low_const(L, IR_DT_F32, 0);
-    for (int64_t t = 0; t < T; t++)
-        v = add(L, v, low_load(L, z, add(L, low_i(L, t * cout * P), add(L, mul(L, low_v(L, o), P), loop_expr_copy(L->p, pos))),
-                               IR_DT_F32));
-    LoopExpr *yi = add(L, mul(L, low_v(L, o), ys[1]), loop_expr_copy(L->p, pos));
-    if (tile_vec_loop(L, sb, c, out_store(L, yi, low_i(L, 0), low_v(L, o), loop_expr_copy(L->p, pos), NULL, NULL, v), vw))
-        return low_oom(L);
-    int sv[2] = { o, q };
-    int64_t se[2] = { cout, (P + vw - 1) / vw };
-    return low_kernel(L, low_nest(L, 2, sv, se, sb));
-}
-
-/* The last NR pixels of a plane of P (flat, unpacked X) as a block of its
- * own, LET p0 = P - NR, for output channels co[r] = min(mt*MR + r, C_out - 1)
- * (pw_emit's tail: a plane whose last two-register block would leave more
- * lanes idle than a one-register block does). */
-static LoopStmt *pw_tail(Low *L, int x, int64_t P, int nr, int mr, int n, int g, int mt, int64_t cin, int64_t cout,
-                         int wb, int bb)
-{
-    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
-    low_strides(L, x, xs);
-    low_strides(L, low_out(L, 0), ys);
-    int acc, ci, co[TILE_MAX_MR];
-    LoopStmt *tile, *kb;
-    if (low_vars(L, 1, "ci", &ci) || tile_block_start(L, mr, nr, &acc, &tile, &kb))
-        return NULL;
-    int p0 = low_let(L, tile, "p0", low_i(L, P - nr), 0);
-    LoopExpr *xbe = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])), low_i(L, P - nr));
-    int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", xbe, 0);
-    int64_t ci_n = cin;
-    if (xb < 0 || channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co) ||
-        pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &xb, xs[1], ci) || low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
-        return NULL;
-    for (int r = 0; r < mr; r++) {
-        int c;
-        if (low_vars(L, 1, "c", &c))
-            return NULL;
-        LoopExpr *col = add(L, low_v(L, p0), low_v(L, c));
-        LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), col);
-        LoopStmt *st = out_store(L, yi, low_v(L, n), low_v(L, co[r]), loop_expr_copy(L->p, col), NULL, NULL,
-                                 tile_acc_at(L, acc, r, nr, c));
-        if (tile_vec_loop(L, tile, c, st, nr))
-            return NULL;
-    }
-    return tile;
-}
-
-/* Pointwise (1x1, stride 1, no padding): per group Y[co, p] = sum_ci
- * W[co, ci] X[ci, p] with the lanes along the pixels, which are contiguous
- * in both X and Y, and a block of MR output channels broadcasting their
- * weights:
- *   acc[r][:] = bias[co_r];  acc[r][:] += W[co_r, ci] * X[ci, p0 : p0+NR];  Y[co_r, p0 : p0+NR] = acc[r]
- * The last block starts at P - NR (NR <= P), overlapping the one before:
- * its pixels are computed again by the same operations in the same order and
- * stored with the same values, so no lane needs a mask or reads past the row
- * (over a plane where that block would add at most NR/2 new pixels, a
- * one-register block of the last NR/2 takes its place: pw_tail).
- * A halo'd Y (rows apart by more than OW) takes the blocks along each row
- * instead, each block two half-width pieces placed on their own: piece q of
- * the row starts at min(q*NR/2, OW - NR/2), NR/2 <= OW, so a row of 27 is
- * one block of 16 + 16 lanes (pieces at 0 and 11) with two registers per
- * output channel, not two blocks of one register each. */
-static int pw_emit(Low *L, const IrWindow *w, int x, int y)
-{
-    int64_t G = w->group, cin = w->channels_in / G, cout = w->channels_out / G, P = 1;
-    for (int i = 0; i < w->rank; i++)
-        P *= w->out[i];
-    /* along rows when a halo's columns break the plane (a halo of rows only
-     * moves the channels apart, the pixels of a channel stay contiguous) */
-    int rows = w->rank == 2 && (low_buf(L, y)->strides[2] != w->out[1] || low_buf(L, x)->strides[2] != w->in[1]);
-    int64_t OH = rows ? w->out[0] : 1, OW = rows ? w->out[1] : P;
-    int nr = L->s->tile_nr, npos = rows ? 2 : 1;   /* pieces per block */
-    while (nr > 4 && OW * npos < nr)
-        nr /= 2;
-    if (nr >= 32 && OW >= nr && tile_idle(OW, nr) * 4 > OW && tile_idle(OW, nr / 2) < tile_idle(OW, nr))
-        nr /= 2;                        /* one register when two leave over a quarter idle (not 14x14: 28 of 224:
-                                           a one-register block loads (MR+1) operands per MR FMAs, more than
-                                           the FMAs per cycle with loads at 2 per cycle; two load (MR+2)/2MR) */
-    if (rows && OW * 2 == nr) {         /* a row of exactly half a block: one piece, not the same one twice */
-        nr /= 2;
-        npos = 1;
-    }
-    if (nr < 2 * npos || (rows && OW % nr == 0))
-        npos = 1;                       /* rows a whole number of blocks: one piece of NR lanes, not two of NR/2
-                                           (MobileNetV1's 48x48: 16-lane vectors instead of 8-lane ones) */
-    int vw = nr / npos, mr = tile_pick_mr(L, nr, cout);
-    int64_t mt_n = (cout + mr - 1) / mr, n_pt = (OW + nr - 1) / nr;
-    /* A plane whose last two-register block would be mostly idle ends in a
-     * one-register block instead (pw_tail): 14x14's 196 pixels in 6 blocks of
-     * 32 and one of 16, 208 lanes instead of 224 (MobileNetV2's 14x14
-     * projections -8%, expansions -3 to -6%). */
-    int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
-    int tail = !rows && !px_outer && npos == 1 && nr >= 32 && nr == L->s->tile_nr && OW > nr && OW % nr &&
-               OW % nr <= nr / 2;
-    if (tail)
-        n_pt = OW / nr;
-    int wb = low_in(L, 1), bb = low_has(L, 2) ? low_in(L, 2) : -1;
-    int64_t xs[IR_MAX_RANK], ys[IR_MAX_RANK];
-    low_strides(L, x, xs);
-    low_strides(L, y, ys);
-    int n, g, mt, oh, pt, ci;
-    if (wb < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "mt", &mt) ||
-        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "ci", &ci))
-        return low_oom(L);
-    /* Many channel blocks (each sweeping all of X): X is first packed as
-     * Xk[pt][ci][0 : NR] = X[ci][p0(pt) : p0(pt) + NR], so each block reads
-     * one aligned sequential stream instead of C rows P apart (SqueezeNet's
-     * 512 -> 1000 classifier at 13x13: 1324 -> 24 + 1081 us). */
-    int packed = !rows && G == 1 && w->batch == 1 && n_pt > 1 && mt_n >= 32;
-    if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * KSPLIT_MIN <= cin &&
-        cin % L->s->threads == 0 && P >= nr)
-        return pw_ksplit(L, w, x, y, nr, mr);
-    int64_t lead = low_halo_take_rows(L);         /* its halo's rows: with the channels' first blocks */
-    int xk = x;
-    if (packed) {
-        IrShape sh = { .rank = 1, .dims = { n_pt * cin * nr } };
-        int v[3];
-        xk = loop_add_buf(L->p, "packed_x", IR_DT_F32, &sh, LOOP_ST_WORKSPACE);
-        if (xk < 0 || low_vars(L, 3, "px", v))
-            return low_oom(L);
-        LoopExpr *src = add(L, add(L, mul(L, low_v(L, v[1]), xs[1]),
-                                   low_bin(L, LOOP_MIN, mul(L, low_v(L, v[0]), nr), low_i(L, OW - nr))), low_v(L, v[2]));
-        LoopExpr *dst = add(L, mul(L, add(L, mul(L, low_v(L, v[0]), cin), low_v(L, v[1])), nr), low_v(L, v[2]));
-        int64_t e3[3] = { n_pt, cin, nr };
-        LoopStmt *st = low_store(L, xk, dst, low_load(L, x, src, IR_DT_F32));
-        if (!st || low_kernel_prepares(L, low_nest(L, 3, v, e3, st), n_pt * cin * nr))
-            return low_oom(L);
-        xs[1] = nr;
-    }
-    int acc;
-    LoopStmt *tile, *kb;
-    if (tile_block_start(L, mr, nr, &acc, &tile, &kb))
-        return low_oom(L);
-    int p0[2], xb[2];
-    for (int j = 0; j < npos; j++) {
-        LoopExpr *q = add(L, mul(L, low_v(L, pt), npos), low_i(L, j));
-        p0[j] = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, q, vw), low_i(L, OW - vw)), 0);
-        LoopExpr *xrow = rows ? mul(L, low_v(L, oh), xs[2]) : low_i(L, 0);
-        LoopExpr *xbe = packed ? mul(L, low_v(L, pt), cin * nr)
-                               : add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])), xrow),
-                                     low_v(L, p0[j]));
-        if (p0[j] < 0 || (xb[j] = low_let(L, tile, "xb", xbe, 0)) < 0)
-            return low_oom(L);
-    }
-    int co[TILE_MAX_MR];
-    if (channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co))
-        return low_oom(L);
-    LoopExpr *first = low_bin(L, LOOP_EQ, add(L, low_v(L, oh), low_v(L, pt)), low_i(L, 0));
-    if (lead && tile_halo_rows(L, tile, first, n, co, mr, lead))
-        return low_oom(L);
-    if (pw_step(L, kb, acc, mr, npos, vw, co, wb, cin, xk, xb, xs[1], ci))
-        return low_oom(L);
-    /* Blocks of output channels outermost: each block sweeps the whole
-     * input X, MR weight rows staying in L1.  When X is large and there are
-     * few output rows, the pixel blocks go outermost instead, so X is read
-     * once, its C x NR panel staying in L1 across the few channel blocks
-     * (SqueezeNet's 128 -> 16 squeeze at 54x54 read a 1.5 MB X twice; with
-     * many output rows the interleaved stores to them cost more).  With
-     * threads, a layer that reduces the channels splits its pixels between
-     * the threads instead of its output channels: each thread then reads
-     * only its pixels' part of X, not all of X, half of which the other
-     * core's cache holds after a producer split by channels (along the
-     * plane, a layer reducing at least KSPLIT_MIN-fold splits its
-     * reduction instead: pw_ksplit).  With channel blocks outermost, the next
-     * block's MR weight rows are fetched ahead (tile_prefetch). */
-    LoopExpr *next_w = mul(L, add(L, mul(L, low_v(L, g), cout), mul(L, add(L, low_v(L, mt), low_i(L, 1)), mr)), cin);
-    if (!px_outer && tile_prefetch(L, kb, wb, next_w, mr * cin, add(L, mul(L, low_v(L, oh), n_pt), low_v(L, pt)),
-                                   OH * n_pt, low_v(L, ci), cin, P))
-        return low_oom(L);
-    /* A block reads its NR pixels of all C_in channel rows, C_in lines
-     * apart a few lines at a time: too many streams for the hardware to
-     * run ahead of.  Where they come from further than this core's L2 —
-     * pixel blocks outermost (SqueezeNet's 128 -> 16 squeeze at 55x55: 51
-     * -> 27 us at 2 threads, 112 -> 78 for 256 -> 16), or at 2 threads an
-     * expansion split by channel blocks, half of whose input the other
-     * core wrote (MobileNetV2's 16 -> 96 at 112x112: 206 -> 187 us) — each
-     * step fetches the next block's lines of its channel row (NR past this
-     * block's start; past a row's last block, the next row's first).  Not
-     * for an input in L2 at one thread (MobileNetV2's projections: 5-10%
-     * slower) nor at 14x14 and less (P <= 256). */
-    int x_ahead = px_outer || (L->s->threads > 1 && cout > cin && P > 256);
-    const int line = 16;                          /* floats in a 64-byte cache line */
-    for (int j = 0; x_ahead && L->s->prefetch && !packed && j < nr; j += line) {
-        LoopExpr *at = add(L, add(L, low_v(L, xb[0]), mul(L, low_v(L, ci), xs[1])), low_i(L, nr + j));
-        if (low_add(L, kb, loop_prefetch(L->p, xk, at)))
-            return low_oom(L);
-    }
-    int64_t ci_n = cin;
-    if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
-        return low_oom(L);
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
-                            rows ? mul(L, low_v(L, oh), ys[2]) : low_i(L, 0));
-        for (int j = 0; j < npos; j++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopExpr *col = add(L, low_v(L, p0[j]), low_v(L, c));
-            LoopExpr *yi = add(L, loop_expr_copy(L->p, row), col);
-            LoopExpr *v = tile_acc_at(L, acc, r * npos + j, vw, c);
-            LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
-            LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
-            if (tile_vec_loop(L, tile, c, out_store(L, yi, low_v(L, n), low_v(L, co[r]), pos, NULL, rows ? sp : NULL, v),
-                              vw))
-                return low_oom(L);
-        }
-        if (rows && tile_halo_cols(L, tile, row, low_v(L, p0[npos - 1]), vw, OW))
-            return low_oom(L);
-    }
-    int vars[5] = { n, g, mt, oh, pt };
-    int64_t ext[5] = { w->batch, G, mt_n, OH, n_pt };
-    if (px_outer) {
-        int pv[5] = { n, g, oh, pt, mt };
-        int64_t pe[5] = { w->batch, G, OH, n_pt, mt_n };
-        memcpy(vars, pv, sizeof vars);
-        memcpy(ext, pe, sizeof ext);
-    }
-    LoopStmt *body = tile;
-    if (tail) {                         /* for n, g, mt { the blocks; the tail } */
-        LoopStmt *last = pw_tail(L, x, OW, nr / 2, mr, n, g, mt, cin, cout, wb, bb);
-        if (!last || !(body = loop_block(L->p)) || low_add(L, body, low_nest(L, 2, vars + 3, ext + 3, tile)) ||
-            low_add(L, body, last))
-            return low_oom(L);
-    }
-    LoopStmt *nest = low_nest(L, tail ? 3 : 5, vars, ext, body);
-    if (low_kernel(L, nest))
-        return -1;
-    if (!px_outer && G == 1 && w->batch == 1)
-        tile_blocks(L, nest, y, mt, mr, cout);
-    return 0;
-}
-
-/* A strided 1x1 convolution (ResNet's downsampling shortcuts): the pixels
- * it reads gathered first into a dense buffer (a data-movement kernel of
- * C x P elements), then the pointwise form over that, instead of the direct
- * form's strided loads on rows of 28 (ResNet-18's 64 -> 128 at 56x56 -> 28x28:
- * 174 us, ORT 89 us). */
-static int pw_strided_emit(Low *L, const IrWindow *w, int x, int y)
-{
-    IrWindow w1 = *w;
-    for (int i = 0; i < w->rank; i++) {
-        w1.stride[i] = 1;
-        w1.in[i] = w->out[i];
-    }
-    IrShape sh = { .rank = 4, .dims = { w->batch, w->channels_in, w->out[0], w->out[1] } };
-    int g = loop_add_buf(L->p, "gathered", IR_DT_F32, &sh, LOOP_ST_WORKSPACE), v[4];
-    if (g < 0 || low_vars(L, 4, "gx", v))
-        return low_oom(L);
-    int64_t xs[IR_MAX_RANK];
-    low_strides(L, x, xs);
-    LoopExpr *src = add(L, add(L, mul(L, low_v(L, v[0]), xs[0]), mul(L, low_v(L, v[1]), xs[1])),
-                        add(L, mul(L, low_v(L, v[2]), w->stride[0] * xs[2]), mul(L, low_v(L, v[3]), w->stride[1] * xs[3])));
-    LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, v[0]), w->channels_in), low_v(L, v[1])), w->out[0]),
-                                       low_v(L, v[2])), w->out[1]), low_v(L, v[3]));
-    LoopStmt *st = low_store(L, g, dst, low_load(L, x, src, IR_DT_F32));
-    if (!st || low_kernel_prepares(L, low_nest(L, 4, v, sh.dims, st), sh.dims[0] * sh.dims[1] * sh.dims[2] * sh.dims[3]))
-        return low_oom(L);
-    return pw_emit(L, &w1, g, y);
 }
 
 /* A 1x1 window without padding: PW_UNIT with unit strides, PW_STRIDED
@@ -1491,7 +766,7 @@ static int tile_kind(const PassSchedule *s, const IrGraph *g, const IrNode *n, G
      * its lanes along the output channels.  With 32 registers it also takes
      * the pixels that one-register blocks fill to 7/8 (14x14: 208 for 196):
      * it stores whole rows, where the GEMM form scatters each block through
-     * a transpose (pw_emit then still uses two registers, 224 for 196). */
+     * a transpose (tile_pw_emit then still uses two registers, 224 for 196). */
     if (t->M >= s->tile_nr && (tile_idle(t->M, s->tile_nr) * 8 <= t->M ||
                                (s->tile_nr >= 32 && tile_idle(t->M, s->tile_nr / 2) * 8 <= t->M))) {
         int pw = pointwise(w);
@@ -1537,11 +812,11 @@ static void halo_need(const PassSchedule *s, int k, const IrWindow *w, TileHalo 
     if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
         int nr = s->tile_nr / 2;
         if (k == TK_DIRECT)
-            nr = direct_nr(s, OW);
+            nr = tile_direct_nr(s, OW);
         else
             while (nr > 4 && OW * 4 < nr * 3)
                 nr /= 2;
-        int64_t owt = (OW + nr - 1) / nr, last = k == TK_DIRECT && OW >= nr ? OW : owt * nr;  /* direct_emit's
+        int64_t owt = (OW + nr - 1) / nr, last = k == TK_DIRECT && OW >= nr ? OW : owt * nr;  /* tile_direct_emit's
                                                                     blocks lie inside the row when they fit */
         h->reach = (last - 1) * sw + (KW - 1) * dw + 1 - pl + (sw > 1 ? sw - 1 : 0);
     }
@@ -1584,7 +859,7 @@ int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *
 }
 
 /* A float32 constant buffer of n elements for the caller to fill (*data). */
-static int const_table(Low *L, const char *name, int64_t n, float **data)
+int tile_const_table(Low *L, const char *name, int64_t n, float **data)
 {
     IrShape sh = { .rank = 1, .dims = { n } };
     *data = util_arena_array(&L->p->arena, (size_t)n, sizeof **data);
@@ -1594,71 +869,14 @@ static int const_table(Low *L, const char *name, int64_t n, float **data)
     return b;
 }
 
-/* A table for masked columns: M[kw, j] = 1 where lane j's tap kw falls
- * inside the input row, else 0; lane j is output column j (j < len, the
- * block-rounded row) or, with a period, column j % period (a whole plane
- * with unit strides). */
-static int col_mask_buf(Low *L, const IrWindow *w, int64_t len, int64_t period)
-{
-    int64_t KW = w->kernel[1];
-    float *m;
-    int mb = const_table(L, "col_mask", KW * len, &m);
-    for (int64_t kw = 0; mb >= 0 && kw < KW; kw++)
-        for (int64_t j = 0; j < len; j++) {
-            int64_t iw = (period ? j % period : j) * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
-            m[kw * len + j] = iw >= 0 && iw < w->in[1] ? 1.0f : 0.0f;
-        }
-    return mb;
-}
-
 /* x where the mask table mb holds 1 at `at` (and cond, when given), else
  * fill: a guarded load (LOOP_E_SELECT), so the lanes off read nothing. */
-static LoopExpr *mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill)
+LoopExpr *tile_mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill)
 {
     LoopExpr *in = low_bin(L, LOOP_LT, low_const(L, IR_DT_F32, 0.5), low_load(L, mb, at, IR_DT_F32));
     if (cond)
         in = low_bin(L, LOOP_AND, cond, in);
     return loop_select(L->p, in, x, low_const(L, IR_DT_F32, fill));
-}
-
-/* x where M[kw, ow0 + c] says the lane's column is inside the row (and
- * row_ok, when given, that the row is inside the input: a model input),
- * else fill.  Without row_ok x reads a halo'd buffer, where a lane off the
- * row reads the neighbouring row or the halo before the first: the load is
- * safe (docs/loop-ir.md), a strided one a plain wide load. */
-static LoopExpr *col_masked(Low *L, int mb, int kw, int ow0, int c, int64_t owp, LoopExpr *x, double fill,
-                           LoopExpr *row_ok)
-{
-    if (x && x->kind == LOOP_E_LOAD && !row_ok)
-        x->u.load.safe = 1;
-    return mask_select(L, mb, add(L, add(L, mul(L, low_v(L, kw), owp), low_v(L, ow0)), low_v(L, c)), x, row_ok, fill);
-}
-
-/* A depthwise block's starting accumulator: the channel's bias, 0, or -inf
- * (MaxPool). */
-static LoopExpr *dw_acc0(Low *L, int bb, int co, int maxpool)
-{
-    return bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : low_const(L, IR_DT_F32, maxpool ? -INFINITY : 0.0);
-}
-
-/* The weight of tap (kh, kw) of channel co, LET in kb; 0 for MaxPool (wb < 0),
- * -1 out of memory. */
-static int dw_weight(Low *L, LoopStmt *kb, int wb, int co, int kh, int kw, const IrWindow *w)
-{
-    if (wb < 0)
-        return 0;
-    int64_t KH = w->kernel[0], KW = w->kernel[1];
-    LoopExpr *wi = add(L, add(L, mul(L, low_v(L, co), KH * KW), mul(L, low_v(L, kh), KW)), low_v(L, kw));
-    return low_let(L, kb, "w", low_load(L, wb, wi, IR_DT_F32), 0);
-}
-
-/* Input row oh * stride + kh * dilation - pad_top inside [0, H)? */
-static LoopExpr *row_in(Low *L, LoopExpr *oh, int kh, const IrWindow *w)
-{
-    LoopExpr *ih = low_bin(L, LOOP_SUB, add(L, mul(L, oh, w->stride[0]), mul(L, low_v(L, kh), w->dilation[0])),
-                           low_i(L, w->pad_begin[0]));
-    return low_bin(L, LOOP_AND, low_bin(L, LOOP_LE, low_i(L, 0), ih),
-                   low_bin(L, LOOP_LT, loop_expr_copy(L->p, ih), low_i(L, w->in[0])));
 }
 
 /* The output of this window kernel laid out with the halo its consumers
@@ -1702,7 +920,7 @@ static int halo_output(Low *L, int cols_ok, int producer_cols)
             continue;               /* gathers its pixels through the strides */
         if (kind == TK_PW && cg.win.rank == 2) {
             /* pointwise: over the plane, or along the rows when the halo has
-             * columns and the rows are wide enough (pw_emit) */
+             * columns and the rows are wide enough (tile_pw_emit) */
             cols_ok &= cg.win.out[1] * 2 >= L->s->tile_nr;
             continue;
         }
@@ -1758,13 +976,13 @@ int low_conv_tiled(Low *L)
         halo_need(L->s, kind, w, &h);
     const IrArray *wk = low_known(L, 1), *bk = low_has(L, 2) ? low_known(L, 2) : NULL;
     if (kind == TK_DW)
-        return dw_emit(L, w, x, 0, &h);
+        return tile_dw_emit(L, w, x, 0, &h);
     if (kind == TK_PW)
-        return pw_emit(L, w, x, y);
+        return tile_pw_emit(L, w, x, y);
     if (kind == TK_PWS)
-        return pw_strided_emit(L, w, x, y);
+        return tile_pw_strided_emit(L, w, x, y);
     if (kind == TK_DIRECT)
-        return direct_emit(L, w, x, wk->data, &h);
+        return tile_direct_emit(L, w, x, wk->data, &h);
     if (kind == TK_WINO)
         return tile_wino_emit(L, w, x, wk->data, &h);
     int pad = 0, masked;            /* (the GEMM form cannot mask: in place means read as it is) */
@@ -1915,7 +1133,7 @@ int low_gap_tiled(Low *L)
     int64_t vt = (P + nr - 1) / nr, ct = (C + mr - 1) / mr;
     IrShape ssh = { .rank = 1, .dims = { (int64_t)mr * nr } };
     float *m;
-    int mb = const_table(L, "plane_mask", vt * nr, &m);
+    int mb = tile_const_table(L, "plane_mask", vt * nr, &m);
     int sums = mb < 0 ? -1 : loop_add_buf(L->p, "lanes", IR_DT_F32, &ssh, LOOP_ST_LOCAL);
     if (sums < 0)
         return low_oom(L);
@@ -1945,8 +1163,8 @@ int low_gap_tiled(Low *L)
         if (low_vars(L, 1, "c", &c))
             return low_oom(L);
         LoopExpr *at = add(L, mul(L, low_v(L, v), nr), low_v(L, c));
-        LoopExpr *xv = mask_select(L, mb, at, low_load(L, x, add(L, low_v(L, xb[r]), loop_expr_copy(L->p, at)), IR_DT_F32),
-                                   NULL, 0.0);
+        LoopExpr *xv = tile_mask_select(L, mb, at, low_load(L, x, add(L, low_v(L, xb[r]), loop_expr_copy(L->p, at)), IR_DT_F32),
+                                        NULL, 0.0);
         if (tile_acc_set(L, kb, acc, r, nr, c, add(L, tile_acc_at(L, acc, r, nr, c), xv)))
             return low_oom(L);
     }
@@ -1993,5 +1211,5 @@ int low_maxpool_tiled(Low *L)
         return -1;
     TileHalo h;
     halo_need(L->s, kind, &t.win, &h);
-    return dw_emit(L, &t.win, x, 1, &h);
+    return tile_dw_emit(L, &t.win, x, 1, &h);
 }

@@ -1,6 +1,8 @@
 /* passes/lower_tile.h — private to the register-blocked float32 templates
- * (passes/lower_tile.c, passes/lower_winograd.c): the block helpers they
- * share.  Prefix: tile_.
+ * (passes/lower_tile.c: the GEMM form, MatMul / Gemm, the choice of a
+ * Conv's form and its input's halo; passes/lower_pointwise.c,
+ * passes/lower_direct.c, passes/lower_winograd.c: the other Conv forms):
+ * the block helpers they share.  Prefix: tile_.
  *
  * A block's accumulators are a LOCAL [MR][NR] buffer read and written only
  * as whole NR-lane vectors at constant offsets (VECTORIZED loops), so the
@@ -57,6 +59,47 @@ int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *
 /* x copied into a buffer padded by the window's pads (with `fill`), extra_h
  * more rows, extra more columns, slack elements past the end. */
 int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t extra, int slack, double fill);
+
+/* Rows of a block over output channels: co_r = g*C + min(t*MR + r, C-1)
+ * (LETs, into co[]), each row's accumulators starting at bias[co_r] (bias
+ * buffer bb; -1: zero). */
+int tile_channel_rows(Low *L, LoopStmt *tile, int acc, int mr, int nr, int g, int t, int64_t cout, int bb, int *co);
+/* The store of v as an output element through the fused members: at flat
+ * when every member can read there, else at its multi-index — (n, chan,
+ * pos unflattened, or sp when given) for a Conv-shaped output, pos
+ * unflattened then col for a MatMul-shaped one. */
+LoopStmt *tile_out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, LoopExpr *pos, LoopExpr *col,
+                         LoopExpr *const *sp, LoopExpr *v);
+/* The halo columns after a row's last block (with L->halo_cols_store), and
+ * the halo rows around channels co[0..mr) stored by the block run first for
+ * them (when `first` holds; lead: low_halo_take_rows). */
+int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, int nr, int64_t OW);
+int tile_halo_rows(Low *L, LoopStmt *tile, LoopExpr *first, int n, const int *co, int mr, int64_t lead);
+/* Block blk of nblk, at step k of K, fetches its share of the len weights
+ * from element next of buf into L2 ahead of their use (when the blocks
+ * cover at most a few rows). */
+int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, LoopExpr *blk, int64_t nblk,
+                  LoopExpr *k, int64_t K, int64_t rows);
+/* The kernel nest just built makes buffer y in blocks of mr of its C
+ * channels, block mt outermost: a depthwise layer or max pool may join it. */
+void tile_blocks(Low *L, LoopStmt *nest, int y, int mt, int mr, int64_t C);
+/* The length of each of the threads' parts of E rows (E: one part). */
+int64_t tile_part_len(const Low *L, int64_t E);
+/* A float32 constant buffer of n elements for the caller to fill (*data). */
+int tile_const_table(Low *L, const char *name, int64_t n, float **data);
+/* x where mask table mb holds 1 at `at` (and cond, when given), else fill. */
+LoopExpr *tile_mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill);
+
+/* The Conv forms (0, or -1 with a diagnostic): pointwise (x: the input, y:
+ * the output; strided: through a gathered copy), lower_pointwise.c;
+ * depthwise or max pool and direct, lower_direct.c, reading what h says
+ * around the input (wt: the weights); tile_direct_nr: the direct form's
+ * lanes for rows of OW. */
+int tile_pw_emit(Low *L, const IrWindow *w, int x, int y);
+int tile_pw_strided_emit(Low *L, const IrWindow *w, int x, int y);
+int tile_dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h);
+int tile_direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h);
+int tile_direct_nr(const PassSchedule *s, int64_t OW);
 
 /* Winograd F(2x2, 3x3) (lower_winograd.c): does it pay for window w under
  * schedule s; what it reads around its input; the kernel (wt: the weights

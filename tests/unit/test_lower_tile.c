@@ -1,5 +1,6 @@
 /* tests/unit/test_lower_tile.c — the register-blocked kernels of
- * passes/lower_tile.c (Conv with constant weights: general, direct,
+ * passes/lower_tile.c and the Conv forms beside it (lower_pointwise.c,
+ * lower_direct.c, lower_winograd.c; Conv with constant weights: general, direct,
  * depthwise, pointwise; MaxPool; MatMul and Gemm with constant or run-time B) against the
  * reference interpreter, through the JIT, for the block sizes of 128-, 256-
  * and 512-bit SIMD (tile_nr 8, 16, 32).  Shapes are chosen so that every
