@@ -546,7 +546,8 @@ static int64_t kernel_work(const LoopProgram *p, const LoopKernel *k)
  * instead of one task writing every channel's halo, half of them lines the
  * other core holds (MobileNetV2's expansions: 0.6-2 us at 1 thread, 3-9 us
  * serial at 2); a gathered or packed copy, which one task made while the
- * other waited (ResNet-18's strided 1x1 gather 17 us at 1 thread, 32 at 2). */
+ * other waited (ResNet-18's strided 1x1 gather 17 us at 1 thread, 32 at 2;
+ * a padded copy, tile_pad_input). */
 static int worth_threads(const LoopProgram *p, const PassSchedule *s, int k)
 {
     if (kernel_work(p, &p->kernels[k]) >= s->parallel_min_flops)

@@ -343,6 +343,20 @@ static LoopProgram *lower_512(IrGraph *g)
     return p;
 }
 
+/* t's graph inferred, lowered for 512 bits and scheduled for 2 threads, a
+ * one-layer program included (parallel_min_model_flops 0). */
+static LoopProgram *lower_2_threads(TG *t)
+{
+    if (pass_infer(t->g, &t->d) != 0)
+        fail_diag("infer", &t->d);
+    PassSchedule s = pass_schedule_cpu(512);
+    s.threads = 2;
+    s.parallel_min_model_flops = 0;
+    LoopProgram *p = lower_512(t->g);
+    pass_apply_schedule(p, &s);
+    return p;
+}
+
 static Layout layout_of(IrGraph *g)
 {
     LoopProgram *p = lower_512(g);
@@ -718,13 +732,7 @@ static void test_parallel_collapse(void **state)
     tg_start(&t, "pw_96_on_2_threads");
     int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 256, 7, 7));      /* 2.4 MFLOP: worth the threads */
     tg_output(&t, conv_node(&t, "pw", x, 256, 96, 1, 0, 1, &seed));
-    if (pass_infer(t.g, &t.d) != 0)
-        fail_diag("infer", &t.d);
-    PassSchedule s = pass_schedule_cpu(512);
-    s.threads = 2;
-    s.parallel_min_model_flops = 0;                                    /* (a one-layer program) */
-    LoopProgram *p = lower_512(t.g);
-    pass_apply_schedule(p, &s);
+    LoopProgram *p = lower_2_threads(&t);
     int n = 0;
     for (int k = 0; k < p->n_kernels; k++)
         n += collapsed_loops(p->kernels[k].body);
@@ -820,13 +828,7 @@ static void test_parallel_halo_fill(void **state)
         TG t;
         tg_start(&t, "halo_fill_on_2_threads");
         tg_output(&t, expand_dw(&t, cases[i].cin, cases[i].cout, cases[i].hw, 1, 0, NULL, 29));
-        if (pass_infer(t.g, &t.d) != 0)
-            fail_diag("infer", &t.d);
-        PassSchedule s = pass_schedule_cpu(512);
-        s.threads = 2;
-        s.parallel_min_model_flops = 0;
-        LoopProgram *p = lower_512(t.g);
-        pass_apply_schedule(p, &s);
+        LoopProgram *p = lower_2_threads(&t);
         int fills = 0, parallel = 0;
         for (int k = 0; k < p->n_kernels; k++) {
             const LoopStmt *b = p->kernels[k].body;
@@ -842,6 +844,52 @@ static void test_parallel_halo_fill(void **state)
         loop_program_free(p);
         run(&t);
     }
+}
+
+/* Does a kernel store into a buffer named "padded" (tile_pad_input)? */
+static void stores_padded(void *ctx, int buf, int store)
+{
+    const LoopProgram *p = ((const void **)ctx)[0];
+    if (store && strcmp(p->bufs[buf].name, "padded") == 0)
+        *(int *)((void **)ctx)[1] = 1;
+}
+
+/* A padded copy (a 13x13 pointwise output, whose plane has no room for
+ * halo columns, read by a 3x3 convolution) prepares its consumer's input:
+ * at 2 threads its nests are split between the threads like the
+ * consumer, although far below the parallel threshold.  Values against
+ * the interpreter. */
+static void test_parallel_pad_copy(void **state)
+{
+    (void)state;
+    TG t;
+    uint64_t seed = 37;
+    tg_start(&t, "pad_copy_on_2_threads");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 48, 13, 13));
+    int e = conv_node(&t, "e", x, 48, 48, 1, 0, 1, &seed);
+    tg_output(&t, conv_node(&t, "c", e, 48, 64, 3, 1, 1, &seed));
+    LoopProgram *p = lower_2_threads(&t);
+    int copies = 0;
+    for (int k = 0; k < p->n_kernels; k++) {
+        int pads = 0;
+        const void *ctx[2] = { p, &pads };
+        loop_stmt_buffers(p->kernels[k].body, stores_padded, (void *)ctx);
+        if (!pads)
+            continue;
+        copies++;
+        const LoopStmt *b = p->kernels[k].body;
+        assert_true(p->kernels[k].prepares);
+        assert_int_equal(b->kind, LOOP_S_BLOCK);
+        assert_int_equal(b->u.block.n, 2);               /* the fill, the copy: both split */
+        for (int i = 0; i < 2; i++) {
+            const LoopStmt *f = b->u.block.items[i];
+            assert_int_equal(f->kind, LOOP_S_FOR);
+            assert_int_equal(f->u.loop.kind, LOOP_PARALLEL);
+        }
+    }
+    assert_int_equal(copies, 1);
+    loop_program_free(p);
+    run(&t);
 }
 
 /* A pointwise expansion and the depthwise layer reading it, in one kernel
@@ -975,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_parallel_collapse),
         cmocka_unit_test(test_direct_row_parts),
         cmocka_unit_test(test_parallel_halo_fill),
+        cmocka_unit_test(test_parallel_pad_copy),
         cmocka_unit_test(test_join_depthwise),
         cmocka_unit_test(test_join_pool),
     };
