@@ -25,7 +25,7 @@ PassSchedule pass_schedule_cpu(int vector_bits)
 {
     int simd = vector_bits >= 128 ? vector_bits : 0;
     return (PassSchedule){ .target = "cpu", .vector_bits = vector_bits > 256 ? vector_bits : 256 * (vector_bits > 0),
-                           .vectorize = vector_bits > 0, .parallel = 1, .parallel_min_flops = 1 << 19,
+                           .vectorize = vector_bits > 0, .parallel = 1, .parallel_min_flops = 1 << 17,
                            .parallel_min_model_flops = 1 << 25, .unroll_max = 7,
                            .tile_mr = simd ? 6 : 0, .tile_nr = simd ? 2 * simd / 32 : 0,
                            .prefetch = simd > 0 };
