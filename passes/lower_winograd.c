@@ -33,6 +33,8 @@
  * whatever lies after the row and are never stored. */
 #include "passes/lower_tile.h"
 
+#include <math.h>
+
 /* LOCAL bytes of the transformed tile row above which the plain kernels
  * run instead (stack per thread). */
 #define WINO_MAX_LOCAL (160 * 1024)
@@ -172,6 +174,91 @@ static LoopExpr *combo(Low *L, const double *c, const int *v, int n)
     return e ? e : low_const(L, IR_DT_F32, 0.0);
 }
 
+/* out[i] = sum_k t[i][k] * v_k for the nrow rows of t (n columns), sharing
+ * what rows and columns have in common through LETs in blk:
+ *
+ *  - columns p, q whose coefficients are equal in some rows and opposite
+ *    in the others (A^T's 1, 2 and 3, 4):  s = v_p + v_q, d = v_p - v_q,
+ *    and each row c*s or c*d in place of its two terms
+ *      (F(4x4)'s A^T: 14 operations a column -> 10);
+ *  - rows i, j equal on some columns (E) and opposite on the others (O,
+ *    its coefficients' common magnitude f taken out):  row_i = E + f*O',
+ *    row_j = E - f*O'  (B^T's rows 1, 2 and 3, 4: 16 -> 12).
+ *
+ * (Float sums are not reassociated by LLVM, so this is what the machine
+ * runs; the results differ from the rows summed one by one in rounding
+ * only.)  0, or -1 out of memory. */
+static int wino_rows(Low *L, LoopStmt *blk, const double (*t)[WINO_MAX_A], int nrow, int n, const int *v,
+                     LoopExpr **out)
+{
+    enum { MAXB = 2 * WINO_MAX_A };
+    double c[WINO_MAX_A][MAXB] = { { 0 } };
+    int b[MAXB], nb = 0, used[MAXB] = { 0 }, done[WINO_MAX_A] = { 0 };
+    for (int k = 0; k < n; k++)
+        b[nb++] = v[k];
+    for (int i = 0; i < nrow; i++)
+        for (int k = 0; k < n; k++)
+            c[i][k] = t[i][k];
+    for (int p = 0; p < n; p++)                   /* column pairs */
+        for (int q = p + 1; q < n && !used[p]; q++) {
+            int same = 0, opp = 0, ok = !used[q];
+            for (int i = 0; ok && i < nrow; i++) {
+                same += c[i][p] != 0 && c[i][p] == c[i][q];
+                opp += c[i][p] != 0 && c[i][p] == -c[i][q];
+                ok = c[i][p] == c[i][q] || c[i][p] == -c[i][q];
+            }
+            if (!ok || !same || !opp || nb + 2 > MAXB)
+                continue;
+            int sv = low_let(L, blk, "s", add(L, low_v(L, v[p]), low_v(L, v[q])), 0);
+            int dv = low_let(L, blk, "d", low_bin(L, LOOP_SUB, low_v(L, v[p]), low_v(L, v[q])), 0);
+            if (sv < 0 || dv < 0)
+                return -1;
+            for (int i = 0; i < nrow; i++) {
+                c[i][c[i][p] == c[i][q] ? nb : nb + 1] = c[i][p];
+                c[i][p] = c[i][q] = 0;
+            }
+            b[nb++] = sv;
+            b[nb++] = dv;
+            used[p] = used[q] = 1;
+        }
+    for (int i = 0; i < nrow; i++)                /* row pairs */
+        for (int j = i + 1; j < nrow && !done[i]; j++) {
+            int same = 0, opp = 0, ok = !done[j];
+            double f = 0;
+            for (int k = 0; ok && k < nb; k++) {
+                ok = c[i][k] == c[j][k] || c[i][k] == -c[j][k];
+                if (c[i][k] != 0 && c[i][k] == c[j][k])
+                    same++;
+                else if (c[i][k] != 0) {
+                    opp++;
+                    f = f == 0 || f == fabs(c[i][k]) ? fabs(c[i][k]) : -1;
+                }
+            }
+            if (!ok || !same || !opp)
+                continue;
+            if (f < 0)
+                f = 1;
+            double ce[MAXB], co[MAXB];
+            for (int k = 0; k < nb; k++) {
+                ce[k] = c[i][k] == c[j][k] ? c[i][k] : 0;
+                co[k] = c[i][k] == c[j][k] ? 0 : c[i][k] / f;
+            }
+            int ev = low_let(L, blk, "ev", combo(L, ce, b, nb), 0);
+            int ov = low_let(L, blk, "od", combo(L, co, b, nb), 0);
+            if (ev < 0 || ov < 0)
+                return -1;
+            int eo[2] = { ev, ov };
+            double pi[2] = { 1, f }, pj[2] = { 1, -f };
+            if (!(out[i] = combo(L, pi, eo, 2)) || !(out[j] = combo(L, pj, eo, 2)))
+                return -1;
+            done[i] = done[j] = 1;
+        }
+    for (int i = 0; i < nrow; i++)
+        if (!done[i] && !(out[i] = combo(L, c[i], b, nb)))
+            return -1;
+    return 0;
+}
+
 /* U = G g G^T packed [xi][kt][c][MR]; rows past K copy row K-1. */
 static int pack_u(Low *L, const Wino *v, const float *wt, int64_t C, int64_t K, int mr, int64_t KT)
 {
@@ -260,23 +347,29 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
             if ((d[i][j] = low_let(L, vt, "d", low_load(L, xp, at, IR_DT_F32), 0)) < 0)
                 return -1;
         }
-    for (int i = 0; i < a; i++)                 /* e = B^T d: along the patch's columns */
-        for (int j = 0; j < a; j++) {
-            int col[WINO_MAX_A];
-            for (int k = 0; k < a; k++)
-                col[k] = d[k][j];
-            if ((e[i][j] = low_let(L, vt, "e", combo(L, v->bt[i], col, a), 0)) < 0)
+    LoopExpr *r[WINO_MAX_A];
+    for (int j = 0; j < a; j++) {               /* e = B^T d: along the patch's columns */
+        int col[WINO_MAX_A];
+        for (int k = 0; k < a; k++)
+            col[k] = d[k][j];
+        if (wino_rows(L, vt, v->bt, a, a, col, r))
+            return -1;
+        for (int i = 0; i < a; i++)
+            if ((e[i][j] = low_let(L, vt, "e", r[i], 0)) < 0)
                 return -1;
-        }
-    for (int i = 0; i < a; i++)                 /* V = e B: along its rows */
+    }
+    for (int i = 0; i < a; i++) {               /* V = e B: along its rows */
+        if (wino_rows(L, vt, v->bt, a, a, e[i], r))
+            return -1;
         for (int j = 0; j < a; j++) {
             LoopExpr *at = add(L, add(L, mul(L, low_v(L, c), Tv), low_i(L, (i * a + j) * wino_xi_stride(C, Tv))),
                                whole ? low_v(L, lane)
                                      : add(L, add(L, mul(L, low_v(L, g), y->TWp), mul(L, low_v(L, vb), nr)),
                                            low_v(L, lane)));
-            if (low_add(L, vt, low_store(L, vrow, at, combo(L, v->bt[j], e[i], a))))
+            if (low_add(L, vt, low_store(L, vrow, at, r[j])))
                 return -1;
         }
+    }
     if (tile_vec_loop(L, b1, lane, vt, whole ? (int)Tv : nr))
         return -1;
     if (whole)
@@ -303,23 +396,29 @@ static int output_transform(Low *L, const Wino *v, LoopStmt *br, int mloc, int o
         if ((mv[q] = low_let(L, vt, "m", low_load(L, mloc, at, IR_DT_F32), 0)) < 0)
             return -1;
     }
-    for (int i = 0; i < m; i++)                 /* A^T M: along the columns */
-        for (int l = 0; l < a; l++) {
-            int col[WINO_MAX_A];
-            for (int k = 0; k < a; k++)
-                col[k] = mv[k * a + l];
-            if ((s[i][l] = low_let(L, vt, "s", combo(L, v->at[i], col, a), 0)) < 0)
+    LoopExpr *r[WINO_MAX_A];
+    for (int l = 0; l < a; l++) {               /* A^T M: along the columns */
+        int col[WINO_MAX_A];
+        for (int k = 0; k < a; k++)
+            col[k] = mv[k * a + l];
+        if (wino_rows(L, vt, v->at, m, a, col, r))
+            return -1;
+        for (int i = 0; i < m; i++)
+            if ((s[i][l] = low_let(L, vt, "s", r[i], 0)) < 0)
                 return -1;
-        }
-    for (int i = 0; i < m; i++)                 /* (A^T M) A + bias: along the rows */
+    }
+    for (int i = 0; i < m; i++) {               /* (A^T M) A + bias: along the rows */
+        if (wino_rows(L, vt, v->at, m, a, s[i], r))
+            return -1;
         for (int j = 0; j < m; j++) {
-            LoopExpr *y = combo(L, v->at[j], s[i], a);
+            LoopExpr *y = r[j];
             if (bb >= 0)
                 y = add(L, y, low_load(L, bb, low_v(L, co), IR_DT_F32));
             LoopExpr *at = add(L, low_i(L, (int64_t)i * m * nr + j), mul(L, low_v(L, lane), m));
             if (low_add(L, vt, low_store(L, obuf, at, y)))
                 return -1;
         }
+    }
     return tile_vec_loop(L, br, lane, vt, nr);
 }
 
