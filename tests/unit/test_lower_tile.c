@@ -598,6 +598,26 @@ static void test_winograd(void **state)
     wino_case("w_rows_27x27", 1, 8, 16, 27, 27, (int64_t[]){ 1, 1, 1, 1 }, 0);
 }
 
+/* Buffers of program p named `name`. */
+static int bufs_named(const LoopProgram *p, const char *name)
+{
+    int n = 0;
+    for (int b = 0; b < p->n_bufs; b++)
+        n += strcmp(p->bufs[b].name, name) == 0;
+    return n;
+}
+
+/* t's graph lowered for 512 bits holds one buffer named `name`; then run. */
+static void run_with_buf(TG *t, const char *name)
+{
+    if (pass_infer(t->g, &t->d) != 0)
+        fail_diag("infer", &t->d);
+    LoopProgram *p = lower_512(t->g);
+    assert_int_equal(bufs_named(p, name), 1);
+    loop_program_free(p);
+    run(t);
+}
+
 static void test_matmul(void **state)
 {
     (void)state;
@@ -634,6 +654,17 @@ static void test_matmul(void **state)
     tg_int(&t, IR_A_transB, 1);
     tg_float(&t, IR_A_alpha, 1.5);
     run(&t);
+    /* batch-1 layers of a small MLP (1 x 48 x 32: 1536 multiply-adds; 1 x 64 x 10 with a
+     * bias): blocks of one row, not the plain template's one scalar chain per output */
+    const int64_t mlp[2][2] = { { 48, 32 }, { 64, 10 } };
+    for (int i = 0; i < 2; i++) {
+        tg_start(&t, i ? "gemm_gemv_bias" : "mm_gemv");
+        in[0] = tg_input(&t, "a", IR_DT_F32, TG_INTS(1, mlp[i][0]));
+        in[1] = rand_const(&t, "b", TG_INTS(mlp[i][0], mlp[i][1]), &seed);
+        in[2] = rand_const(&t, "c", TG_INTS(mlp[i][1]), &seed);
+        tg_output(&t, tg_node(&t, i ? IR_OP_Gemm : IR_OP_MatMul, "mm", i ? 3 : 2, in, 1));
+        run_with_buf(&t, "packed_b");
+    }
     /* A over 1 MB, read by several panels: packed per block of rows by a kernel of its own
      * (rows past M repeat row M-1; transA reads its columns) */
     for (int ta = 0; ta < 2; ta++) {
@@ -648,15 +679,7 @@ static void test_matmul(void **state)
         tg_output(&t, tg_node(&t, ta ? IR_OP_Gemm : IR_OP_MatMul, "mm", 2, in, 1));
         if (ta)
             tg_int(&t, IR_A_transA, 1);
-        if (pass_infer(t.g, &t.d) != 0)
-            fail_diag("infer", &t.d);
-        LoopProgram *p = lower_512(t.g);
-        int packed = 0;
-        for (int b = 0; b < p->n_bufs; b++)
-            packed += strcmp(p->bufs[b].name, "packed_a") == 0;
-        assert_int_equal(packed, 1);
-        loop_program_free(p);
-        run(&t);
+        run_with_buf(&t, "packed_a");
     }
 }
 
