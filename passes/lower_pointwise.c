@@ -347,7 +347,12 @@ int tile_pw_strided_emit(Low *L, const IrWindow *w, int x, int y)
                         add(L, mul(L, low_v(L, v[2]), w->stride[0] * xs[2]), mul(L, low_v(L, v[3]), w->stride[1] * xs[3])));
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, v[0]), w->channels_in), low_v(L, v[1])), w->out[0]),
                                        low_v(L, v[2])), w->out[1]), low_v(L, v[3]));
-    LoopStmt *st = low_store(L, g, dst, low_load(L, x, src, IR_DT_F32));
+    LoopExpr *ld = low_load(L, x, src, IR_DT_F32);
+    /* a row's reads end inside the input row: the stride-1 elements past
+     * the last one are readable (a vector loop: one wide load, a shuffle) */
+    if (ld && w->out[1] * w->stride[1] <= w->in[1])
+        ld->u.load.spare = (int)w->stride[1] - 1;
+    LoopStmt *st = low_store(L, g, dst, ld);
     if (!st || low_kernel_prepares(L, low_nest(L, 4, v, sh.dims, st), sh.dims[0] * sh.dims[1] * sh.dims[2] * sh.dims[3]))
         return low_oom(L);
     return tile_pw_emit(L, &w1, g, y);

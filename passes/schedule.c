@@ -8,7 +8,9 @@
  *  - vectorize: an innermost serial loop of constant extent E, lanes W | E,
  *               W < E or W == E, with no IF, no reduction, and every load /
  *               store index linear in the loop variable with coefficient 0
- *               or 1  →  for io < E/W { for i < W VECTORIZED } with
+ *               or 1 (a load also 2 to 4 when the buffer's slack or the
+ *               load's spare covers the k-1 elements past its last lane)
+ *               →  for io < E/W { for i < W VECTORIZED } with
  *               i := io*W + i substituted in the body;
  *  - parallel:  each top-level loop nest of a kernel, descending through
  *               loops of extent 1, whose body assigns no outer accumulator,
@@ -169,8 +171,11 @@ static int loads_ok(Sched *c, const LoopExpr *e, int var)
         return 1;
     switch (e->kind) {
     case LOOP_E_LOAD: {
+        /* contiguous, or every k-th element (k <= 4) where the k-1 past the
+         * last lane may be read: one wide load and a shuffle (codegen/vector.c) */
         int64_t k = coef(c, e->u.load.index, var);
-        return k == 0 || k == 1;
+        return k == 0 || k == 1 ||
+               (k >= 2 && k <= 4 && (c->p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1));
     }
     case LOOP_E_BIN: return loads_ok(c, e->u.bin.a, var) && loads_ok(c, e->u.bin.b, var);
     case LOOP_E_UN: return loads_ok(c, e->u.un.a, var);
