@@ -288,14 +288,6 @@ static LLVMValueRef lane_values(const Vec *v, const LoopExpr *e)
     return r;
 }
 
-/* May strided load e read k*W elements from its lane 0 on?  The k-1
- * elements past its last lane must be allocated (LoopBuf.slack) or known
- * to lie inside the buffer (the load's spare). */
-static int load_slack(const CgCtx *c, const LoopExpr *e, int64_t k)
-{
-    return c->p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1;
-}
-
 /* The P of the first (var / P) or (var % P) in index e (P a positive
  * constant), or 0. */
 static int64_t group_size(const Vec *v, const LoopExpr *e)
@@ -360,7 +352,7 @@ static LLVMValueRef grouped_load(const Vec *v, const LoopExpr *e)
     CgCtx *c = v->c;
     int64_t P = group_size(v, e->u.load.index), kd, km;
     if (P <= 1 || v->mask || v->w % (unsigned)P || v->w / (unsigned)P < 2 ||
-        grouped_coef(v, e->u.load.index, P, &kd, &km) || km < 1 || km > 4 || (km > 1 && !load_slack(c, e, km)))
+        grouped_coef(v, e->u.load.index, P, &kd, &km) || km < 1 || km > 4 || (km > 1 && !loop_load_widens(c->p, e, km)))
         return NULL;
     int buf = e->u.load.buf;
     IrDType t = c->p->bufs[buf].dtype;
@@ -414,7 +406,7 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
         return r;
     }
     int64_t k = coef(v, e->u.load.index);
-    if (k >= 2 && k <= 4 && load_slack(c, e, k)) {
+    if (k >= 2 && k <= 4 && loop_load_widens(c->p, e, k)) {
         /* every k-th element of k*W consecutive ones: one wide load and a
          * shuffle (the buffer has k-1 elements of slack past any lane's) */
         LLVMValueRef i0 = lane_index(v, e->u.load.index, 0);

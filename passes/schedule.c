@@ -174,8 +174,7 @@ static int loads_ok(Sched *c, const LoopExpr *e, int var)
         /* contiguous, or every k-th element (k <= 4) where the k-1 past the
          * last lane may be read: one wide load and a shuffle (codegen/vector.c) */
         int64_t k = coef(c, e->u.load.index, var);
-        return k == 0 || k == 1 ||
-               (k >= 2 && k <= 4 && (c->p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1));
+        return k == 0 || k == 1 || (k >= 2 && k <= 4 && loop_load_widens(c->p, e, k));
     }
     case LOOP_E_BIN: return loads_ok(c, e->u.bin.a, var) && loads_ok(c, e->u.bin.b, var);
     case LOOP_E_UN: return loads_ok(c, e->u.un.a, var);

@@ -210,6 +210,13 @@ int loop_buf_halo(LoopProgram *p, int b, int rows, int cols, int front, double f
 /* Laid out with halo rows or columns: rows (or channels) further apart than
  * the shape says, so its flat index is not the row-major one. */
 static inline int loop_buf_has_halo(const LoopBuf *b) { return b->halo_rows || b->halo_cols; }
+/* May load e, read as a vector of stride k, read k*W elements from its lane
+ * 0 on?  The k-1 elements past its last lane must be allocated
+ * (LoopBuf.slack) or known to lie inside the buffer (the load's spare). */
+static inline int loop_load_widens(const LoopProgram *p, const LoopExpr *e, int64_t k)
+{
+    return p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1;
+}
 int loop_add_kernel(LoopProgram *p, const char *name, LoopStmt *body);
 
 /* Expression builders (arena-allocated; NULL only on out-of-memory). */

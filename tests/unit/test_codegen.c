@@ -593,6 +593,23 @@ static void run_ramp(CgJit *j, int n, float *y)
     free(x);
 }
 
+/* At every optimization level, the program's m outputs (set to `fill`
+ * first) from the ramp input of n elements are exactly want[0..m). */
+static void check_ramp(const LoopProgram *p, int n, int m, const float *want, float fill)
+{
+    for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
+        CgJit *j = jit_ok(p, opt_levels[l]);
+        float yv[64];
+        assert_true(m <= 64);
+        for (int i = 0; i < m; i++)
+            yv[i] = fill;
+        run_ramp(j, n, yv);
+        for (int i = 0; i < m; i++)
+            assert_float_equal(yv[i], want[i], 0);
+        cg_jit_free(j);
+    }
+}
+
 /* A row of 55 stored by 16-lane pieces: for t < 4 { vectorized c < 16 {
  * if (t*16 + c < 55) y[t*16 + c] = x[t*16 + c] + 1 } } — the integer
  * compare against the row's end is a lane mask and the store one masked
@@ -610,16 +627,10 @@ static void test_vector_row_end(void **state)
     LoopStmt *vl = loop_for(p, c, I(p, 16), LOOP_VECTORIZED, loop_if(p, B2(p, LOOP_LT, pos, I(p, 55)), st, NULL));
     vl->u.loop.factor = 16;
     assert_int_equal(loop_add_kernel(p, "k", loop_for(p, t, I(p, 4), LOOP_SERIAL, vl)), 0);
-    for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
-        CgJit *j = jit_ok(p, opt_levels[l]);
-        float yv[64];
-        for (int i = 0; i < 64; i++)
-            yv[i] = -5.0f;
-        run_ramp(j, 64, yv);
-        for (int i = 0; i < 64; i++)
-            assert_float_equal(yv[i], i < 55 ? i + 1.0 : -5.0, 0);
-        cg_jit_free(j);
-    }
+    float want[64];
+    for (int i = 0; i < 64; i++)
+        want[i] = i < 55 ? i + 1.0f : -5.0f;
+    check_ramp(p, 64, 64, want, -5.0f);
     CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 2, .emit = CG_EMIT_LLVM };
     CgResult r;
     compile_ok(p, &o, &r);
@@ -650,14 +661,10 @@ static void test_vector_guarded_strided(void **state)
         LoopStmt *vl = loop_for(p, c, I(p, 16), LOOP_VECTORIZED, loop_store(p, y, V(p, c), v));
         vl->u.loop.factor = 16;
         assert_int_equal(loop_add_kernel(p, "k", vl), 0);
-        for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
-            CgJit *j = jit_ok(p, opt_levels[l]);
-            float yv[16];
-            run_ramp(j, n, yv);
-            for (int i = 0; i < 16; i++)
-                assert_float_equal(yv[i], i < 10 ? (double)(i * k) : -1.0, 0);
-            cg_jit_free(j);
-        }
+        float want[16];
+        for (int i = 0; i < 16; i++)
+            want[i] = i < 10 ? (float)(i * k) : -1.0f;
+        check_ramp(p, n, 16, want, 0.0f);
         p->bufs[x].slack = 1;                   /* (a plain wide load needs the element past the last lane) */
         CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 2, .emit = CG_EMIT_LLVM };
         CgResult r;
@@ -693,14 +700,10 @@ static void test_vector_grouped_load(void **state)
         vl->u.loop.factor = 16;
         p->bufs[x].slack = 3;                   /* the wide load's elements past a group's last lane */
         assert_int_equal(loop_add_kernel(p, "k", vl), 0);
-        for (size_t l = 0; l < sizeof opt_levels / sizeof *opt_levels; l++) {
-            CgJit *j = jit_ok(p, opt_levels[l]);
-            float yv[16];
-            run_ramp(j, n, yv);
-            for (int i = 0; i < 16; i++)
-                assert_float_equal(yv[i], 2.0 * ((i / P) * 40 + (i % P) * k + 3), 0);
-            cg_jit_free(j);
-        }
+        float want[16];
+        for (int i = 0; i < 16; i++)
+            want[i] = 2.0f * (float)((i / P) * 40 + (i % P) * k + 3);
+        check_ramp(p, n, 16, want, 0.0f);
         CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 0, .emit = CG_EMIT_LLVM };
         CgResult r;
         compile_ok(p, &o, &r);
