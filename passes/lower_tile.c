@@ -238,6 +238,62 @@ static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, Lo
 
 
 
+static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
+
+/* Are a conv block's MR output pixels a run of consecutive elements of Y?
+ * No block ends past M (no clamped row), and its pixels lie in one output
+ * row (MR divides the row) or Y is flat (no halo) and stored flat. */
+static int conv_rows_run(Low *L, const Gemm *t)
+{
+    if (t->y_index != conv_y_index || t->M % t->mr || t->mr < 4)
+        return 0;
+    const IrWindow *w = &t->win;
+    if (loop_buf_has_halo(low_buf(L, t->y)))
+        return w->rank == 2 && w->out[1] % t->mr == 0;
+    return low_fused_flat_ok(L) || w->rank == 1 || (w->rank == 2 && w->out[1] % t->mr == 0);
+}
+
+/* The spilled block stored column by column: for each output channel its
+ * MR pixels, a run of Y (conv_rows_run), as one MR-lane vector whose lanes
+ * read the block NR apart (its transpose).  Element by element, a block
+ * of 8 x 32 was 256 scalar stores, each with its own index arithmetic and
+ * fused members. */
+static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n, int g, int nt, int mt, int r,
+                              int c)
+{
+    const IrWindow *w = &t->win;
+    int mr = t->mr, nr = t->nr;
+    LoopExpr *col = add(L, mul(L, low_v(L, nt), nr), low_v(L, c));
+    if (t->N % nr)
+        col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
+    LoopExpr *rb = mul(L, low_v(L, mt), mr), *pos = add(L, loop_expr_copy(L->p, rb), low_v(L, r));
+    LoopExpr *sp[2] = { NULL, NULL }, *flat;
+    const LoopBuf *y = low_buf(L, t->y);
+    if (w->rank == 2 && w->out[1] % mr == 0) {   /* (oh, ow) = (rb / OW, rb % OW + r) */
+        int64_t OW = w->out[1];
+        sp[0] = low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW));
+        sp[1] = add(L, low_bin(L, LOOP_MOD, rb, low_i(L, OW)), low_v(L, r));
+        LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col));
+        flat = add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1])),
+                   add(L, mul(L, loop_expr_copy(L->p, sp[0]), y->strides[2]), loop_expr_copy(L->p, sp[1])));
+    } else {
+        flat = t->y_index(L, t, n, g, loop_expr_copy(L->p, pos), loop_expr_copy(L->p, col));
+    }
+    LoopExpr *v = low_load(L, spill, add(L, mul(L, low_v(L, r), nr), low_v(L, c)), IR_DT_F32);
+    LoopExpr *chan = add(L, mul(L, low_v(L, g), t->N), col);
+    LoopStmt *st = tile_out_store(L, flat, low_v(L, n), chan, pos, NULL, sp[0] ? sp : NULL, v);
+    LoopStmt *f = st ? loop_for(L->p, r, low_i(L, mr), LOOP_VECTORIZED, st) : NULL;
+    if (!f)
+        return low_oom(L);
+    f->u.loop.factor = mr;
+    int64_t ext = nr;
+    LoopStmt *cl = low_nest(L, 1, &c, &ext, f);
+    if (!cl)
+        return low_oom(L);
+    cl->u.loop.kind = LOOP_UNROLLED;
+    return low_add(L, tile, cl);
+}
+
 /* Y = acc.  Rows of Y contiguous along the lanes and no column tail
  * (MatMul, N % NR == 0): one vector store per row.  Otherwise the block is
  * spilled by vector stores into a second LOCAL buffer and stored element by
@@ -270,6 +326,8 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
     int r, c;
     if (low_vars(L, 1, "r", &r) || low_vars(L, 1, "c", &c))
         return low_oom(L);
+    if (conv_rows_run(L, t))
+        return conv_store_columns(L, t, tile, spill, n, g, nt, mt, r, c);
     LoopExpr *rowe = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_v(L, r)), low_i(L, t->M - 1));
     LoopExpr *col = add(L, mul(L, low_v(L, nt), nr), low_v(L, c));
     if (t->N % nr)
