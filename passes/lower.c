@@ -393,6 +393,19 @@ int low_fused_flat_ok(Low *L)
     return 1;
 }
 
+int low_fused_reads_tensor(Low *L)
+{
+    int chain = L->n->out[0];
+    for (int m = 1; m <= L->fuse_n; m++) {
+        const IrNode *mn = &L->g->nodes[L->node + m];
+        for (int k = 0; k < mn->n_in; k++)
+            if (mn->in[k] >= 0 && mn->in[k] != chain && ir_shape_numel(&L->g->tensors[mn->in[k]].v.shape) != 1)
+                return 1;
+        chain = mn->out[0];
+    }
+    return 0;
+}
+
 /* Flat copy: element i of dst (row-major) = element i of src. */
 typedef struct CopyCtx { int src, dst; } CopyCtx;
 

@@ -192,6 +192,10 @@ LoopStmt *low_fused_store(Low *L, int out_k, LoopExpr *const *idx, LoopExpr *val
 LoopStmt *low_fused_store_flat(Low *L, LoopExpr *flat, LoopExpr *value);
 /* 1 when every operand of the fused members can be read at a flat index. */
 int low_fused_flat_ok(Low *L);
+/* 1 when a fused member reads an operand of more than one element (a
+ * residual, a per-channel scale); without one, the chain may be stored at
+ * any index of the output, a halo'd buffer's own. */
+int low_fused_reads_tensor(Low *L);
 /* The scalar function of elementwise node L->n (a fused member) applied to
  * its operands: input tensor `chain` is the value of variable chain_var,
  * other operands are loaded at idx (broadcast, output rank `rank`) or, when

@@ -242,22 +242,31 @@ static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row
 
 /* Are a conv block's MR output pixels a run of consecutive elements of Y?
  * No block ends past M (no clamped row), and its pixels lie in one output
- * row (MR divides the row) or Y is flat (no halo) and stored flat. */
+ * row (MR divides the row: stored at (oh, ow)), or the rows of a channel
+ * follow each other (no halo columns) and the store may take the flat
+ * index: the output has no halo, or the fused members read no tensor.
+ * MR a multiple of 4: vectors of 7 and 9 lanes (ResNet-18's and
+ * MobileNetV2's 7x7 layers, MobileNetV1-0.25's 3x3 ones) measured level
+ * or slower per kernel (MobileNetV1-0.25's 3x3 layers +3 to +10%). */
 static int conv_rows_run(Low *L, const Gemm *t)
 {
-    if (t->y_index != conv_y_index || t->M % t->mr || t->mr < 4)
+    if (t->y_index != conv_y_index || t->M % t->mr || t->mr % 4)
         return 0;
     const IrWindow *w = &t->win;
-    if (loop_buf_has_halo(low_buf(L, t->y)))
-        return w->rank == 2 && w->out[1] % t->mr == 0;
-    return low_fused_flat_ok(L) || w->rank == 1 || (w->rank == 2 && w->out[1] % t->mr == 0);
+    if (w->rank == 2 && w->out[1] % t->mr == 0)
+        return 1;
+    const LoopBuf *y = low_buf(L, t->y);
+    if (!loop_buf_has_halo(y))
+        return low_fused_flat_ok(L) || w->rank == 1;
+    return w->rank == 2 && y->strides[2] == w->out[1] && !low_fused_reads_tensor(L);
 }
 
 /* The spilled block stored column by column: for each output channel its
  * MR pixels, a run of Y (conv_rows_run), as one MR-lane vector whose lanes
- * read the block NR apart (its transpose).  Element by element, a block
- * of 8 x 32 was 256 scalar stores, each with its own index arithmetic and
- * fused members. */
+ * read the block NR apart (its transpose), in a loop over the channels the
+ * code generator unrolls (the block at constant offsets: LLVM builds the
+ * transpose from shuffles).  Element by element, a block of 8 x 32 was
+ * 256 scalar stores, each with its own index arithmetic and fused members. */
 static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n, int g, int nt, int mt, int r,
                               int c)
 {
@@ -269,19 +278,21 @@ static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n,
     LoopExpr *rb = mul(L, low_v(L, mt), mr), *pos = add(L, loop_expr_copy(L->p, rb), low_v(L, r));
     LoopExpr *sp[2] = { NULL, NULL }, *flat;
     const LoopBuf *y = low_buf(L, t->y);
+    LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col));
+    LoopExpr *base = add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1]));
     if (w->rank == 2 && w->out[1] % mr == 0) {   /* (oh, ow) = (rb / OW, rb % OW + r) */
         int64_t OW = w->out[1];
         sp[0] = low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW));
         sp[1] = add(L, low_bin(L, LOOP_MOD, rb, low_i(L, OW)), low_v(L, r));
-        LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col));
-        flat = add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1])),
-                   add(L, mul(L, loop_expr_copy(L->p, sp[0]), y->strides[2]), loop_expr_copy(L->p, sp[1])));
-    } else {
-        flat = t->y_index(L, t, n, g, loop_expr_copy(L->p, pos), loop_expr_copy(L->p, col));
+        flat = add(L, base, add(L, mul(L, loop_expr_copy(L->p, sp[0]), y->strides[2]), loop_expr_copy(L->p, sp[1])));
+    } else {                                     /* a channel's rows follow each other */
+        flat = add(L, base, loop_expr_copy(L->p, pos));
     }
     LoopExpr *v = low_load(L, spill, add(L, mul(L, low_v(L, r), nr), low_v(L, c)), IR_DT_F32);
     LoopExpr *chan = add(L, mul(L, low_v(L, g), t->N), col);
-    LoopStmt *st = tile_out_store(L, flat, low_v(L, n), chan, pos, NULL, sp[0] ? sp : NULL, v);
+    LoopStmt *st = sp[0] || !loop_buf_has_halo(y)
+                       ? tile_out_store(L, flat, low_v(L, n), chan, pos, NULL, sp[0] ? sp : NULL, v)
+                       : low_fused_store_flat(L, flat, v);
     LoopStmt *f = st ? loop_for(L->p, r, low_i(L, mr), LOOP_VECTORIZED, st) : NULL;
     if (!f)
         return low_oom(L);
