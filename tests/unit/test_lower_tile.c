@@ -943,6 +943,17 @@ static int unrolled_vectors(const LoopStmt *s, int lanes)
     }
 }
 
+/* Such loops in all the kernels of the program lowered from t at 512 bits. */
+static int program_unrolled_vectors(TG *t, int lanes)
+{
+    LoopProgram *p = lower_scheduled(t, 1);
+    int n = 0;
+    for (int k = 0; k < p->n_kernels; k++)
+        n += unrolled_vectors(p->kernels[k].body, lanes);
+    loop_program_free(p);
+    return n;
+}
+
 /* A GEMM-form convolution whose blocks of MR output pixels are runs of
  * its output stores its block column by column, each output channel's
  * MR pixels one vector: a ResNet block's strided 3x3 convolution (16 x 16
@@ -970,12 +981,7 @@ static void test_gemm_column_store(void **state)
     PassOptions po = pass_options(2);
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
-    LoopProgram *p = lower_scheduled(&t, 1);
-    int n = 0;
-    for (int k = 0; k < p->n_kernels; k++)
-        n += unrolled_vectors(p->kernels[k].body, 8);
-    assert_int_equal(n, 1);
-    loop_program_free(p);
+    assert_int_equal(program_unrolled_vectors(&t, 8), 1);
     run(&t);
 
     /* MobileNetV1-0.25's 6 x 6 pointwise layers: blocks of 12 pixels over
@@ -989,24 +995,14 @@ static void test_gemm_column_store(void **state)
     tg_output(&t, conv_node(&t, "dw", pr, 64, 64, 3, 1, 64, &seed));
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
-    p = lower_scheduled(&t, 1);
-    n = 0;
-    for (int k = 0; k < p->n_kernels; k++)
-        n += unrolled_vectors(p->kernels[k].body, 12);
-    assert_int_equal(n, 1);
-    loop_program_free(p);
+    assert_int_equal(program_unrolled_vectors(&t, 12), 1);
     run(&t);
 
     tg_start(&t, "column_store_flat");
     x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 8, 12, 12));
     tg_output(&t, conv_node(&t, "c", x, 8, 24, 3, 1, 1, &seed));
     tg_ints(&t, IR_A_strides, TG_INTS(2, 2));
-    p = lower_scheduled(&t, 1);
-    n = 0;
-    for (int k = 0; k < p->n_kernels; k++)
-        n += unrolled_vectors(p->kernels[k].body, 12);
-    assert_int_equal(n, 1);
-    loop_program_free(p);
+    assert_int_equal(program_unrolled_vectors(&t, 12), 1);
     run(&t);
 }
 
