@@ -241,6 +241,35 @@ static void test_schedule(void **state)
 }
 
 
+/* Loops the target's 16 lanes do not divide take narrower vectors, down
+ * to 128 bits: 24 floats as 3 x 8, 20 as 5 x 4, 6 not at all. */
+static void test_schedule_narrow(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "narrow");
+    static const int64_t lens[3] = { 24, 20, 6 };
+    for (int i = 0; i < 3; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "x%d", i);
+        int xi = tg_input(&t, nm, IR_DT_F32, TG_INTS(lens[i]));
+        tg_output(&t, tg_node(&t, IR_OP_Relu, nm, 1, &xi, 1));
+    }
+    LoopProgram *p = lower(&t);
+    PassSchedule s512 = pass_schedule_cpu(512);
+    s512.parallel_min_flops = s512.parallel_min_model_flops = 1 << 30;
+    pass_apply_schedule(p, &s512);
+    char *txt = print_prog(p);
+    if (getenv("DLCC_TEST_DUMP"))
+        printf("%s", txt);
+    assert_non_null(strstr(txt, "in 0..3 {\n    for i in 0..8 vectorized(8) {\n"));
+    assert_non_null(strstr(txt, "in 0..5 {\n    for i_1 in 0..4 vectorized(4) {\n"));
+    assert_non_null(strstr(txt, "  for i_2 in 0..6 {\n"));
+    free(txt);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 /* A scatter's update loop stores at positions read from memory: never parallel
  * (its copy loop is). */
 static void test_schedule_scatter(void **state)
@@ -469,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_golden_conv),
         cmocka_unit_test(test_golden_transpose),
         cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_schedule_narrow),
         cmocka_unit_test(test_schedule_scatter),
         cmocka_unit_test(test_plan_chain),
         cmocka_unit_test(test_plan_diamond),
