@@ -248,17 +248,52 @@ static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row
  * MR a multiple of 4: vectors of 7 and 9 lanes (ResNet-18's and
  * MobileNetV2's 7x7 layers, MobileNetV1-0.25's 3x3 ones) measured level
  * or slower per kernel (MobileNetV1-0.25's 3x3 layers +3 to +10%). */
+static int conv_block_in_row(const Gemm *t)
+{
+    return t->M % t->mr == 0 && t->mr % 4 == 0 && t->win.rank == 2 && t->win.out[1] % t->mr == 0;
+}
+
 static int conv_rows_run(Low *L, const Gemm *t)
 {
     if (t->y_index != conv_y_index || t->M % t->mr || t->mr % 4)
         return 0;
     const IrWindow *w = &t->win;
-    if (w->rank == 2 && w->out[1] % t->mr == 0)
+    if (conv_block_in_row(t))
         return 1;
     const LoopBuf *y = low_buf(L, t->y);
     if (!loop_buf_has_halo(y))
         return low_fused_flat_ok(L) || w->rank == 1;
     return w->rank == 2 && y->strides[2] == w->out[1] && !low_fused_reads_tensor(L);
+}
+
+/* With L->halo_cols_store (the halo fill kernel leaves them to the
+ * producer: low_halo_fill), the block that ends an output row (blocks
+ * within a row: conv_block_in_row) also stores the halo columns after it
+ * for its NR channels, into lines it has just written. */
+static int conv_halo_cols(Low *L, const Gemm *t, LoopStmt *tile, int n, int g, int nt, int mt)
+{
+    if (!L->halo_cols_store)
+        return 0;
+    const LoopBuf *y = low_buf(L, t->y);
+    int64_t OW = t->win.out[1], hc = y->halo_cols, ext[2] = { t->nr, hc };
+    int v[2];
+    if (low_vars(L, 1, "c", &v[0]) || low_vars(L, 1, "hc", &v[1]))
+        return low_oom(L);
+    LoopExpr *col = add(L, mul(L, low_v(L, nt), t->nr), low_v(L, v[0]));
+    if (t->N % t->nr)
+        col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
+    LoopExpr *rb = mul(L, low_v(L, mt), t->mr);
+    LoopExpr *at = add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, add(L, mul(L, low_v(L, g), t->N), col),
+                                                                         y->strides[1])),
+                       add(L, mul(L, low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW)), y->strides[2]),
+                           add(L, low_i(L, OW), low_v(L, v[1]))));
+    LoopStmt *st = low_store(L, t->y, at, low_const(L, y->dtype, y->halo_fill));
+    LoopExpr *last = low_bin(L, LOOP_EQ, add(L, low_bin(L, LOOP_MOD, rb, low_i(L, OW)), low_i(L, t->mr)),
+                             low_i(L, OW));
+    LoopStmt *nest = st ? low_nest(L, 2, v, ext, st) : NULL;
+    LoopStmt *cond = nest && last ? loop_if(L->p, last, nest, NULL) : NULL;
+    L->halo_stores++;
+    return !cond || low_add(L, tile, cond) ? low_oom(L) : 0;
 }
 
 /* The spilled block stored column by column: for each output channel its
@@ -302,7 +337,9 @@ static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n,
     if (!cl)
         return low_oom(L);
     cl->u.loop.kind = LOOP_UNROLLED;
-    return low_add(L, tile, cl);
+    if (low_add(L, tile, cl))
+        return low_oom(L);
+    return sp[0] ? conv_halo_cols(L, t, tile, n, g, nt, mt) : 0;
 }
 
 /* Y = acc.  Rows of Y contiguous along the lanes and no column tail
@@ -1049,7 +1086,7 @@ int low_conv_tiled(Low *L)
     const IrWindow *w = &t.win;
     /* a pointwise kernel writes halo columns along rows, which must fill a vector */
     if (halo_output(L, (kind != TK_PW && kind != TK_PWS) || w->out[1] * 2 >= L->s->tile_nr,
-                    kind != TK_GEMM))                     /* (the forms that store rows) */
+                    kind != TK_GEMM || conv_block_in_row(&t)))   /* (the forms that store rows) */
         return -1;
     TileHalo h;
     if (w->rank == 2)

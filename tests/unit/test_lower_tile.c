@@ -958,7 +958,8 @@ static int program_unrolled_vectors(TG *t, int lanes)
  * its output stores its block column by column, each output channel's
  * MR pixels one vector: a ResNet block's strided 3x3 convolution (16 x 16
  * output, blocks of 8 pixels at 512 bits) with its shortcut Add and Relu
- * fused and its output halo'd for the 3x3 convolution after it, a
+ * fused and its output halo'd for the 3x3 convolution after it (the
+ * halo columns stored with the rows), a
  * pointwise one on 6 x 6 whose blocks span rows, and a strided
  * convolution to a graph output (6 x 6, no halo).  Values
  * against the interpreter at 128, 256 and 512 bits. */
@@ -982,6 +983,17 @@ static void test_gemm_column_store(void **state)
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
     assert_int_equal(program_unrolled_vectors(&t, 8), 1);
+    /* the block ending a row stores the halo column after it: the fill
+     * kernel before it stores only the stretch before each channel (the
+     * halo row and the column of the row before: 18 elements, 33 times) */
+    LoopProgram *p = lower_scheduled(&t, 1);
+    int fill = -1;
+    for (int k = 0; k < p->n_kernels; k++)
+        if (strcmp(p->kernels[k].name, "body") == 0)
+            fill = k;
+    assert_true(fill >= 0);
+    assert_int_equal(p->kernels[fill].flops, 33 * 18);
+    loop_program_free(p);
     run(&t);
 
     /* MobileNetV1-0.25's 6 x 6 pointwise layers: blocks of 12 pixels over
