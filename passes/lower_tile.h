@@ -75,9 +75,12 @@ LoopStmt *tile_out_store(Low *L, LoopExpr *flat, LoopExpr *n, LoopExpr *chan, Lo
  * them (when `first` holds; lead: low_halo_take_rows). */
 int tile_halo_cols(Low *L, LoopStmt *tile, LoopExpr *row, LoopExpr *ow0, int nr, int64_t OW);
 int tile_halo_rows(Low *L, LoopStmt *tile, LoopExpr *first, int n, const int *co, int mr, int64_t lead);
+/* Do the model's weights fit a core's L2 (2 MiB on the machines measured),
+ * so that a layer finds its own there from the call before? */
+int tile_weights_cached(const Low *L);
 /* Block blk of nblk, at step k of K, fetches its share of the len weights
  * from element next of buf into L2 ahead of their use (when the blocks
- * cover at most a few rows). */
+ * cover at most a few rows, and the weights are not in cache already). */
 int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, LoopExpr *blk, int64_t nblk,
                   LoopExpr *k, int64_t K, int64_t rows);
 /* The kernel nest just built makes buffer y in blocks of mr of its C

@@ -39,9 +39,6 @@
  * run instead (stack per thread). */
 #define WINO_MAX_LOCAL (160 * 1024)
 #define WINO_MAX_A 6
-/* Weights above which a model's transformed weights are fetched ahead
- * (tile_wino_emit): a core's L2 on the machines measured. */
-#define WINO_PREFETCH_MODEL_BYTES (2 << 20)
 /* Input channels up to which the GEMM's loop over them is unrolled: the
  * short reductions of narrow layers run as straight-line code instead of
  * a loop of 16 or 32 steps per position (ResNet-8 -2.4%, SqueezeNet 1T
@@ -286,20 +283,6 @@ static int pack_u(Low *L, const Wino *v, const float *wt, int64_t C, int64_t K, 
     return ub;
 }
 
-/* Bytes of the weights the model's nodes read (a constant read by two
- * nodes counts twice). */
-static int64_t model_weight_bytes(const IrGraph *g)
-{
-    int64_t b = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++) {
-            int t = g->nodes[i].in[k];
-            if (t >= 0 && g->tensors[t].kind == IR_TK_CONST && g->tensors[t].v.data)
-                b += ir_array_bytes(&g->tensors[t].v);
-        }
-    return b;
-}
-
 /* Elements between the transformed inputs of consecutive positions xi:
  * C * Tv and a cache line more.  C * Tv floats alone is often a multiple
  * of 4 KB, and the a*a stores of one patch's transform then fell in one
@@ -500,7 +483,7 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
      * layers -5 to -14% per kernel (U of 0.6 and 2.4 MB read again for each
      * group of tile rows), SqueezeNet's 13x13 and 27x27 ones -7 to -18 us;
      * ResNet-8 (0.3 MB of weights) ran 1.8% slower with it. */
-    if (L->s->prefetch && model_weight_bytes(L->g) > WINO_PREFETCH_MODEL_BYTES) {
+    if (L->s->prefetch && !tile_weights_cached(L)) {
         LoopExpr *ahead = low_bin(L, LOOP_MIN, add(L, low_v(L, wv), low_i(L, KT * C * mr)), low_i(L, aa * KT * C * mr - 1));
         if (low_add(L, kb, loop_prefetch(p, ub, ahead)))
             return low_oom(L);
