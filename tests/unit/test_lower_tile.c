@@ -1012,6 +1012,19 @@ static void test_gemm_column_store(void **state)
     assert_int_equal(program_unrolled_vectors(&t, 12), 1);
     run(&t);
 
+    /* blocks whose last one ends past the pixels, its rows past M masked:
+     * 47 pixels in 4 blocks of 12; 125 (DS-CNN's stem, 25 x 5) in 16 of 8
+     * rather than 14 of 9 (blocks that store by columns take a multiple of 4) */
+    const Conv masked[2] = {
+        { "column_store_47", 32, 24, 1, 2, { 1, 94 }, { 1, 3 }, { 0, 1, 0, 1 }, { 1, 2 }, { 0 }, 1 },
+        { "column_store_125", 1, 64, 1, 2, { 49, 10 }, { 10, 4 }, { 4, 1, 5, 1 }, { 2, 2 }, { 0 }, 1 },
+    };
+    for (int i = 0; i < 2; i++) {
+        conv_graph(&t, &masked[i]);
+        assert_int_equal(program_unrolled_vectors(&t, i ? 8 : 12), 1);
+        run(&t);
+    }
+
     tg_start(&t, "column_store_flat");
     x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 8, 12, 12));
     tg_output(&t, conv_node(&t, "c", x, 8, 24, 3, 1, 1, &seed));
