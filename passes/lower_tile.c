@@ -240,19 +240,22 @@ static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, Lo
 
 static LoopExpr *conv_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
 
-/* Are a conv block's MR output pixels a run of consecutive elements of Y?
- * Its pixels lie in one output row (MR divides the row, and M: stored at
- * (oh, ow)), or the rows of a channel follow each other (no halo columns)
- * and the store may take the flat index: the output has no halo, or the
- * fused members read no tensor (rows past M, in the last block, masked).
- * MR a multiple of 4: vectors of 7 and 9 lanes (ResNet-18's and
- * MobileNetV2's 7x7 layers, MobileNetV1-0.25's 3x3 ones) measured level
- * or slower per kernel (MobileNetV1-0.25's 3x3 layers +3 to +10%). */
+/* Does every block of MR output pixels (MR a multiple of 4) lie within
+ * one output row (MR divides the row, and so M)?  Its store then goes to
+ * (oh, ow), and the block that ends a row can store the halo after it. */
 static int conv_block_in_row(const Gemm *t)
 {
     return t->M % t->mr == 0 && t->mr % 4 == 0 && t->win.rank == 2 && t->win.out[1] % t->mr == 0;
 }
 
+/* Are a conv block's MR output pixels a run of consecutive elements of Y?
+ * They lie in one output row (conv_block_in_row), or the rows of a channel
+ * follow each other (no halo columns) and the store may take the flat
+ * index: the output has no halo, or the fused members read no tensor (the
+ * last block's rows past M masked).  MR a multiple of 4: vectors of 7 and
+ * 9 lanes (ResNet-18's and MobileNetV2's 7x7 layers, MobileNetV1-0.25's
+ * 3x3 ones) measured level or slower per kernel (MobileNetV1-0.25's 3x3
+ * layers +3 to +10%). */
 static int conv_rows_run(Low *L, const Gemm *t)
 {
     if (t->y_index != conv_y_index || t->mr % 4)
@@ -337,7 +340,7 @@ static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n,
     const LoopBuf *y = low_buf(L, t->y);
     LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col));
     LoopExpr *base = add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1]));
-    if (w->rank == 2 && w->out[1] % mr == 0) {   /* (oh, ow) = (rb / OW, rb % OW + r) */
+    if (conv_block_in_row(t)) {                 /* (oh, ow) = (rb / OW, rb % OW + r) */
         int64_t OW = w->out[1];
         sp[0] = low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW));
         sp[1] = add(L, low_bin(L, LOOP_MOD, rb, low_i(L, OW)), low_v(L, r));
@@ -451,6 +454,21 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
     return low_kernel(L, low_nest(L, n + 1, v2, e2, loop_if(L->p, in, body, NULL)));
 }
 
+#define CACHED_MODEL_BYTES (2 << 20)    /* a core's L2 on the machines measured */
+
+int tile_weights_cached(const Low *L)
+{
+    const IrGraph *g = L->g;
+    int64_t b = 0;                       /* (a constant read by two nodes counts twice) */
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++) {
+            int t = g->nodes[i].in[k];
+            if (t >= 0 && g->tensors[t].kind == IR_TK_CONST && g->tensors[t].v.data)
+                b += ir_array_bytes(&g->tensors[t].v);
+        }
+    return b <= CACHED_MODEL_BYTES;
+}
+
 /* Weights fetched into L2 ahead of use.  When nblk blocks in a row read the
  * same len weights (a GEMM panel, K x NR packed, read by the mt_n blocks of
  * its column; a pointwise block's MR rows of W, read by its pixel blocks),
@@ -472,20 +490,6 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
  * call, measured up to 3% slower without). */
 #define PREFETCH_MAX_ROWS 1024
 #define PREFETCH_MIN_BYTES (32 << 10)
-#define CACHED_MODEL_BYTES (2 << 20)
-
-int tile_weights_cached(const Low *L)
-{
-    const IrGraph *g = L->g;
-    int64_t b = 0;                       /* (a constant read by two nodes counts twice) */
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++) {
-            int t = g->nodes[i].in[k];
-            if (t >= 0 && g->tensors[t].kind == IR_TK_CONST && g->tensors[t].v.data)
-                b += ir_array_bytes(&g->tensors[t].v);
-        }
-    return b <= CACHED_MODEL_BYTES;
-}
 int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, LoopExpr *blk, int64_t nblk,
                   LoopExpr *k, int64_t K, int64_t rows)
 {
