@@ -960,11 +960,11 @@ static int program_unrolled_vectors(TG *t, int lanes)
  * its output stores its block column by column, each output channel's
  * MR pixels one vector: a ResNet block's strided 3x3 convolution (16 x 16
  * output, blocks of 8 pixels at 512 bits) with its shortcut Add and Relu
- * fused and its output halo'd for the 3x3 convolution after it (the
- * halo columns stored with the rows), a
- * pointwise one on 6 x 6 whose blocks span rows, and a strided
- * convolution to a graph output (6 x 6, no halo).  Values
- * against the interpreter at 128, 256 and 512 bits. */
+ * fused and its output halo'd for the 3x3 convolution after it (the halo
+ * columns stored with the rows), a pointwise one on 6 x 6 whose blocks
+ * span rows, blocks whose last one ends past the pixels, and a strided
+ * convolution to a graph output (6 x 6, no halo).  Values against the
+ * interpreter at 128, 256 and 512 bits. */
 static void test_gemm_column_store(void **state)
 {
     (void)state;
