@@ -291,34 +291,40 @@ static void conv_column_mr(Low *L, Gemm *t)
         t->mr = mr;
 }
 
+/* Output channel g*N + nt*NR + c of a block (the columns past N repeat
+ * column N-1, as the packed weights do). */
+static LoopExpr *conv_chan(Low *L, const Gemm *t, int g, int nt, int c)
+{
+    LoopExpr *col = add(L, mul(L, low_v(L, nt), t->nr), low_v(L, c));
+    if (t->N % t->nr)
+        col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
+    return add(L, mul(L, low_v(L, g), t->N), col);
+}
+
 /* With L->halo_cols_store (the halo fill kernel leaves them to the
  * producer: low_halo_fill), the block that ends an output row (blocks
  * within a row: conv_block_in_row) also stores the halo columns after it
- * for its NR channels, into lines it has just written. */
+ * for each of its NR channels (tile_halo_cols), into lines it has just
+ * written. */
 static int conv_halo_cols(Low *L, const Gemm *t, LoopStmt *tile, int n, int g, int nt, int mt)
 {
     if (!L->halo_cols_store)
         return 0;
     const LoopBuf *y = low_buf(L, t->y);
-    int64_t OW = t->win.out[1], hc = y->halo_cols, ext[2] = { t->nr, hc };
-    int v[2];
-    if (low_vars(L, 1, "c", &v[0]) || low_vars(L, 1, "hc", &v[1]))
+    int64_t OW = t->win.out[1], nr = t->nr;
+    int c;
+    LoopStmt *body = loop_block(L->p);
+    if (!body || low_vars(L, 1, "c", &c))
         return low_oom(L);
-    LoopExpr *col = add(L, mul(L, low_v(L, nt), t->nr), low_v(L, v[0]));
-    if (t->N % t->nr)
-        col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
     LoopExpr *rb = mul(L, low_v(L, mt), t->mr);
-    LoopExpr *at = add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, add(L, mul(L, low_v(L, g), t->N), col),
-                                                                         y->strides[1])),
-                       add(L, mul(L, low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW)), y->strides[2]),
-                           add(L, low_i(L, OW), low_v(L, v[1]))));
-    LoopStmt *st = low_store(L, t->y, at, low_const(L, y->dtype, y->halo_fill));
-    LoopExpr *last = low_bin(L, LOOP_EQ, add(L, low_bin(L, LOOP_MOD, rb, low_i(L, OW)), low_i(L, t->mr)),
-                             low_i(L, OW));
-    LoopStmt *nest = st ? low_nest(L, 2, v, ext, st) : NULL;
-    LoopStmt *cond = nest && last ? loop_if(L->p, last, nest, NULL) : NULL;
-    L->halo_stores++;
-    return !cond || low_add(L, tile, cond) ? low_oom(L) : 0;
+    LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, conv_chan(L, t, g, nt, c), y->strides[1])),
+                        mul(L, low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW)), y->strides[2]));
+    LoopStmt *cl = tile_halo_cols(L, body, row, low_bin(L, LOOP_MOD, rb, low_i(L, OW)), t->mr, OW) ? NULL
+                                                                                                     : low_nest(L, 1, &c, &nr, body);
+    if (!cl)
+        return low_oom(L);
+    cl->u.loop.kind = LOOP_UNROLLED;   /* the NR tests of the block's place fold into one (rolled: ResNet-8 +0.4%) */
+    return low_add(L, tile, cl) ? low_oom(L) : 0;
 }
 
 /* The spilled block stored column by column: for each output channel its
@@ -332,14 +338,11 @@ static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n,
 {
     const IrWindow *w = &t->win;
     int mr = t->mr, nr = t->nr;
-    LoopExpr *col = add(L, mul(L, low_v(L, nt), nr), low_v(L, c));
-    if (t->N % nr)
-        col = low_bin(L, LOOP_MIN, col, low_i(L, t->N - 1));
     LoopExpr *rb = mul(L, low_v(L, mt), mr), *pos = add(L, loop_expr_copy(L->p, rb), low_v(L, r));
     LoopExpr *sp[2] = { NULL, NULL }, *flat;
     const LoopBuf *y = low_buf(L, t->y);
-    LoopExpr *ch = add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col));
-    LoopExpr *base = add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, ch, y->strides[1]));
+    LoopExpr *chan = conv_chan(L, t, g, nt, c);
+    LoopExpr *base = add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, loop_expr_copy(L->p, chan), y->strides[1]));
     if (conv_block_in_row(t)) {                 /* (oh, ow) = (rb / OW, rb % OW + r) */
         int64_t OW = w->out[1];
         sp[0] = low_bin(L, LOOP_DIV, loop_expr_copy(L->p, rb), low_i(L, OW));
@@ -353,7 +356,7 @@ static int conv_store_columns(Low *L, Gemm *t, LoopStmt *tile, int spill, int n,
                   : -1;
     if (bv < 0)
         return low_oom(L);
-    LoopExpr *v = low_v(L, bv), *chan = add(L, mul(L, low_v(L, g), t->N), col);
+    LoopExpr *v = low_v(L, bv);
     LoopExpr *in = t->M % mr ? low_bin(L, LOOP_LT, loop_expr_copy(L->p, pos), low_i(L, t->M)) : NULL;
     LoopStmt *st = sp[0] || !loop_buf_has_halo(y)
                        ? tile_out_store(L, flat, low_v(L, n), chan, pos, NULL, sp[0] ? sp : NULL, v)

@@ -178,6 +178,18 @@ static void test_golden_transpose(void **state)
 
 /* ------------------------------------------------------------- schedule */
 
+/* The text of t's program under schedule s (printed too with DLCC_TEST_DUMP). */
+static char *scheduled_text(TG *t, const PassSchedule *s)
+{
+    LoopProgram *p = lower(t);
+    pass_apply_schedule(p, s);
+    char *txt = print_prog(p);
+    if (getenv("DLCC_TEST_DUMP"))
+        printf("%s", txt);
+    loop_program_free(p);
+    return txt;
+}
+
 static void test_schedule(void **state)
 {
     (void)state;
@@ -219,24 +231,18 @@ static void test_schedule(void **state)
     free(txt);
     loop_program_free(p);
     /* scalar schedule: nothing vectorized */
-    p = lower(&t);
     PassSchedule sc0 = pass_schedule_cpu(0);
     sc0.parallel_min_flops = sc0.parallel_min_model_flops = 0;
-    pass_apply_schedule(p, &sc0);
-    txt = print_prog(p);
+    txt = scheduled_text(&t, &sc0);
     assert_null(strstr(txt, "vectorized"));
     assert_non_null(strstr(txt, "for i in 0..64 parallel {"));
     free(txt);
-    loop_program_free(p);
     /* the default minimum per kernel alone, and per program: a program this small stays serial */
-    p = lower(&t);
     sc0.parallel_min_flops = 0;
     sc0.parallel_min_model_flops = pass_schedule_cpu(0).parallel_min_model_flops;
-    pass_apply_schedule(p, &sc0);
-    txt = print_prog(p);
+    txt = scheduled_text(&t, &sc0);
     assert_null(strstr(txt, "parallel"));
     free(txt);
-    loop_program_free(p);
     ir_graph_free(t.g);
 }
 
@@ -255,18 +261,13 @@ static void test_schedule_narrow(void **state)
         int xi = tg_input(&t, nm, IR_DT_F32, TG_INTS(lens[i]));
         tg_output(&t, tg_node(&t, IR_OP_Relu, nm, 1, &xi, 1));
     }
-    LoopProgram *p = lower(&t);
     PassSchedule s512 = pass_schedule_cpu(512);
     s512.parallel_min_flops = s512.parallel_min_model_flops = 1 << 30;
-    pass_apply_schedule(p, &s512);
-    char *txt = print_prog(p);
-    if (getenv("DLCC_TEST_DUMP"))
-        printf("%s", txt);
+    char *txt = scheduled_text(&t, &s512);
     assert_non_null(strstr(txt, "in 0..3 {\n    for i in 0..8 vectorized(8) {\n"));
     assert_non_null(strstr(txt, "in 0..5 {\n    for i_1 in 0..4 vectorized(4) {\n"));
     assert_non_null(strstr(txt, "  for i_2 in 0..6 {\n"));
     free(txt);
-    loop_program_free(p);
     ir_graph_free(t.g);
 }
 
@@ -280,17 +281,12 @@ static void test_schedule_scatter(void **state)
     int in[3] = { tg_input(&t, "x", IR_DT_F32, TG_INTS(16)), tg_input(&t, "i", IR_DT_I64, TG_INTS(4)),
                   tg_input(&t, "u", IR_DT_F32, TG_INTS(4)) };
     tg_output(&t, tg_node(&t, IR_OP_ScatterElements, "sc", 3, in, 1));
-    LoopProgram *p = lower(&t);
     PassSchedule sc = pass_schedule_cpu(0);
     sc.parallel_min_flops = sc.parallel_min_model_flops = 0;
-    pass_apply_schedule(p, &sc);
-    char *txt = print_prog(p);
-    if (getenv("DLCC_TEST_DUMP"))
-        printf("%s", txt);
+    char *txt = scheduled_text(&t, &sc);
     assert_non_null(strstr(txt, "  for i in 0..16 parallel {\n"));
     assert_non_null(strstr(txt, "  for u in 0..4 {\n"));
     free(txt);
-    loop_program_free(p);
     ir_graph_free(t.g);
 }
 
