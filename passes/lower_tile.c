@@ -819,25 +819,31 @@ int tile_halo_rows(Low *L, LoopStmt *tile, LoopExpr *first, int n, const int *co
 /* Row r of the block stored at output (n, chan, oh, ow0 + lane) of a 4-D
  * output, through the fused members, masked past the row's end OW unless
  * the block lies inside the row. */
-int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW,
-                 int inside)
+int tile_row_store(Low *L, LoopStmt *tile, int c, LoopExpr *v, int nr, int n, int chan, int oh, int ow0, int64_t OW,
+                   int inside)
 {
     int64_t ys[IR_MAX_RANK];
     low_strides(L, low_out(L, 0), ys);
-    int c;
-    if (low_vars(L, 1, "c", &c))
-        return -1;
     LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, chan), ys[1])), mul(L, low_v(L, oh), ys[2]));
     LoopExpr *col = add(L, low_v(L, ow0), low_v(L, c));
     LoopExpr *yi = add(L, loop_expr_copy(L->p, row), col);
     LoopExpr *pos = add(L, mul(L, low_v(L, oh), OW), loop_expr_copy(L->p, col));
     LoopExpr *sp[2] = { low_v(L, oh), loop_expr_copy(L->p, col) };
-    LoopStmt *st = tile_out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, tile_acc_at(L, acc, r, nr, c));
+    LoopStmt *st = tile_out_store(L, yi, low_v(L, n), low_v(L, chan), pos, NULL, sp, v);
     if (OW % nr && !inside)
         st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, col), low_i(L, OW)), st, NULL);
     if (tile_vec_loop(L, tile, c, st, nr))
         return -1;
     return tile_halo_cols(L, tile, row, low_v(L, ow0), nr, OW);
+}
+
+int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW,
+                 int inside)
+{
+    int c;
+    if (low_vars(L, 1, "c", &c))
+        return -1;
+    return tile_row_store(L, tile, c, tile_acc_at(L, acc, r, nr, c), nr, n, chan, oh, ow0, OW, inside);
 }
 
 /* Kernel nest (n, g, mt, ...: n and g of one iteration) just built makes

@@ -51,6 +51,9 @@ int tile_fewest_idle(int64_t n, int hi, int lo);
  * `inside` (every block's start clipped to OW - nr). */
 int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan, int oh, int ow0, int64_t OW,
                  int inside);
+/* The same for the value v over lane c (a variable of the caller's). */
+int tile_row_store(Low *L, LoopStmt *tile, int c, LoopExpr *v, int nr, int n, int chan, int oh, int ow0, int64_t OW,
+                   int inside);
 /* Can the kernel read buffer b in place for window w, needing h?  Then *off
  * makes padded coordinates (0, 0) index it; *masked: lanes off the row must
  * be masked (1) or every load guarded (2, a model input).  An intermediate

@@ -27,6 +27,16 @@
  *       each row r, each output row's tile columns interleaved into m*NR
  *       contiguous columns, stored through the fused members.
  *
+ * A map of at most 8 tiles (ResNet-8's 8x8: 2 x 2 tiles of F(4x4)) would
+ * fill a vector of tiles to a quarter; with at least 32 output channels
+ * (WinoLayout.cl) the GEMM's lanes run along the output channels instead:
+ * acc[t][:] += V[xi][c][t] * U[xi][c][k0 : k0+MR] for the T tiles, U packed
+ * [xi][K/MR][C][MR] alike; the output transform runs on M[xi][t][lanes]
+ * for a tile row's tiles, and each channel's output rows are read across
+ * their transforms (output_channels).  ResNet-8's 8x8x64 layer: F(2x2)
+ * with 16 tiles in the lanes 13.4 -> 8.4 us; the small CNN's 8x8 layer of
+ * 16 channels was 4% slower so (its transforms outweigh its products).
+ *
  * The input is read in place when its producer wrote a halo (tile_kind
  * asks for one: the patch rows above and below, columns left and right),
  * else from a padded copy.  Lanes past the row's last tile compute from
@@ -83,6 +93,7 @@ typedef struct WinoLayout {
     int64_t TWp, THg;    /* tiles per row rounded up to nr_row; groups of G tile rows */
     int64_t local;       /* bytes of the transformed input of one group */
     double util;         /* outputs wanted / outputs computed */
+    int cl;              /* the GEMM's lanes along the output channels (a map of few tiles) */
 } WinoLayout;
 
 static void wino_layout(const PassSchedule *s, const IrWindow *w, const Wino *v, WinoLayout *y)
@@ -105,6 +116,25 @@ static void wino_layout(const PassSchedule *s, const IrWindow *w, const Wino *v,
     y->THg = (y->TH + y->G - 1) / y->G;
     y->local = (int64_t)v->a * v->a * 4 * y->G * y->TWp * w->channels_in;
     y->util = (double)(w->out[0] * w->out[1]) / ((double)(m * y->G * y->THg) * (double)(m * y->TWp));
+    /* too few tiles for the lanes (under 60% of them used): with the
+     * channels in the lanes instead, all T tiles are one group (the input
+     * transform's vector: T lanes, tile row l / TW), when T rows of
+     * accumulators leave registers for the channels, the output channels
+     * fill two vectors at least (16 of them: the small CNN's 8x8 layer ran
+     * 4% slower), the map has two tile rows (the input transform's whole
+     * registers) and U, read once per call, stays within a core's L2 */
+    y->cl = 0;
+    int64_t T = y->TH * y->TW, ubytes = (int64_t)v->a * v->a * w->channels_in * w->channels_out * 4;
+    if (y->util < 0.6 && T <= 8 && y->TH > 1 && w->channels_out >= s->tile_nr && ubytes <= (1 << 20)) {
+        y->cl = 1;
+        y->G = (int)y->TH;
+        y->nr_row = (int)y->TW;
+        y->nr = (int)T;
+        y->TWp = y->TW;
+        y->THg = 1;
+        y->local = (int64_t)v->a * v->a * 4 * T * w->channels_in;
+        y->util = (double)(w->out[0] * w->out[1]) / ((double)(m * y->TH) * (double)(m * y->TW));
+    }
 }
 
 /* The variant for window w, or NULL: of F(4x4) and F(2x2), the one with
@@ -362,23 +392,12 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
     return low_add(L, tile, low_nest(L, 3, vars, ext, b1));
 }
 
-/* The output transform Y = A^T M A + bias of row r of the block (output
- * channel co) from mloc into obuf: m output rows of m*NR columns, the
- * tiles' columns interleaved. */
-static int output_transform(Low *L, const Wino *v, LoopStmt *br, int mloc, int obuf, int rr, int co, int bb, int mr,
-                            int nr)
+/* Y = A^T M A (+ bias) for the a*a values mv (LETs) of one tile, output
+ * (i, j) stored into obuf at base + i*si + j*sj + lane*sl; appended to vt. */
+static int out_tile(Low *L, const Wino *v, LoopStmt *vt, const int *mv, LoopExpr *bias, int obuf, int64_t base,
+                    int64_t si, int64_t sj, int64_t sl, int lane)
 {
-    LoopProgram *p = L->p;
-    int a = v->a, m = v->m, lane;
-    LoopStmt *vt = loop_block(p);
-    if (!vt || low_vars(L, 1, "c", &lane))
-        return -1;
-    int mv[WINO_MAX_A * WINO_MAX_A], s[4][WINO_MAX_A];
-    for (int q = 0; q < a * a; q++) {
-        LoopExpr *at = add(L, add(L, low_i(L, (int64_t)q * mr * nr), mul(L, low_v(L, rr), nr)), low_v(L, lane));
-        if ((mv[q] = low_let(L, vt, "m", low_load(L, mloc, at, IR_DT_F32), 0)) < 0)
-            return -1;
-    }
+    int a = v->a, m = v->m, s[4][WINO_MAX_A];
     LoopExpr *r[WINO_MAX_A];
     for (int l = 0; l < a; l++) {               /* A^T M: along the columns */
         int col[WINO_MAX_A];
@@ -395,14 +414,111 @@ static int output_transform(Low *L, const Wino *v, LoopStmt *br, int mloc, int o
             return -1;
         for (int j = 0; j < m; j++) {
             LoopExpr *y = r[j];
-            if (bb >= 0)
-                y = add(L, y, low_load(L, bb, low_v(L, co), IR_DT_F32));
-            LoopExpr *at = add(L, low_i(L, (int64_t)i * m * nr + j), mul(L, low_v(L, lane), m));
+            if (bias)
+                y = add(L, y, loop_expr_copy(L->p, bias));
+            LoopExpr *at = add(L, low_i(L, base + i * si + j * sj), mul(L, low_v(L, lane), sl));
             if (low_add(L, vt, low_store(L, obuf, at, y)))
                 return -1;
         }
     }
+    return 0;
+}
+
+/* The output transform Y = A^T M A + bias of row r of the block (output
+ * channel co) from mloc into obuf: m output rows of m*NR columns, the
+ * tiles' columns interleaved. */
+static int output_transform(Low *L, const Wino *v, LoopStmt *br, int mloc, int obuf, int rr, int co, int bb, int mr,
+                            int nr)
+{
+    LoopProgram *p = L->p;
+    int a = v->a, m = v->m, lane;
+    LoopStmt *vt = loop_block(p);
+    if (!vt || low_vars(L, 1, "c", &lane))
+        return -1;
+    int mv[WINO_MAX_A * WINO_MAX_A];
+    for (int q = 0; q < a * a; q++) {
+        LoopExpr *at = add(L, add(L, low_i(L, (int64_t)q * mr * nr), mul(L, low_v(L, rr), nr)), low_v(L, lane));
+        if ((mv[q] = low_let(L, vt, "m", low_load(L, mloc, at, IR_DT_F32), 0)) < 0)
+            return -1;
+    }
+    LoopExpr *bias = bb >= 0 ? low_load(L, bb, low_v(L, co), IR_DT_F32) : NULL;
+    if (out_tile(L, v, vt, mv, bias, obuf, 0, (int64_t)m * nr, 1, m, lane))
+        return -1;
     return tile_vec_loop(L, br, lane, vt, nr);
+}
+
+/* With the GEMM's lanes along the output channels (WinoLayout.cl): per
+ * tile row ty and each `lanes` of the block's mr channels (kv), the output
+ * transform of each of the row's TW tiles over those channels, then each
+ * channel's m output rows stored, their columns read across the tiles'
+ * transforms (zb: [TW][m][m][lanes], a LOCAL whose reads the code
+ * generator resolves in registers: every index constant once the channel
+ * and row statements are unrolled here). */
+static int output_channels(Low *L, const Wino *v, const WinoLayout *y, LoopStmt *blk, int mloc, int zb, int bb,
+                           int kt, int n, int mr, int lanes, int64_t K, int64_t OH, int64_t OW)
+{
+    LoopProgram *p = L->p;
+    int a = v->a, m = v->m, nr = y->nr, TW = (int)y->TW, ty, kv;
+    LoopStmt *body = loop_block(p);
+    if (!body || low_vars(L, 1, "ty", &ty) || low_vars(L, 1, "kv", &kv))
+        return -1;
+    LoopExpr *k0e = add(L, mul(L, low_v(L, kt), mr), mul(L, low_v(L, kv), lanes));
+    int k0 = low_let(L, body, "k0", k0e, 0);
+    if (k0 < 0)
+        return -1;
+    for (int tx = 0; tx < TW; tx++) {
+        int lane;
+        LoopStmt *vt = loop_block(p);
+        if (!vt || low_vars(L, 1, "c", &lane))
+            return -1;
+        int mv[WINO_MAX_A * WINO_MAX_A];
+        for (int q = 0; q < a * a; q++) {       /* M[q][tile ty*TW + tx][kv*lanes + lane] */
+            LoopExpr *at = add(L, add(L, low_i(L, (int64_t)q * mr * nr + (int64_t)tx * mr), mul(L, low_v(L, ty), TW * mr)),
+                               add(L, mul(L, low_v(L, kv), lanes), low_v(L, lane)));
+            if ((mv[q] = low_let(L, vt, "m", low_load(L, mloc, at, IR_DT_F32), 0)) < 0)
+                return -1;
+        }
+        LoopExpr *bias = NULL;
+        if (bb >= 0) {
+            LoopExpr *ch = add(L, low_v(L, k0), low_v(L, lane));
+            if (K % mr)                          /* the last block's lanes past K: channel K-1 again */
+                ch = low_bin(L, LOOP_MIN, ch, low_i(L, K - 1));
+            bias = low_load(L, bb, ch, IR_DT_F32);
+        }
+        if (out_tile(L, v, vt, mv, bias, zb, (int64_t)tx * m * m * lanes, (int64_t)m * lanes, lanes, 1, lane))
+            return -1;
+        if (tile_vec_loop(L, body, lane, vt, lanes))
+            return -1;
+    }
+    for (int kk = 0; kk < lanes; kk++)
+        for (int i = 0; i < m; i++) {
+            LoopStmt *bi = loop_block(p);
+            int col;
+            if (!bi || low_vars(L, 1, "c", &col))
+                return -1;
+            LoopExpr *che = low_bin(L, LOOP_MIN, add(L, low_v(L, k0), low_i(L, kk)), low_i(L, K - 1));
+            LoopExpr *ohe = add(L, mul(L, low_v(L, ty), m), low_i(L, i));
+            int co = low_let(L, bi, "co", che, 0);
+            int oh = co < 0 ? -1 : low_let(L, bi, "oh", ohe, 0);
+            int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", low_i(L, 0), 0);
+            if (ow0 < 0)
+                return -1;
+            /* column col: output (i, col % m) of tile col / m */
+            LoopExpr *zi = add(L, mul(L, add(L, mul(L, low_bin(L, LOOP_DIV, low_v(L, col), low_i(L, m)), (int64_t)m * m),
+                                             add(L, low_i(L, (int64_t)i * m), low_bin(L, LOOP_MOD, low_v(L, col), low_i(L, m)))),
+                                       lanes),
+                               low_i(L, kk));
+            if (tile_row_store(L, bi, col, low_load(L, zb, zi, IR_DT_F32), TW * m, n, co, oh, ow0, OW, 0))
+                return -1;
+            LoopStmt *st = bi;
+            if (OH % m && i >= OH % m)          /* rows of the last tile row past the output */
+                st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, ohe), low_i(L, OH)), bi, NULL);
+            if (!st || low_add(L, body, st))
+                return -1;
+        }
+    int vars[2] = { ty, kv };
+    int64_t ext[2] = { y->TH, mr / lanes };
+    return low_add(L, blk, low_nest(L, 2, vars, ext, body));
 }
 
 int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h)
@@ -418,6 +534,13 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
      * they divide K (the short reductions over C need many chains) */
     if (nr == L->s->tile_nr / 2 && nr >= 16 && K % 16 == 0)
         mr = 16;
+    if (y.cl) {          /* mr: the channel lanes, as many registers as the nr tile rows leave */
+        int lanes = L->s->tile_nr / 2, budget = lanes >= 16 ? 28 : 14;
+        int64_t want = (K + lanes - 1) / lanes, fit = budget / (nr + 1);
+        if (L->s->threads > 1 && want >= 2)          /* two blocks at least: the threads' parts */
+            want = (want + 1) / 2;
+        mr = lanes * (int)(want < fit ? want : fit > 0 ? fit : 1);
+    }
     int64_t KT = (K + mr - 1) / mr;
     int64_t xoff = 0;
     int masked = 0, xp = x;
@@ -434,10 +557,12 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         return -1;
     int ub = pack_u(L, v, wt, C, K, mr, KT);
     IrShape vs = { .rank = 1, .dims = { aa * wino_xi_stride(C, Tv) } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
-    IrShape os = { .rank = 1, .dims = { m * m * nr } };
+    int lanes = L->s->tile_nr / 2;
+    /* the output transform's rows (with cl: the transforms of a tile row's tiles, output_channels) */
+    IrShape os = { .rank = 1, .dims = { y.cl ? TW * m * m * lanes : m * m * nr } };
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
     int mloc = vrow < 0 ? -1 : loop_add_buf(p, "wino_m", IR_DT_F32, &ms, LOOP_ST_LOCAL);
-    int obuf = mloc < 0 ? -1 : loop_add_buf(p, "wino_y", IR_DT_F32, &os, LOOP_ST_LOCAL);
+    int obuf = mloc < 0 ? -1 : loop_add_buf(p, y.cl ? "wino_z" : "wino_y", IR_DT_F32, &os, LOOP_ST_LOCAL);
     int n, th, kp, kl, vb, xi, c, rr;
     if (obuf < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "th", &th) || low_vars(L, 1, "kp", &kp) ||
         low_vars(L, 1, "kl", &kl) ||
@@ -463,9 +588,11 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int kt = low_let(L, blk, "kt", kte, 0);
     if (kt < 0)
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {
+    /* the accumulators: [mr channels][nr tiles], or with cl [nr tiles][mr channels] */
+    int arows = y.cl ? nr : mr, alanes = y.cl ? mr : nr;
+    for (int r = 0; r < arows; r++) {
         int lane;
-        if (low_vars(L, 1, "c", &lane) || tile_acc_set(L, bx, acc, r, nr, lane, low_const(L, IR_DT_F32, 0.0)))
+        if (low_vars(L, 1, "c", &lane) || tile_acc_set(L, bx, acc, r, alanes, lane, low_const(L, IR_DT_F32, 0.0)))
             return low_oom(L);
     }
     LoopExpr *wbase = mul(L, add(L, mul(L, add(L, mul(L, low_v(L, xi), KT), low_v(L, kt)), C), low_v(L, c)), mr);
@@ -488,12 +615,22 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         if (low_add(L, kb, loop_prefetch(p, ub, ahead)))
             return low_oom(L);
     }
-    for (int r = 0; r < mr; r++) {
-        int wr = low_let(L, kb, "w", low_load(L, ub, add(L, low_v(L, wv), low_i(L, r)), IR_DT_F32), 0), lane;
-        if (wr < 0 || low_vars(L, 1, "c", &lane))
+    for (int r = 0; r < arows; r++) {
+        int lane;
+        if (low_vars(L, 1, "c", &lane))
             return low_oom(L);
-        LoopExpr *vx = low_load(L, vrow, add(L, low_v(L, vov), low_v(L, lane)), IR_DT_F32);
-        if (tile_acc_update(L, kb, acc, r, nr, lane, LOOP_ADD, low_v(L, wr), vx))
+        LoopExpr *a, *b;
+        if (y.cl) {          /* tile r's V broadcast, the channels' U a vector */
+            a = low_load(L, vrow, add(L, low_v(L, vov), low_i(L, r)), IR_DT_F32);
+            b = low_load(L, ub, add(L, low_v(L, wv), low_v(L, lane)), IR_DT_F32);
+        } else {             /* channel r's U broadcast, the tiles' V a vector */
+            int wr = low_let(L, kb, "w", low_load(L, ub, add(L, low_v(L, wv), low_i(L, r)), IR_DT_F32), 0);
+            if (wr < 0)
+                return low_oom(L);
+            a = low_v(L, wr);
+            b = low_load(L, vrow, add(L, low_v(L, vov), low_v(L, lane)), IR_DT_F32);
+        }
+        if (tile_acc_update(L, kb, acc, r, alanes, lane, LOOP_ADD, a, b))
             return low_oom(L);
     }
     int64_t cext = C;
@@ -504,42 +641,47 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     }
     if (low_add(L, bx, cl))
         return low_oom(L);
-    for (int r = 0; r < mr; r++) {
+    for (int r = 0; r < arows; r++) {       /* M[xi] = acc, as it lies */
         int lane;
         if (low_vars(L, 1, "c", &lane))
             return low_oom(L);
-        LoopExpr *at = add(L, add(L, mul(L, low_v(L, xi), (int64_t)mr * nr), low_i(L, (int64_t)r * nr)), low_v(L, lane));
-        if (tile_vec_loop(L, bx, lane, low_store(L, mloc, at, tile_acc_at(L, acc, r, nr, lane)), nr))
+        LoopExpr *at = add(L, add(L, mul(L, low_v(L, xi), (int64_t)mr * nr), low_i(L, (int64_t)r * alanes)), low_v(L, lane));
+        if (tile_vec_loop(L, bx, lane, low_store(L, mloc, at, tile_acc_at(L, acc, r, alanes, lane)), alanes))
             return low_oom(L);
     }
     if (low_add(L, blk, low_nest(L, 1, &xi, &aa, bx)))
         return low_oom(L);
 
-    /* per row r of the block: output channel co, the output transform, m output rows */
-    LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, kt), mr), low_v(L, rr)), low_i(L, K - 1));
-    int co = low_let(L, br, "co", cv, 0);
-    if (co < 0 || output_transform(L, v, br, mloc, obuf, rr, co, bb, mr, nr))
-        return low_oom(L);
-    /* obuf row i holds output row i of the G tile rows side by side: piece
-     * g (m*nr_row columns) is output row (th*G + g)*m + i */
-    int64_t gm = (int64_t)y.G * m;
-    for (int g = 0; g < y.G; g++)
-        for (int i = 0; i < m; i++) {
-            LoopStmt *bi = loop_block(p);
-            LoopExpr *ohe = add(L, mul(L, low_v(L, th), gm), low_i(L, (int64_t)g * m + i));
-            int oh = bi ? low_let(L, bi, "oh", ohe, 0) : -1;
-            int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * y.nr_row), 0);
-            if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y.G + g, (int)m * y.nr_row, n, co, oh, ow0, OW, 0))
-                return low_oom(L);
-            LoopStmt *st = bi;
-            if (OH % gm && g * m + i >= OH % gm)    /* rows of the last group past the output */
-                st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, ohe), low_i(L, OH)), bi, NULL);
-            if (!st || low_add(L, br, st))
-                return low_oom(L);
-        }
-    int64_t rext = mr;
-    if (low_add(L, blk, low_nest(L, 1, &rr, &rext, br)))
-        return low_oom(L);
+    if (y.cl) {
+        if (output_channels(L, v, &y, blk, mloc, obuf, bb, kt, n, mr, lanes, K, OH, OW))
+            return low_oom(L);
+    } else {
+        /* per row r of the block: output channel co, the output transform, m output rows */
+        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, kt), mr), low_v(L, rr)), low_i(L, K - 1));
+        int co = low_let(L, br, "co", cv, 0);
+        if (co < 0 || output_transform(L, v, br, mloc, obuf, rr, co, bb, mr, nr))
+            return low_oom(L);
+        /* obuf row i holds output row i of the G tile rows side by side: piece
+         * g (m*nr_row columns) is output row (th*G + g)*m + i */
+        int64_t gm = (int64_t)y.G * m;
+        for (int g = 0; g < y.G; g++)
+            for (int i = 0; i < m; i++) {
+                LoopStmt *bi = loop_block(p);
+                LoopExpr *ohe = add(L, mul(L, low_v(L, th), gm), low_i(L, (int64_t)g * m + i));
+                int oh = bi ? low_let(L, bi, "oh", ohe, 0) : -1;
+                int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * y.nr_row), 0);
+                if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y.G + g, (int)m * y.nr_row, n, co, oh, ow0, OW, 0))
+                    return low_oom(L);
+                LoopStmt *st = bi;
+                if (OH % gm && g * m + i >= OH % gm)    /* rows of the last group past the output */
+                    st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, ohe), low_i(L, OH)), bi, NULL);
+                if (!st || low_add(L, br, st))
+                    return low_oom(L);
+            }
+        int64_t rext = mr;
+        if (low_add(L, blk, low_nest(L, 1, &rr, &rext, br)))
+            return low_oom(L);
+    }
     int bv[2] = { kl, vb };
     int64_t bext[2] = { KTP, Tv / nr };
     if (low_add(L, tile, low_nest(L, 2, bv, bext, blk)))

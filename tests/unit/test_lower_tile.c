@@ -507,15 +507,18 @@ static void test_layouts(void **state)
  * fused residual Add, batch 2.  Each graph is checked to use the transform
  * (a "wino_u" constant) at 512 bits, and not to fetch the transformed
  * weights ahead (a small model's are in cache: test_winograd_prefetch). */
-static int wino_convs(IrGraph *g)
+/* Buffers named name... (a conv's own) in g lowered for 512 bits. */
+static int wino_bufs(IrGraph *g, const char *name)
 {
     LoopProgram *p = lower_512(g);
     int n = 0;
     for (int i = 0; i < p->n_bufs; i++)
-        n += strncmp(p->bufs[i].name, "wino_u", 6) == 0;
+        n += strncmp(p->bufs[i].name, name, strlen(name)) == 0;
     loop_program_free(p);
     return n;
 }
+
+static int wino_convs(IrGraph *g) { return wino_bufs(g, "wino_u"); }
 
 /* Loops over c input channels unrolled in g lowered for 512 bits. */
 static int unrolled_loops(IrGraph *g, int64_t c)
@@ -529,7 +532,7 @@ static int unrolled_loops(IrGraph *g, int64_t c)
 }
 
 static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int64_t h, int64_t w, const int64_t *pads,
-                      int chain)
+                      int chain, int cl)
 {
     TG t;
     uint64_t seed = 5;
@@ -554,6 +557,7 @@ static void wino_case(const char *name, int64_t batch, int64_t c, int64_t k, int
     if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
         fail_diag("-O2", &t.d);
     assert_int_equal(wino_convs(t.g), chain ? 2 : 1);
+    assert_int_equal(wino_bufs(t.g, "wino_z"), cl);     /* convs with the channels in the lanes */
     assert_int_equal(program_prefetches(t.g, 1), 0);     /* weights in L2 from the run before */
     /* the products' loop over the input channels unrolled when there are at most 32 of them */
     assert_true((unrolled_loops(t.g, c) > 0) == (c <= 32));
@@ -584,20 +588,28 @@ static void test_winograd_prefetch(void **state)
 static void test_winograd(void **state)
 {
     (void)state;
-    wino_case("w_tails", 1, 9, 37, 11, 47, (int64_t[]){ 1, 1, 1, 1 }, 0);
-    wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0);
-    wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0);
-    wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1);
-    wino_case("w_c40", 1, 40, 16, 10, 12, (int64_t[]){ 1, 1, 1, 1 }, 0);      /* a channel loop kept */
+    wino_case("w_tails", 1, 9, 37, 11, 47, (int64_t[]){ 1, 1, 1, 1 }, 0, 0);
+    wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0, 0);
+    wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0, 0);
+    wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1, 0);
+    wino_case("w_c40", 1, 40, 16, 10, 12, (int64_t[]){ 1, 1, 1, 1 }, 0, 0);      /* a channel loop kept */
     /* narrow rows: several tile rows per vector (a last group past the output), their
      * input transform on whole registers when the groups' tile rows all exist (ResNet-8's
      * 32x32: 2 rows of 8 tiles at 512 bits; 13x13 and 8x8: 4 of 4) or on one row's lanes
      * at a time when they do not (27x27: 7 tile rows in groups of 2) */
-    wino_case("w_rows_13x13", 1, 12, 24, 13, 13, (int64_t[]){ 1, 1, 1, 1 }, 0);
-    wino_case("w_rows_8x8", 1, 16, 20, 8, 8, (int64_t[]){ 1, 1, 1, 1 }, 1);
-    wino_case("w_rows_12x16", 2, 8, 16, 12, 16, (int64_t[]){ 0, 1, 1, 0 }, 0);
-    wino_case("w_rows_32x32", 1, 16, 16, 32, 32, (int64_t[]){ 1, 1, 1, 1 }, 1);
-    wino_case("w_rows_27x27", 1, 8, 16, 27, 27, (int64_t[]){ 1, 1, 1, 1 }, 0);
+    wino_case("w_rows_13x13", 1, 12, 24, 13, 13, (int64_t[]){ 1, 1, 1, 1 }, 0, 0);
+    wino_case("w_rows_8x8", 1, 16, 20, 8, 8, (int64_t[]){ 1, 1, 1, 1 }, 1, 0);
+    wino_case("w_rows_12x16", 2, 8, 16, 12, 16, (int64_t[]){ 0, 1, 1, 0 }, 0, 0);
+    wino_case("w_rows_32x32", 1, 16, 16, 32, 32, (int64_t[]){ 1, 1, 1, 1 }, 1, 0);
+    wino_case("w_rows_27x27", 1, 8, 16, 27, 27, (int64_t[]){ 1, 1, 1, 1 }, 0, 0);
+    /* maps of at most 8 tiles of F(4x4), at least 32 output channels: the GEMM's lanes along
+     * the output channels (ResNet-8's 8x8x64), the output transform's columns gathered
+     * across the tiles.  8x8 with the residual chain; 7x7 (the last tile row and column
+     * partly outside) with 40 channels (a block's lanes past them); 6x10, 2 x 3 tiles.
+     * (w_rows_8x8, 20 channels, keeps the tiles in the lanes.) */
+    wino_case("w_cl_8x8", 1, 32, 64, 8, 8, (int64_t[]){ 1, 1, 1, 1 }, 1, 2);
+    wino_case("w_cl_7x7_k40", 1, 48, 40, 7, 7, (int64_t[]){ 1, 1, 1, 1 }, 0, 1);
+    wino_case("w_cl_6x10", 2, 16, 32, 6, 10, (int64_t[]){ 1, 1, 1, 1 }, 0, 1);
 }
 
 /* Buffers of program p named `name`. */
