@@ -447,6 +447,41 @@ static int output_transform(Low *L, const Wino *v, LoopStmt *br, int mloc, int o
     return tile_vec_loop(L, br, lane, vt, nr);
 }
 
+/* With the tiles in the lanes: per row r of the block (output channel co),
+ * the output transform into obuf, whose row i holds output row i of the
+ * G tile rows side by side (piece g, m*nr_row columns: output row
+ * (th*G + g)*m + i), stored row by row. */
+static int output_rows(Low *L, const Wino *v, const WinoLayout *y, LoopStmt *blk, int mloc, int obuf, int bb, int kt,
+                       int n, int th, int vb, int mr, int64_t K, int64_t OH, int64_t OW)
+{
+    LoopProgram *p = L->p;
+    int m = v->m, rr;
+    LoopStmt *br = loop_block(p);
+    if (!br || low_vars(L, 1, "r", &rr))
+        return -1;
+    LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, kt), mr), low_v(L, rr)), low_i(L, K - 1));
+    int co = low_let(L, br, "co", cv, 0);
+    if (co < 0 || output_transform(L, v, br, mloc, obuf, rr, co, bb, mr, y->nr))
+        return -1;
+    int64_t gm = (int64_t)y->G * m;
+    for (int g = 0; g < y->G; g++)
+        for (int i = 0; i < m; i++) {
+            LoopStmt *bi = loop_block(p);
+            LoopExpr *ohe = add(L, mul(L, low_v(L, th), gm), low_i(L, (int64_t)g * m + i));
+            int oh = bi ? low_let(L, bi, "oh", ohe, 0) : -1;
+            int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * y->nr_row), 0);
+            if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y->G + g, (int)m * y->nr_row, n, co, oh, ow0, OW, 0))
+                return -1;
+            LoopStmt *st = bi;
+            if (OH % gm && g * m + i >= OH % gm)    /* rows of the last group past the output */
+                st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, ohe), low_i(L, OH)), bi, NULL);
+            if (!st || low_add(L, br, st))
+                return -1;
+        }
+    int64_t rext = mr;
+    return low_add(L, blk, low_nest(L, 1, &rr, &rext, br));
+}
+
 /* With the GEMM's lanes along the output channels (WinoLayout.cl): per
  * tile row ty and each `lanes` of the block's mr channels (kv), the output
  * transform of each of the row's TW tiles over those channels, then each
@@ -563,10 +598,9 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
     int mloc = vrow < 0 ? -1 : loop_add_buf(p, "wino_m", IR_DT_F32, &ms, LOOP_ST_LOCAL);
     int obuf = mloc < 0 ? -1 : loop_add_buf(p, y.cl ? "wino_z" : "wino_y", IR_DT_F32, &os, LOOP_ST_LOCAL);
-    int n, th, kp, kl, vb, xi, c, rr;
+    int n, th, kp, kl, vb, xi, c;
     if (obuf < 0 || low_vars(L, 1, "n", &n) || low_vars(L, 1, "th", &th) || low_vars(L, 1, "kp", &kp) ||
-        low_vars(L, 1, "kl", &kl) ||
-        low_vars(L, 1, "vb", &vb) || low_vars(L, 1, "xi", &xi) || low_vars(L, 1, "ci", &c) || low_vars(L, 1, "r", &rr))
+        low_vars(L, 1, "kl", &kl) || low_vars(L, 1, "vb", &vb) || low_vars(L, 1, "xi", &xi) || low_vars(L, 1, "ci", &c))
         return low_oom(L);
     int64_t xs[IR_MAX_RANK];
     low_strides(L, xp, xs);
@@ -577,8 +611,8 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
 
     /* per block (kt, vb), per xi: the GEMM over c into registers, spilled to mloc */
     int acc;
-    LoopStmt *blk, *kb, *bx = loop_block(p), *br = loop_block(p);
-    if (!bx || !br || tile_block_start(L, mr, nr, &acc, &blk, &kb))
+    LoopStmt *blk, *kb, *bx = loop_block(p);
+    if (!bx || tile_block_start(L, mr, nr, &acc, &blk, &kb))
         return low_oom(L);
     /* with threads, a single group of tile rows (a small map) would give
      * them nothing to share: then the output channels are split in P = 2
@@ -652,36 +686,9 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     if (low_add(L, blk, low_nest(L, 1, &xi, &aa, bx)))
         return low_oom(L);
 
-    if (y.cl) {
-        if (output_channels(L, v, &y, blk, mloc, obuf, bb, kt, n, mr, lanes, K, OH, OW))
-            return low_oom(L);
-    } else {
-        /* per row r of the block: output channel co, the output transform, m output rows */
-        LoopExpr *cv = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, kt), mr), low_v(L, rr)), low_i(L, K - 1));
-        int co = low_let(L, br, "co", cv, 0);
-        if (co < 0 || output_transform(L, v, br, mloc, obuf, rr, co, bb, mr, nr))
-            return low_oom(L);
-        /* obuf row i holds output row i of the G tile rows side by side: piece
-         * g (m*nr_row columns) is output row (th*G + g)*m + i */
-        int64_t gm = (int64_t)y.G * m;
-        for (int g = 0; g < y.G; g++)
-            for (int i = 0; i < m; i++) {
-                LoopStmt *bi = loop_block(p);
-                LoopExpr *ohe = add(L, mul(L, low_v(L, th), gm), low_i(L, (int64_t)g * m + i));
-                int oh = bi ? low_let(L, bi, "oh", ohe, 0) : -1;
-                int ow0 = oh < 0 ? -1 : low_let(L, bi, "ow0", mul(L, low_v(L, vb), m * y.nr_row), 0);
-                if (ow0 < 0 || tile_row_out(L, bi, obuf, i * y.G + g, (int)m * y.nr_row, n, co, oh, ow0, OW, 0))
-                    return low_oom(L);
-                LoopStmt *st = bi;
-                if (OH % gm && g * m + i >= OH % gm)    /* rows of the last group past the output */
-                    st = loop_if(p, low_bin(L, LOOP_LT, loop_expr_copy(p, ohe), low_i(L, OH)), bi, NULL);
-                if (!st || low_add(L, br, st))
-                    return low_oom(L);
-            }
-        int64_t rext = mr;
-        if (low_add(L, blk, low_nest(L, 1, &rr, &rext, br)))
-            return low_oom(L);
-    }
+    if (y.cl ? output_channels(L, v, &y, blk, mloc, obuf, bb, kt, n, mr, lanes, K, OH, OW)
+             : output_rows(L, v, &y, blk, mloc, obuf, bb, kt, n, th, vb, mr, K, OH, OW))
+        return low_oom(L);
     int bv[2] = { kl, vb };
     int64_t bext[2] = { KTP, Tv / nr };
     if (low_add(L, tile, low_nest(L, 2, bv, bext, blk)))
