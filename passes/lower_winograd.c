@@ -564,17 +564,18 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
     WinoLayout y;
     wino_layout(L->s, w, v, &y);
     int64_t TH = y.TH, TW = y.TW, TWp = y.TWp, Tv = y.G * TWp;
-    int nr = y.nr, mr = tile_pick_mr(L, nr, K);
-    /* one vector of tiles on 32 registers: 16 rows of accumulators when
-     * they divide K (the short reductions over C need many chains) */
-    if (nr == L->s->tile_nr / 2 && nr >= 16 && K % 16 == 0)
-        mr = 16;
+    int nr = y.nr, lanes = L->s->tile_nr / 2, mr;
     if (y.cl) {          /* mr: the channel lanes, as many registers as the nr tile rows leave */
-        int lanes = L->s->tile_nr / 2, budget = lanes >= 16 ? 28 : 14;
+        int budget = lanes >= 16 ? 28 : 14;
         int64_t want = (K + lanes - 1) / lanes, fit = budget / (nr + 1);
         if (L->s->threads > 1 && want >= 2)          /* two blocks at least: the threads' parts */
             want = (want + 1) / 2;
         mr = lanes * (int)(want < fit ? want : fit > 0 ? fit : 1);
+    } else if (nr == lanes && nr >= 16 && K % 16 == 0) {
+        mr = 16;         /* one vector of tiles on 32 registers: 16 rows of accumulators when they
+                            divide K (the short reductions over C need many chains) */
+    } else {
+        mr = tile_pick_mr(L, nr, K);
     }
     int64_t KT = (K + mr - 1) / mr;
     int64_t xoff = 0;
@@ -592,7 +593,6 @@ int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const Tile
         return -1;
     int ub = pack_u(L, v, wt, C, K, mr, KT);
     IrShape vs = { .rank = 1, .dims = { aa * wino_xi_stride(C, Tv) } }, ms = { .rank = 1, .dims = { aa * mr * nr } };
-    int lanes = L->s->tile_nr / 2;
     /* the output transform's rows (with cl: the transforms of a tile row's tiles, output_channels) */
     IrShape os = { .rank = 1, .dims = { y.cl ? TW * m * m * lanes : m * m * nr } };
     int vrow = ub < 0 ? -1 : loop_add_buf(p, "wino_v", IR_DT_F32, &vs, LOOP_ST_LOCAL);
