@@ -17,7 +17,7 @@
  * the node before it").  The group moves to the position of its last member,
  * which is always a valid topological order: every other operand of a member
  * is produced before that member, and the head's and inner members' outputs
- * are read by the next member only.  Lowering (passes/lower.c) re-checks each
+ * are read by the next member only.  Lowering (lower/lower.c) re-checks each
  * group and computes it in the head's kernel (low_fused_store); the
  * intermediate tensors get no buffer. */
 #include "passes/pass_impl.h"

@@ -1,11 +1,13 @@
-/* passes/ — graph-level passes.  Prefix: pass_.
- * Today: type/shape inference with compile-time value propagation, the entry
- * every frontend's output goes through before anything else runs. */
+/* passes/ — graph → graph passes.  Prefix: pass_.
+ * Type and shape inference with compile-time value propagation (the entry
+ * every frontend's output goes through before anything else runs), and the
+ * -O pipeline of optimization passes, each a graph → graph rewrite with the
+ * graph verifier between them (docs/passes.md).  Lowering to loops is the
+ * next stage, lower/. */
 #ifndef DLCC_PASSES_H
 #define DLCC_PASSES_H
 
 #include "ir/ir.h"
-#include "ir/loop/loop.h"
 
 /* Values of at most this many elements are computed at compile time when all
  * inputs of their node are known (shape arithmetic: Shape → Gather → Concat). */
@@ -15,66 +17,6 @@
  * computes small values whose inputs are all known; then verifies the graph.
  * Errors name the offending node or tensor. */
 int pass_infer(IrGraph *g, UtilDiag *d);
-
-/* ------------------------------------------------------------ lowering */
-
-/* Per-target scheduling choices, as data.  Lowering emits plain serial
- * loops; pass_apply_schedule rewrites loop kinds according to these. */
-typedef struct PassSchedule {
-    const char *target;      /* "cpu", ...: named in diagnostics */
-    int vector_bits;         /* SIMD register width (0 = no vectorization) */
-    int vectorize;           /* mark innermost contiguous loops VECTORIZED (lanes = vector_bits / element bits) */
-    int parallel;            /* mark each kernel's outermost independent loop PARALLEL */
-    int64_t parallel_min_flops;   /* ... in kernels of at least this much work: flops, or bytes touched
-                                     when more (schedule.c kernel_work; moving a kernel's input to the
-                                     other cores costs microseconds) */
-    int64_t parallel_min_model_flops;   /* ... in programs of at least this much in all */
-    int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
-    int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
-                                lanes (passes/lower_tile.c); tile_nr 0 = the plain loop nests */
-    int prefetch;            /* register blocks fetch into L2 the weights (GEMM panels, pointwise rows,
-                                Winograd positions) and inputs they read next (lower_tile.c
-                                tile_prefetch, lower_winograd.c) */
-    int threads;             /* tasks the parallel loops will be split into (1: none); a kernel whose
-                                outer loop would be too short for them may split its work otherwise */
-} PassSchedule;
-
-/* The CPU schedule for SIMD registers of vector_bits (128 SSE/NEON, 256 AVX2,
- * 512 AVX-512; 0 = scalar): elementwise loops vectorized by 256 bits (or
- * wider), register blocks of 6 rows x 2 registers when there is SIMD. */
-PassSchedule pass_schedule_cpu(int vector_bits);
-
-/* Lowers inferred graph g (pass_infer ran) to a loop program: one kernel
- * per node that computes something at run time (nodes whose outputs are all
- * known at compile time produce none), graph inputs / outputs / weights /
- * intermediates as INPUT / OUTPUT / CONST / WORKSPACE buffers, view
- * operators (Identity, Reshape, Flatten, Squeeze, Unsqueeze) as aliases.
- * s may be NULL (the CPU schedule); its target names unsupported operators
- * in the diagnostic.  The program is verified; workspace offsets are not
- * planned yet (pass_plan_memory).  NULL with a diagnostic on failure. */
-LoopProgram *pass_lower(const IrGraph *g, const PassSchedule *s, UtilDiag *d);
-/* 1 if operator op has a lowering (compiles for the CPU target). */
-int pass_lower_supports(IrOp op);
-
-/* Applies schedule s to every kernel of p (loop kinds and factors only). */
-void pass_apply_schedule(LoopProgram *p, const PassSchedule *s);
-
-/* Memory planning (passes/memplan.c): every workspace buffer gets a 64-byte
- * aligned offset in one workspace, by liveness over kernel order, largest
- * first, first fit; an elementwise kernel's output reuses an input that dies
- * there when their shapes and dtypes match (in place).  Aliases follow their
- * buffer.  Sets p->workspace_bytes and p->workspace_align (64).  g is the
- * graph p was lowered from (kernels name their nodes). */
-int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d);
-/* reuse 0 (-O0): no two buffers share bytes, no in-place outputs. */
-int pass_plan_memory_opt(LoopProgram *p, const IrGraph *g, int reuse, UtilDiag *d);
-
-/* Max over kernel order of the total size (each 64-byte aligned) of the
- * intermediate tensors of the graph live at once, at their plain size: the
- * bound a plan is measured against (kernel scratch such as padded copies and
- * halos is what a plan adds to it; in-place reuse may take it below).  For
- * reports. */
-int64_t pass_workspace_lower_bound(const LoopProgram *p);
 
 /* ------------------------------------------------- graph optimization */
 
@@ -99,7 +41,7 @@ int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, 
 /* Fusion rules (passes/fuse.c), shared with the lowering that re-checks a
  * group before honouring it. */
 int pass_fuse_elementwise(IrOp op);  /* op can be a fused member: it lowers through an elementwise
-                                      * template (passes/lower.c) */
+                                      * template (lower/lower.c) */
 int pass_fuse_anchor(IrOp op);       /* Conv, ConvTranspose, MatMul, Gemm */
 /* n can head a group: an anchor with a float output or an elementwise op,
  * computing one runtime output. */

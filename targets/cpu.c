@@ -1,7 +1,7 @@
 /* targets/cpu.c — the CPU target: the whole pipeline, top to bottom. */
 #include "targets/targets.h"
 #include "codegen/codegen.h"
-#include "passes/passes.h"
+#include "lower/lower.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,19 +38,19 @@ int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf 
 static LoopProgram *cpu_program(const IrGraph *g, const TgtOptions *o, int jit, UtilDiag *d)
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
-    PassSchedule sched = pass_schedule_cpu(cg_simd_bits(&cgo, jit));   /* SIMD width of the target */
+    LowSchedule sched = tgt_cpu_schedule(cg_simd_bits(&cgo, jit));   /* SIMD width of the target */
     int64_t flops = 0;
     for (int i = 0; i < g->n_nodes; i++)
         flops += ir_node_flops(g, &g->nodes[i]);
     /* a model too small for threads is lowered as for one (no work split for them) */
     sched.threads = flops < sched.parallel_min_model_flops ? 1 : o->threads;
-    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    LoopProgram *p = low_graph(g, &sched, d);               /* graph → one loop nest per node */
     if (!p)
         return NULL;
     p->name = util_arena_strdup(&p->arena, o->name);         /* symbols: NAME_run, NAME_run_ptrs */
-    pass_apply_schedule(p, &sched);                          /* vectorize, unroll, parallel loops */
+    tgt_cpu_apply_schedule(p, &sched);                          /* vectorize, unroll, parallel loops */
     loop_simplify(p);                                        /* index algebra */
-    if (pass_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* workspace offsets */
+    if (low_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* workspace offsets */
         loop_program_free(p);
         return NULL;
     }

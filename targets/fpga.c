@@ -3,7 +3,7 @@
  * (docs/targets/fpga.md). */
 #include "targets/fpga_impl.h"
 #include "interp/interp.h"
-#include "passes/passes.h"
+#include "lower/lower.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -357,7 +357,7 @@ static int64_t io_layout(LoopProgram *p, const CgFixed *fmt, int64_t *off)
 
 int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
-    PassSchedule sched = { .target = "fpga" };
+    LowSchedule sched = { .target = "fpga" };
     const char *part = o->fpga_part ? o->fpga_part : TGT_FPGA_DEFAULT_PART;
     double mhz = o->fpga_clock_mhz > 0 ? o->fpga_clock_mhz : 200;
     CgFixed *fmt = NULL;
@@ -370,7 +370,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
     util_buf_init(&text);
     int rc = -1, dataflow = 0;
 
-    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    LoopProgram *p = low_graph(g, &sched, d);               /* graph → one loop nest per node */
     if (!p)
         goto done;
     if (!inf || !outf) {

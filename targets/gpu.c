@@ -2,7 +2,7 @@
  * (docs/targets/gpu.md). */
 #include "targets/targets.h"
 #include "codegen/codegen.h"
-#include "passes/passes.h"
+#include "lower/lower.h"
 #include "runtime/dlcc_gpu.h"
 
 #include <stdio.h>
@@ -58,9 +58,9 @@ static int gpu_header(const IrGraph *g, LoopProgram *p, const TgtOptions *o, int
 
 LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 {
-    PassSchedule sched = { .target = "gpu" };                /* plain loop nests: the GPU schedule binds them */
+    LowSchedule sched = { .target = "gpu" };                /* plain loop nests: the GPU schedule binds them */
     TgtGpuOptions gs = { .block_size = 256, .tile = 16 };
-    LoopProgram *p = pass_lower(g, &sched, d);               /* graph → one loop nest per node */
+    LoopProgram *p = low_graph(g, &sched, d);               /* graph → one loop nest per node */
     if (!p)
         return NULL;
     p->name = util_arena_strdup(&p->arena, o->name);
@@ -70,7 +70,7 @@ LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
         return NULL;
     }
     loop_simplify(p);                                        /* index algebra */
-    if (pass_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* device workspace offsets */
+    if (low_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* device workspace offsets */
         loop_program_free(p);
         return NULL;
     }

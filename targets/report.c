@@ -1,6 +1,6 @@
 /* targets/report.c — NAME.report.json: what a compiled model costs. */
 #include "targets/targets.h"
-#include "passes/passes.h"
+#include "lower/lower.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     json_object_set_new(root, "features", json_string(o->features ? o->features : ""));
     json_object_set_new(root, "opt_level", json_integer(o->opt_level));
     json_object_set_new(root, "workspace_bytes", json_integer(p->workspace_bytes));
-    json_object_set_new(root, "workspace_lower_bound", json_integer(pass_workspace_lower_bound(p)));
+    json_object_set_new(root, "workspace_lower_bound", json_integer(low_workspace_lower_bound(p)));
     json_object_set_new(root, "weights_bytes", json_integer(weights));
     json_object_set_new(root, "stack_bytes", json_integer(stack_bytes >= 0 ? stack_bytes : tgt_stack_estimate(p)));
     json_object_set_new(root, "stack_bytes_from", json_string(stack_bytes >= 0 ? "llvm" : "estimate"));

@@ -7,6 +7,7 @@
 
 #include "ir/ir.h"
 #include "ir/loop/loop.h"
+#include "lower/lower.h"
 
 enum {
     TGT_EMIT_OBJ = 1 << 0,
@@ -46,6 +47,14 @@ typedef struct TgtOptions {
     int threads;                    /* -t cpu: parallel loops split into this many tasks run by the
                                        Halide runtime's thread pool (halide_do_par_for); <= 1: none */
 } TgtOptions;
+
+/* The CPU schedule (targets/cpu/schedule.c) for SIMD registers of
+ * vector_bits (128 SSE/NEON, 256 AVX2, 512 AVX-512; 0 = scalar):
+ * elementwise loops vectorized by 256 bits (or wider), register blocks of 6
+ * rows x 2 registers when there is SIMD. */
+LowSchedule tgt_cpu_schedule(int vector_bits);
+/* Applies schedule s to every kernel of p (loop kinds and factors only). */
+void tgt_cpu_apply_schedule(LoopProgram *p, const LowSchedule *s);
 
 /* One generated file: name (plain file name) and contents. */
 typedef struct TgtFile {

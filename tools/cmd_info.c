@@ -6,6 +6,7 @@
 #include "tools/tools.h"
 #include "codegen/codegen.h"
 #include "passes/passes.h"
+#include "targets/targets.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -74,9 +75,9 @@ static LoopProgram *planned(const IrGraph *g, int opt_level)
     UtilDiag d;
     util_diag_init(&d);
     CgOptions co = { 0 };
-    PassSchedule s = pass_schedule_cpu(cg_simd_bits(&co, 0));
-    LoopProgram *p = pass_lower(g, &s, &d);
-    if (p && pass_plan_memory_opt(p, g, opt_level > 0, &d)) {
+    LowSchedule s = tgt_cpu_schedule(cg_simd_bits(&co, 0));
+    LoopProgram *p = low_graph(g, &s, &d);
+    if (p && low_plan_memory_opt(p, g, opt_level > 0, &d)) {
         loop_program_free(p);
         p = NULL;
     }
@@ -159,7 +160,7 @@ static int info_json(const IrGraph *g, const InfoStats *before, const InfoStats 
         if (workspace >= 0) {
             json_object_set_new(root, "workspace_bytes", json_integer((json_int_t)workspace));
             /* the most bytes of intermediate tensors live at one time: no plan is smaller */
-            json_object_set_new(root, "workspace_lower_bound", json_integer((json_int_t)pass_workspace_lower_bound(p)));
+            json_object_set_new(root, "workspace_lower_bound", json_integer((json_int_t)low_workspace_lower_bound(p)));
         }
         if (p) {
             json_object_set_new(root, "kernels_after", json_integer(p->n_kernels));
@@ -219,7 +220,7 @@ static void info_text(const IrGraph *g, const InfoStats *before, const InfoStats
                         fused_nodes(g));
     if (workspace >= 0)
         util_buf_printf(out, "workspace: %lld bytes (lower bound %lld)\n", (long long)workspace,
-                        (long long)pass_workspace_lower_bound(p));
+                        (long long)low_workspace_lower_bound(p));
 }
 
 int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d)

@@ -1,12 +1,12 @@
 /* docs/gen/gen_ops_md.c — writes docs/ops.md from the operator table
  * (ir/ops.def), the attribute schema (ir/opattrs.def) and the lowering table
- * (passes/lower.c).  `ninja -C build ops-doc` regenerates the file; the test
+ * (lower/lower.c).  `ninja -C build ops-doc` regenerates the file; the test
  * 'ops_doc' fails when the committed file is out of date. */
 #include <stdio.h>
 #include <string.h>
 
 #include "ir/ir.h"
-#include "passes/passes.h"
+#include "lower/lower.h"
 
 /* ONNX operators dlcc declines, with the reason a user gets. */
 static const struct { const char *ops, *why; } declined[] = {
@@ -68,7 +68,7 @@ int main(void)
                 putchar('\\');
             putchar(*p);
         }
-        int cpu = pass_lower_supports((IrOp)op);
+        int cpu = low_supports((IrOp)op);
         printf(" | yes | %s |\n", cpu ? "yes" : "—");
         n_ops++;
         n_cpu += cpu;

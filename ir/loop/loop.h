@@ -180,7 +180,7 @@ typedef struct LoopKernel {
     int moves;               /* a data-movement kernel: flops counts the elements it stores */
     int prepares;            /* prepares the input of a later kernel of its node (fills a buffer's halo,
                                 gathers or packs a copy): parallel at any size when that one is
-                                (passes/schedule.c) */
+                                (targets/cpu/schedule.c) */
 } LoopKernel;
 
 typedef struct LoopProgram {

@@ -8,7 +8,9 @@
 
 #include "frontend/frontend.h"
 #include "interp/interp.h"
+#include "lower/lower.h"
 #include "passes/passes.h"
+#include "targets/targets.h"
 
 #include <stdlib.h>
 
@@ -58,15 +60,15 @@ static inline void run_lower(const IrGraph *g)
 {
     UtilDiag d;
     util_diag_init(&d);
-    PassSchedule s = pass_schedule_cpu(256);
-    LoopProgram *p = pass_lower(g, &s, &d);
+    LowSchedule s = tgt_cpu_schedule(256);
+    LoopProgram *p = low_graph(g, &s, &d);
     if (!p) {
         if (!d.has_error)
             abort();
         return;
     }
-    pass_apply_schedule(p, &s);
-    if (pass_plan_memory(p, g, &d) && !d.has_error)
+    tgt_cpu_apply_schedule(p, &s);
+    if (low_plan_memory(p, g, &d) && !d.has_error)
         abort();
     loop_program_free(p);
 }

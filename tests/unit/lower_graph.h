@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "lower/lower.h"
 #include "passes/passes.h"
+#include "targets/targets.h"
 
 typedef struct TG {
     IrGraph *g;

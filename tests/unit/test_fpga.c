@@ -34,8 +34,8 @@ static void matmul_graph(TG *t)
 
 static LoopProgram *lower(TG *t)
 {
-    PassSchedule s = { .target = "fpga" };
-    LoopProgram *p = pass_lower(t->g, &s, &t->d);
+    LowSchedule s = { .target = "fpga" };
+    LoopProgram *p = low_graph(t->g, &s, &t->d);
     assert_non_null(p);
     p->name = "mm";
     return p;

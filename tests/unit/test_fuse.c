@@ -125,12 +125,12 @@ static LoopProgram *jit_matches_interp(IrGraph *g)
     UtilDiag d;
     util_diag_init(&d);
     IrArray *in = make_inputs(g), *ref = interp(g, in);
-    LoopProgram *p = pass_lower(g, NULL, &d);
+    LoopProgram *p = low_graph(g, NULL, &d);
     if (!p)
         die("lower", &d);
-    PassSchedule s = pass_schedule_cpu(256);
-    pass_apply_schedule(p, &s);
-    if (pass_plan_memory(p, g, &d) || loop_verify(p, &d))
+    LowSchedule s = tgt_cpu_schedule(256);
+    tgt_cpu_apply_schedule(p, &s);
+    if (low_plan_memory(p, g, &d) || loop_verify(p, &d))
         die("plan", &d);
     CgJit *j = NULL;
     CgOptions co = { .opt_level = 1 };

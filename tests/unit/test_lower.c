@@ -27,7 +27,7 @@ static LoopProgram *lower(TG *t)
         util_diag_format(&t->d, m, sizeof m);
         fail_msg("infer: %s", m);
     }
-    LoopProgram *p = pass_lower(t->g, NULL, &t->d);
+    LoopProgram *p = low_graph(t->g, NULL, &t->d);
     if (!p) {
         char m[512];
         util_diag_format(&t->d, m, sizeof m);
@@ -179,10 +179,10 @@ static void test_golden_transpose(void **state)
 /* ------------------------------------------------------------- schedule */
 
 /* The text of t's program under schedule s (printed too with DLCC_TEST_DUMP). */
-static char *scheduled_text(TG *t, const PassSchedule *s)
+static char *scheduled_text(TG *t, const LowSchedule *s)
 {
     LoopProgram *p = lower(t);
-    pass_apply_schedule(p, s);
+    tgt_cpu_apply_schedule(p, s);
     char *txt = print_prog(p);
     if (getenv("DLCC_TEST_DUMP"))
         printf("%s", txt);
@@ -205,11 +205,11 @@ static void test_schedule(void **state)
     tg_output(&t, s);
     tg_output(&t, s2);
     LoopProgram *p = lower(&t);
-    PassSchedule sc = pass_schedule_cpu(256);
+    LowSchedule sc = tgt_cpu_schedule(256);
     sc.parallel_min_flops = sc.parallel_min_model_flops = 0;   /* these kernels are tiny */
     assert_string_equal(sc.target, "cpu");
     assert_int_equal(sc.unroll_max, 7);
-    pass_apply_schedule(p, &sc);
+    tgt_cpu_apply_schedule(p, &sc);
     UtilDiag d;
     util_diag_init(&d);
     assert_int_equal(loop_verify(p, &d), 0);
@@ -231,7 +231,7 @@ static void test_schedule(void **state)
     free(txt);
     loop_program_free(p);
     /* scalar schedule: nothing vectorized */
-    PassSchedule sc0 = pass_schedule_cpu(0);
+    LowSchedule sc0 = tgt_cpu_schedule(0);
     sc0.parallel_min_flops = sc0.parallel_min_model_flops = 0;
     txt = scheduled_text(&t, &sc0);
     assert_null(strstr(txt, "vectorized"));
@@ -239,7 +239,7 @@ static void test_schedule(void **state)
     free(txt);
     /* the default minimum per kernel alone, and per program: a program this small stays serial */
     sc0.parallel_min_flops = 0;
-    sc0.parallel_min_model_flops = pass_schedule_cpu(0).parallel_min_model_flops;
+    sc0.parallel_min_model_flops = tgt_cpu_schedule(0).parallel_min_model_flops;
     txt = scheduled_text(&t, &sc0);
     assert_null(strstr(txt, "parallel"));
     free(txt);
@@ -261,7 +261,7 @@ static void test_schedule_narrow(void **state)
         int xi = tg_input(&t, nm, IR_DT_F32, TG_INTS(lens[i]));
         tg_output(&t, tg_node(&t, IR_OP_Relu, nm, 1, &xi, 1));
     }
-    PassSchedule s512 = pass_schedule_cpu(512);
+    LowSchedule s512 = tgt_cpu_schedule(512);
     s512.parallel_min_flops = s512.parallel_min_model_flops = 1 << 30;
     char *txt = scheduled_text(&t, &s512);
     assert_non_null(strstr(txt, "in 0..3 {\n    for i in 0..8 vectorized(8) {\n"));
@@ -281,7 +281,7 @@ static void test_schedule_scatter(void **state)
     int in[3] = { tg_input(&t, "x", IR_DT_F32, TG_INTS(16)), tg_input(&t, "i", IR_DT_I64, TG_INTS(4)),
                   tg_input(&t, "u", IR_DT_F32, TG_INTS(4)) };
     tg_output(&t, tg_node(&t, IR_OP_ScatterElements, "sc", 3, in, 1));
-    PassSchedule sc = pass_schedule_cpu(0);
+    LowSchedule sc = tgt_cpu_schedule(0);
     sc.parallel_min_flops = sc.parallel_min_model_flops = 0;
     char *txt = scheduled_text(&t, &sc);
     assert_non_null(strstr(txt, "  for i in 0..16 parallel {\n"));
@@ -306,7 +306,7 @@ static LoopProgram *planned(TG *t)
     LoopProgram *p = lower(t);
     UtilDiag d;
     util_diag_init(&d);
-    assert_int_equal(pass_plan_memory(p, t->g, &d), 0);
+    assert_int_equal(low_plan_memory(p, t->g, &d), 0);
     assert_int_equal(loop_verify(p, &d), 0);
     assert_int_equal(p->workspace_align, 64);
     return p;
@@ -333,7 +333,7 @@ static void test_plan_chain(void **state)
     assert_int_equal(a->offset % 64, 0);
     assert_int_equal(b->offset % 64, 0);
     assert_int_equal(p->workspace_bytes, 256);
-    assert_int_equal(pass_workspace_lower_bound(p), 256);
+    assert_int_equal(low_workspace_lower_bound(p), 256);
     loop_program_free(p);
     ir_graph_free(t.g);
 }
@@ -357,7 +357,7 @@ static void test_plan_diamond(void **state)
     assert_true(oa != ob && ob != oc && oa != oc);
     assert_int_equal(od, ob);
     assert_int_equal(p->workspace_bytes, 3 * 256);
-    assert_int_equal(pass_workspace_lower_bound(p), 3 * 256);
+    assert_int_equal(low_workspace_lower_bound(p), 3 * 256);
     loop_program_free(p);
     ir_graph_free(t.g);
 }
@@ -436,13 +436,13 @@ static void test_unsupported(void **state)
     t.g->tensors[s].v.data = NULL;
     UtilDiag d;
     util_diag_init(&d);
-    assert_null(pass_lower(t.g, NULL, &d));
+    assert_null(low_graph(t.g, NULL, &d));
     assert_true(d.has_error);
     assert_non_null(strstr(d.msg, "operator Shape (node 'shape_of_x') is not supported on target cpu yet"));
-    PassSchedule gpu = pass_schedule_cpu(0);
+    LowSchedule gpu = tgt_cpu_schedule(0);
     gpu.target = "gpu";
     util_diag_init(&d);
-    assert_null(pass_lower(t.g, &gpu, &d));
+    assert_null(low_graph(t.g, &gpu, &d));
     assert_non_null(strstr(d.msg, "is not supported on target gpu yet"));
     ir_graph_free(t.g);
     /* Dropout whose training_mode is only known at run time (a constant true
@@ -454,7 +454,7 @@ static void test_unsupported(void **state)
     tg_output(&t, tg_node(&t, IR_OP_Dropout, "drop", 3, in, 1));
     assert_int_equal(pass_infer(t.g, &t.d), 0);
     util_diag_init(&d);
-    assert_null(pass_lower(t.g, NULL, &d));
+    assert_null(low_graph(t.g, NULL, &d));
     assert_non_null(strstr(d.msg, "node 'drop' (Dropout): training mode is not supported"));
     ir_graph_free(t.g);
 }

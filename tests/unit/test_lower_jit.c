@@ -1,7 +1,7 @@
 /* tests/unit/test_lower_jit.c — lowering checked end to end: for many
  * single-operator graphs (every family, several attributes each), the
  * reference interpreter (interp_run) and the JIT-compiled lowered program
- * (pass_lower → pass_apply_schedule → pass_plan_memory → cg_jit) run on the
+ * (low_graph → tgt_cpu_apply_schedule → low_plan_memory → cg_jit) run on the
  * same pseudo-random inputs and must agree: floats within rtol 1e-4 and
  * atol 1e-5 (NaN matches NaN), integers and bools exactly. */
 #include <setjmp.h>
@@ -87,12 +87,12 @@ static void check_ranges(TG *t, const Range *ranges)
     util_diag_init(&d);
     if (interp_run(g, in, ref, &d) != 0)
         fail_diag("interp", &d);
-    LoopProgram *p = pass_lower(g, NULL, &d);
+    LoopProgram *p = low_graph(g, NULL, &d);
     if (!p)
         fail_diag("lower", &d);
-    PassSchedule s = pass_schedule_cpu(256);
-    pass_apply_schedule(p, &s);
-    if (pass_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
+    LowSchedule s = tgt_cpu_schedule(256);
+    tgt_cpu_apply_schedule(p, &s);
+    if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
         fail_diag("plan", &d);
     CgJit *j = NULL;
     CgOptions co = { .opt_level = 1 };         /* compile time dominates these small cases */

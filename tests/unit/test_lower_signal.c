@@ -1,5 +1,5 @@
 /* tests/unit/test_lower_signal.c — the loop-IR lowerings of Det, STFT and
- * MelWeightMatrix (passes/lower_signal.c) run end to end: small one-node
+ * MelWeightMatrix (lower/signal.c) run end to end: small one-node
  * graphs compiled for the host CPU (tgt_cpu_jit: lowering → schedule →
  * memory plan → LLVM JIT), once with the CPU schedule and once with the GPU
  * schedule emulated on the host, compared with hand-computed values within
@@ -211,7 +211,7 @@ static void expect_lower_error(TG *t, int scalar, const char *msg)
     ir_add_input(t->g, scalar);
     UtilDiag d;
     util_diag_init(&d);
-    LoopProgram *p = pass_lower(t->g, NULL, &d);
+    LoopProgram *p = low_graph(t->g, NULL, &d);
     assert_null(p);
     if (!strstr(d.msg, msg))
         fail_msg("diagnostic '%s' lacks '%s'", d.msg, msg);

@@ -1,6 +1,6 @@
 /* tests/unit/test_lower_tile.c — the register-blocked kernels of
- * passes/lower_tile.c and the Conv forms beside it (lower_pointwise.c,
- * lower_direct.c, lower_winograd.c; Conv with constant weights: general, direct,
+ * lower/tile/gemm.c and the Conv forms beside it (lower/tile/pointwise.c,
+ * lower/tile/direct.c, lower/tile/winograd.c; Conv with constant weights: general, direct,
  * depthwise, pointwise; MaxPool; MatMul and Gemm with constant or run-time B) against the
  * reference interpreter, through the JIT, for the block sizes of 128-, 256-
  * and 512-bit SIMD (tile_nr 8, 16, 32).  Shapes are chosen so that every
@@ -77,16 +77,16 @@ static void run_bits(IrGraph *g, int bits)
     util_diag_init(&d);
     if (interp_run(g, in, ref, &d) != 0)
         fail_diag("interp", &d);
-    PassSchedule s = pass_schedule_cpu(bits);
+    LowSchedule s = tgt_cpu_schedule(bits);
     s.threads = bits == 512 ? 2 : 1;     /* kernels that split their work for threads do (run serially here) */
-    LoopProgram *p = pass_lower(g, &s, &d);
+    LoopProgram *p = low_graph(g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
     if (!has_block(p))
         fail_msg("graph %s at %d bits: no register block", g->name, bits);
-    pass_apply_schedule(p, &s);
+    tgt_cpu_apply_schedule(p, &s);
     loop_simplify(p);
-    if (pass_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
+    if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
         fail_diag("plan", &d);
     CgJit *j = NULL;
     CgOptions co = { .opt_level = 2 };
@@ -200,9 +200,9 @@ static int program_prefetches(IrGraph *g, int on)
 {
     UtilDiag d;
     util_diag_init(&d);
-    PassSchedule s = pass_schedule_cpu(512);
+    LowSchedule s = tgt_cpu_schedule(512);
     s.prefetch = on;
-    LoopProgram *p = pass_lower(g, &s, &d);
+    LoopProgram *p = low_graph(g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
     int n = 0;
@@ -212,7 +212,7 @@ static int program_prefetches(IrGraph *g, int on)
     return n;
 }
 
-/* Weights fetched ahead (lower_tile.c tile_prefetch): a GEMM-form conv on a
+/* Weights fetched ahead (lower/tile/gemm.c tile_prefetch): a GEMM-form conv on a
  * 7x7 map and a pointwise layer at 14x14 fetch their next weights, a
  * pointwise layer over 1600 pixels does not, nor any without the
  * schedule's prefetch, nor one whose weights are 32 KB or less (in cache
@@ -338,8 +338,8 @@ static LoopProgram *lower_512(IrGraph *g)
 {
     UtilDiag d;
     util_diag_init(&d);
-    PassSchedule s = pass_schedule_cpu(512);
-    LoopProgram *p = pass_lower(g, &s, &d);
+    LowSchedule s = tgt_cpu_schedule(512);
+    LoopProgram *p = low_graph(g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
     return p;
@@ -351,11 +351,11 @@ static LoopProgram *lower_scheduled(TG *t, int threads)
 {
     if (pass_infer(t->g, &t->d) != 0)
         fail_diag("infer", &t->d);
-    PassSchedule s = pass_schedule_cpu(512);
+    LowSchedule s = tgt_cpu_schedule(512);
     s.threads = threads;
     s.parallel_min_model_flops = 0;
     LoopProgram *p = lower_512(t->g);
-    pass_apply_schedule(p, &s);
+    tgt_cpu_apply_schedule(p, &s);
     return p;
 }
 
@@ -498,7 +498,7 @@ static void test_layouts(void **state)
     run(&t);
 }
 
-/* Winograd F(2x2, 3x3) (passes/lower_winograd.c) at 256 and 512 bits (the
+/* Winograd F(2x2, 3x3) (lower/tile/winograd.c) at 256 and 512 bits (the
  * 128-bit schedule keeps the other forms): odd output sizes (a last tile
  * row and column half outside), output channels that do not fill the last
  * block, rows narrower than a vector (several tile rows per vector, a last
@@ -815,15 +815,15 @@ static void test_direct_row_parts(void **state)
             fail_diag("infer", &t.d);
         UtilDiag d;
         util_diag_init(&d);
-        PassSchedule s = pass_schedule_cpu(512);
+        LowSchedule s = tgt_cpu_schedule(512);
         s.threads = 2;
         s.parallel_min_model_flops = 0;
         s.parallel_min_flops = 0;
-        LoopProgram *p = pass_lower(t.g, &s, &d);
+        LoopProgram *p = low_graph(t.g, &s, &d);
         if (!p)
             fail_diag("lower", &d);
         assert_true(has_block(p));
-        pass_apply_schedule(p, &s);
+        tgt_cpu_apply_schedule(p, &s);
         const char *v = parallel_var(p, p->kernels[p->n_kernels - 1].body);
         assert_non_null(v);
         assert_int_equal(strncmp(v, "rp", 2) == 0, cases[i].rows);
@@ -1097,15 +1097,15 @@ static void test_join_depthwise(void **state)
             tg_output(&t, er);
         if (pass_infer(t.g, &t.d) != 0 || pass_fuse(t.g, &t.d) < 0)      /* the Relus into the convs' kernels */
             fail_diag("infer", &t.d);
-        PassSchedule s = pass_schedule_cpu(512);
+        LowSchedule s = tgt_cpu_schedule(512);
         s.threads = 2;
         s.parallel_min_model_flops = s.parallel_min_flops = 0;
         UtilDiag dg;
         util_diag_init(&dg);
-        LoopProgram *p = pass_lower(t.g, &s, &dg);
+        LoopProgram *p = low_graph(t.g, &s, &dg);
         if (!p)
             fail_diag("lower", &dg);
-        pass_apply_schedule(p, &s);
+        tgt_cpu_apply_schedule(p, &s);
         int joined = 0, slots = 0;
         for (int k = 0; k < p->n_kernels; k++)
             joined += p->kernels[k].n_nodes == 4;         /* e, e_relu, d, d_relu */
@@ -1148,11 +1148,11 @@ static void test_join_pool(void **state)
     tg_output(&t, m);
     if (pass_infer(t.g, &t.d) != 0 || pass_fuse(t.g, &t.d) < 0)
         fail_diag("infer", &t.d);
-    PassSchedule s = pass_schedule_cpu(512);
+    LowSchedule s = tgt_cpu_schedule(512);
     s.threads = 2;
     UtilDiag d;
     util_diag_init(&d);
-    LoopProgram *p = pass_lower(t.g, &s, &d);
+    LoopProgram *p = low_graph(t.g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
     assert_int_equal(p->kernels[p->n_kernels - 1].n_nodes, 3);         /* stem, stem_relu, pool */
@@ -1175,8 +1175,8 @@ static void test_join_pool(void **state)
     tg_output(&t, conv_node(&t, "dw", c, 32, 32, 3, 1, 32, &seed));
     if (pass_infer(t.g, &t.d) != 0)
         fail_diag("infer", &t.d);
-    s = pass_schedule_cpu(512);
-    if (!(p = pass_lower(t.g, &s, &d)))
+    s = tgt_cpu_schedule(512);
+    if (!(p = low_graph(t.g, &s, &d)))
         fail_diag("lower", &d);
     assert_int_equal(p->n_kernels, 2);                  /* the copy, then stem + dw */
     assert_true(p->kernels[0].moves);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "lower/lower.h"
 #include "passes/passes.h"
 #include "targets/targets.h"
 
@@ -25,9 +26,9 @@ static void test_header_names(void **state)
     ir_add_node(g, IR_OP_Relu, "r", 1, &x, 1, &y, util_loc_file("t"));
     ir_add_output(g, y);
     assert_int_equal(pass_infer(g, &d), 0);
-    LoopProgram *p = pass_lower(g, NULL, &d);
+    LoopProgram *p = low_graph(g, NULL, &d);
     assert_non_null(p);
-    assert_int_equal(pass_plan_memory(p, g, &d), 0);
+    assert_int_equal(low_plan_memory(p, g, &d), 0);
     UtilBuf b;
     util_buf_init(&b);
     TgtOptions o = { .name = "m" };

@@ -1,4 +1,4 @@
-/* passes/lower_quant.c — compute templates of QuantizeLinear and
+/* lower/quant.c — compute templates of QuantizeLinear and
  * DequantizeLinear (per tensor, per axis, blocked), following the reference
  * interpreter (interp/k_quant.c):
  *   Quantize:   y = saturate(round_even(x / scale) + zero_point), the
@@ -6,7 +6,7 @@
  *               common float type of x and scale, float64 for int32);
  *   Dequantize: y = (float(x) - float(zero_point)) * float(scale), float32.
  * Saturation is the loop IR's float-to-integer conversion (it saturates). */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 typedef struct Quant {
     int x, scale, zp;      /* buffers; zp -1 when absent */

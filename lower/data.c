@@ -1,4 +1,4 @@
-/* passes/lower_data.c — compute templates of the data-movement operators:
+/* lower/data.c — compute templates of the data-movement operators:
  * Transpose, Concat, Split, Slice, Gather, GatherElements, GatherND, Pad
  * (constant / reflect / edge / wrap), Expand, Tile, DepthToSpace,
  * SpaceToDepth, ConstantOfShape, Range, Resize.
@@ -12,7 +12,7 @@
  * yields 0 (the load itself reads element 0 of the input instead, so no
  * kernel reads out of bounds; the interpreter reports such an index as an
  * error). */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,11 +1,11 @@
-/* passes/lower_pointwise.c — the float32 1x1 convolution templates
- * (passes/lower_tile.h; prefix tile_): a GEMM per image, W[C_out][C_in]
+/* lower/tile/pointwise.c — the float32 1x1 convolution templates
+ * (tile_impl.h; prefix tile_): a GEMM per image, W[C_out][C_in]
  * times X[C_in][P], the lanes along the pixels (a plane, or rows when a
  * halo breaks it), MR output channels a block; its variants for layers
  * that reduce the channels at two or more threads (the reduction split),
  * planes whose last block would be mostly idle (a one-register tail), and
  * strided 1x1 windows (a gathered copy first). */
-#include "passes/lower_tile.h"
+#include "lower/tile/tile_impl.h"
 
 #include <string.h>
 

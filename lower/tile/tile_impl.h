@@ -1,16 +1,16 @@
-/* passes/lower_tile.h — private to the register-blocked float32 templates
- * (passes/lower_tile.c: the GEMM form, MatMul / Gemm, the choice of a
- * Conv's form and its input's halo; passes/lower_pointwise.c,
- * passes/lower_direct.c, passes/lower_winograd.c: the other Conv forms):
- * the block helpers they share.  Prefix: tile_.
+/* lower/tile/tile_impl.h — private to lower/tile/: the block helpers
+ * (block.c) that the register-blocked templates share — gemm.c (the GEMM
+ * form, MatMul / Gemm, the choice of a Conv's form and its input's halo),
+ * pointwise.c, direct.c, winograd.c (the other Conv forms).  Prefix: tile_.
  *
  * A block's accumulators are a LOCAL [MR][NR] buffer read and written only
  * as whole NR-lane vectors at constant offsets (VECTORIZED loops), so the
  * vector code generator keeps them in registers. */
-#ifndef DLCC_LOWER_TILE_H
-#define DLCC_LOWER_TILE_H
+#ifndef DLCC_TILE_IMPL_H
+#define DLCC_TILE_IMPL_H
 
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
+#include "lower/tile/tile.h"
 
 #define TILE_MAX_MR 16
 
@@ -97,21 +97,21 @@ int tile_const_table(Low *L, const char *name, int64_t n, float **data);
 LoopExpr *tile_mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill);
 
 /* The Conv forms (0, or -1 with a diagnostic): pointwise (x: the input, y:
- * the output; strided: through a gathered copy), lower_pointwise.c;
- * depthwise or max pool and direct, lower_direct.c, reading what h says
+ * the output; strided: through a gathered copy), pointwise.c;
+ * depthwise or max pool and direct, direct.c, reading what h says
  * around the input (wt: the weights); tile_direct_nr: the direct form's
  * lanes for rows of OW. */
 int tile_pw_emit(Low *L, const IrWindow *w, int x, int y);
 int tile_pw_strided_emit(Low *L, const IrWindow *w, int x, int y);
 int tile_dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h);
 int tile_direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h);
-int tile_direct_nr(const PassSchedule *s, int64_t OW);
+int tile_direct_nr(const LowSchedule *s, int64_t OW);
 
-/* Winograd F(2x2, 3x3) (lower_winograd.c): does it pay for window w under
+/* Winograd F(2x2, 3x3) (winograd.c): does it pay for window w under
  * schedule s; what it reads around its input; the kernel (wt: the weights
  * [C_out][C_in][3][3]).  tile_wino_emit: 0, or -1 with a diagnostic. */
-int tile_wino_pays(const PassSchedule *s, const IrWindow *w);
-void tile_wino_halo(const PassSchedule *s, const IrWindow *w, TileHalo *h);
+int tile_wino_pays(const LowSchedule *s, const IrWindow *w);
+void tile_wino_halo(const LowSchedule *s, const IrWindow *w, TileHalo *h);
 int tile_wino_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h);
 
 #endif

@@ -1,4 +1,4 @@
-/* passes/lower_attention.c — compute template of Attention (opset 23/24),
+/* lower/attention.c — compute template of Attention (opset 23/24),
  * following the reference interpreter (interp/k_attention.c): 3-D and 4-D
  * forms, grouped-query heads, KV cache (present_key / present_value), bool or
  * additive masks (broadcast; columns past the mask's end masked), causal
@@ -7,7 +7,7 @@
  * scores into a kernel-local row buffer, a softmax over it (a fully masked
  * row gives NaN, as ONNX's reference) and the product with the values.
  * Computes in float64. */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 #include <math.h>
 

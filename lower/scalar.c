@@ -1,11 +1,9 @@
-/* passes/lower_elementwise.c — compute templates of the elementwise
- * operators: unary functions, binary / comparison / logical operators with
- * numpy broadcasting, variadic Min/Max/Sum/Mean, Where, Clip, Cast/CastLike
- * and Dropout (inference).
- *
- * One template (ew_elem): each output element loads its operands at their
- * broadcast indices into LETs, then one scalar-expression builder switching
- * on the operator gives the value (unary_expr, binary_expr).
+/* lower/scalar.c — the scalar function of each elementwise operator
+ * (LowEw): unary functions, binary / comparison / logical operators,
+ * variadic Min/Max/Sum/Mean, Where, Clip, Cast/CastLike.  The elementwise
+ * templates (elementwise.c) compute it per output element, a fused group's
+ * head applies its members' in its epilogue (fused.c, low_ew_member), and
+ * the recurrent cells use the unary ones for their activations (rnn.c).
  *
  * Semantics follow the reference interpreter: floats compute in their
  * compute type (float16/bfloat16 in float32); integers compute in their own
@@ -13,49 +11,9 @@
  * all binary operators) and through float64 otherwise.  Integer division
  * and modulo by zero give 0 (loop IR semantics; the interpreter reports an
  * error), INT_MIN / -1 wraps: no kernel traps. */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 #include <string.h>
-
-typedef struct Ew {
-    IrOp op;               /* scalar function */
-    int flat;              /* one flat loop: operands have the output's shape or one element */
-    int n;                 /* operand count */
-    int buf[IR_VARIADIC];  /* operand buffers */
-    IrDType ty[IR_VARIADIC];   /* type each operand is loaded as */
-    IrDType ct;            /* compute type */
-    double lo, hi;         /* Clip bounds known at compile time */
-    int has_lo, has_hi;
-    LoopExpr *(*fn)(Low *L, const struct Ew *e, const int *x);
-} Ew;
-
-static LoopExpr *ew_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
-{
-    const Ew *e = ctx;
-    int rank = low_buf(L, low_out(L, 0))->shape.rank, x[IR_VARIADIC];
-    for (int i = 0; i < e->n; i++) {
-        x[i] = -1;
-        if (e->buf[i] < 0)
-            continue;
-        LoopExpr *at = !e->flat ? low_bcast(L, e->buf[i], vars, rank)
-                     : ir_shape_numel(&low_buf(L, e->buf[i])->shape) == 1 ? low_i(L, 0) : low_v(L, vars[0]);
-        if ((x[i] = low_let(L, body, "v", low_load(L, e->buf[i], at, e->ty[i]), 0)) < 0)
-            return NULL;
-    }
-    return e->fn(L, e, x);
-}
-
-static int ew_run(Low *L, Ew *e)
-{
-    const IrShape *ys = &low_buf(L, low_out(L, 0))->shape;
-    e->flat = !L->fuse_n || low_fused_flat_ok(L);
-    for (int i = 0; i < e->n; i++)
-        if (e->buf[i] >= 0 && ((!ir_shape_equal(&low_buf(L, e->buf[i])->shape, ys) &&
-                                ir_shape_numel(&low_buf(L, e->buf[i])->shape) != 1) ||
-                               loop_buf_has_halo(low_buf(L, e->buf[i]))))
-            e->flat = 0;                          /* a halo'd operand (loop_buf_halo) is read through its strides */
-    return e->flat ? low_map_flat(L, low_out(L, 0), ew_elem, e) : low_map(L, low_out(L, 0), ew_elem, e);
-}
 
 static int int_like(IrDType t) { return ir_dtype_is_int(t) || t == IR_DT_BOOL; }
 
@@ -152,13 +110,13 @@ LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, doubl
     }
 }
 
-static LoopExpr *unary_expr(Low *L, const Ew *e, const int *xs)
+static LoopExpr *unary_expr(Low *L, const LowEw *e, const int *xs)
 {
     return low_unary_expr(L, e->op, e->ct, xs[0], ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta));
 }
 
 /* Clip: x < lo ? lo : x, then hi < x ? hi : x (NaN stays NaN) */
-static LoopExpr *clip_expr(Low *L, const Ew *e, const int *xs)
+static LoopExpr *clip_expr(Low *L, const LowEw *e, const int *xs)
 {
     IrDType ct = e->ct;
     LoopExpr *v = low_v(L, xs[0]);
@@ -187,19 +145,19 @@ static IrDType unary_ctype(IrOp op, IrDType t)
     return low_ctype(t);
 }
 
-/* Each family's setup fills an Ew for node L->n: operands, the type each
+/* Each family's setup fills an LowEw for node L->n: operands, the type each
  * is loaded as, the compute type and the scalar function.  Kernels run it
  * with ew_run; a fused member applies it in its group's store
  * (low_ew_member). */
-static void unary_setup(Low *L, Ew *e)
+static void unary_setup(Low *L, LowEw *e)
 {
-    *e = (Ew){ .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = unary_expr };
+    *e = (LowEw){ .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = unary_expr };
     e->ct = e->ty[0] = unary_ctype(e->op, low_buf(L, e->buf[0])->dtype);
 }
 
-static void clip_setup(Low *L, Ew *e)
+static void clip_setup(Low *L, LowEw *e)
 {
-    *e = (Ew){ .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = clip_expr };
+    *e = (LowEw){ .op = IR_OP_Clip, .n = 3, .buf = { low_in(L, 0), -1, -1 }, .fn = clip_expr };
     e->ct = unary_ctype(IR_OP_Clip, low_buf(L, e->buf[0])->dtype);
     for (int k = 0; k < 3; k++)
         e->ty[k] = e->ct;
@@ -217,7 +175,7 @@ static void clip_setup(Low *L, Ew *e)
 
 /* --------------------------------------------------------------- binary */
 
-static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
+static LoopExpr *binary_expr(Low *L, const LowEw *e, const int *x)
 {
     IrDType ct = e->ct;
     int a = x[0], b = x[1], is_f = ir_dtype_is_float(ct);
@@ -266,10 +224,10 @@ static LoopExpr *binary_expr(Low *L, const Ew *e, const int *x)
 
 static int is_logical(IrOp op) { return op == IR_OP_And || op == IR_OP_Or || op == IR_OP_Xor; }
 
-static void binary_setup(Low *L, Ew *e)
+static void binary_setup(Low *L, LowEw *e)
 {
     IrOp op = L->n->op;
-    *e = (Ew){ .op = op, .n = 2, .buf = { low_in(L, 0), low_in(L, 1) }, .fn = binary_expr };
+    *e = (LowEw){ .op = op, .n = 2, .buf = { low_in(L, 0), low_in(L, 1) }, .fn = binary_expr };
     IrDType ta = low_buf(L, e->buf[0])->dtype;
     if (is_logical(op))
         e->ct = IR_DT_BOOL;
@@ -284,7 +242,7 @@ static void binary_setup(Low *L, Ew *e)
 
 /* ------------------------------------------------------------- variadic */
 
-static LoopExpr *variadic_expr(Low *L, const Ew *e, const int *x)
+static LoopExpr *variadic_expr(Low *L, const LowEw *e, const int *x)
 {
     IrDType ct = e->ct;
     LoopBinOp op = e->op == IR_OP_Min ? LOOP_MIN : e->op == IR_OP_Max ? LOOP_MAX : LOOP_ADD;
@@ -296,9 +254,9 @@ static LoopExpr *variadic_expr(Low *L, const Ew *e, const int *x)
     return v;
 }
 
-static void variadic_setup(Low *L, Ew *e)
+static void variadic_setup(Low *L, LowEw *e)
 {
-    *e = (Ew){ .op = L->n->op, .n = L->n->n_in, .fn = variadic_expr };
+    *e = (LowEw){ .op = L->n->op, .n = L->n->n_in, .fn = variadic_expr };
     IrDType t = L->g->tensors[L->n->out[0]].v.dtype;
     e->ct = t == IR_DT_BOOL ? IR_DT_I64 : low_ctype(t);
     for (int i = 0; i < e->n; i++) {
@@ -309,56 +267,42 @@ static void variadic_setup(Low *L, Ew *e)
 
 /* ---------------------------------------------- Where, Cast, Dropout */
 
-static LoopExpr *where_expr(Low *L, const Ew *e, const int *x)
+static LoopExpr *where_expr(Low *L, const LowEw *e, const int *x)
 {
     (void)e;
     return loop_select(L->p, low_v(L, x[0]), low_v(L, x[1]), low_v(L, x[2]));
 }
 
-static void where_setup(Low *L, Ew *e)
+static void where_setup(Low *L, LowEw *e)
 {
-    *e = (Ew){ .op = IR_OP_Where, .n = 3, .buf = { low_in(L, 0), low_in(L, 1), low_in(L, 2) }, .fn = where_expr };
+    *e = (LowEw){ .op = IR_OP_Where, .n = 3, .buf = { low_in(L, 0), low_in(L, 1), low_in(L, 2) }, .fn = where_expr };
     e->ct = L->g->tensors[L->n->out[0]].v.dtype;
     e->ty[0] = IR_DT_BOOL;
     e->ty[1] = e->ty[2] = e->ct;
 }
 
-static LoopExpr *identity_expr(Low *L, const Ew *e, const int *x)
+LoopExpr *low_ew_identity(Low *L, const LowEw *e, const int *x)
 {
     (void)e;
     return low_v(L, x[0]);
 }
 
 /* Cast / CastLike: the conversion happens in the store (low_store). */
-static void cast_setup(Low *L, Ew *e)
+static void cast_setup(Low *L, LowEw *e)
 {
-    *e = (Ew){ .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
+    *e = (LowEw){ .op = L->n->op, .n = 1, .buf = { low_in(L, 0) }, .fn = low_ew_identity };
     e->ct = e->ty[0] = low_buf(L, e->buf[0])->dtype;
 }
 
 /* The setup of elementwise node L->n's family. */
-static void ew_setup(Low *L, Ew *e)
+void low_ew_setup(Low *L, LowEw *e)
 {
     LowFn f = low_lowering(L->n->op);
-    void (*setup)(Low *, Ew *) = f == low_clip ? clip_setup : f == low_binary ? binary_setup
+    void (*setup)(Low *, LowEw *) = f == low_clip ? clip_setup : f == low_binary ? binary_setup
                                : f == low_variadic ? variadic_setup : f == low_where ? where_setup
                                : f == low_cast ? cast_setup : unary_setup;
     setup(L, e);
 }
-
-static int ew_lower(Low *L)
-{
-    Ew e;
-    ew_setup(L, &e);
-    return ew_run(L, &e);
-}
-
-int low_unary(Low *L) { return ew_lower(L); }
-int low_clip(Low *L) { return ew_lower(L); }
-int low_binary(Low *L) { return ew_lower(L); }
-int low_variadic(Low *L) { return ew_lower(L); }
-int low_where(Low *L) { return ew_lower(L); }
-int low_cast(Low *L) { return ew_lower(L); }
 
 /* Flat index of buffer b at the output multi-index idx (rank), numpy
  * broadcasting (b's dims right-aligned, size-1 dims at 0); idx copied. */
@@ -375,8 +319,8 @@ static LoopExpr *bcast_at(Low *L, int b, LoopExpr *const *idx, int rank)
 LoopExpr *low_ew_member(Low *L, LoopStmt *blk, int chain, int chain_var, LoopExpr *const *idx, int rank,
                         const LoopExpr *flat)
 {
-    Ew e;
-    ew_setup(L, &e);
+    LowEw e;
+    low_ew_setup(L, &e);
     IrDType cdt = L->g->tensors[chain].v.dtype;
     int x[IR_VARIADIC];
     for (int i = 0; i < e.n; i++) {
@@ -398,29 +342,4 @@ LoopExpr *low_ew_member(Low *L, LoopStmt *blk, int chain, int chain_var, LoopExp
             return NULL;
     }
     return e.fn(L, &e, x);
-}
-
-static LoopExpr *true_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
-{
-    (void)ctx;
-    (void)vars;
-    (void)body;
-    return low_const(L, IR_DT_BOOL, 1);
-}
-
-int low_dropout(Low *L)
-{
-    const IrArray *tm = low_known(L, 2);
-    if (low_has(L, 2) && (!tm || ir_load_i64(tm->dtype, tm->data, 0)))
-        return ir_node_error(L->g, L->n, L->d, "training mode is not supported (dlcc compiles inference graphs)");
-    Ew e = { .op = IR_OP_Identity, .n = 1, .buf = { low_in(L, 0) }, .fn = identity_expr };
-    e.ct = e.ty[0] = low_buf(L, e.buf[0])->dtype;
-    LoopStmt *k = loop_block(L->p);
-    if (!k)
-        return low_oom(L);
-    if (low_map_into(L, k, low_out(L, 0), ew_elem, &e) != 0)
-        return -1;
-    if (low_out(L, 1) >= 0 && low_map_into(L, k, low_out(L, 1), true_elem, NULL) != 0)
-        return -1;
-    return low_kernel(L, k);
 }

@@ -1,6 +1,6 @@
-/* passes/lower_impl.h — private to the lowering (passes/lower*.c): the
- * lowering context and the loop-nest helpers every operator family's
- * compute template is built from.
+/* lower/lower_impl.h — private to lower/: the lowering context and the
+ * loop-nest helpers every operator family's compute template is built from
+ * (build.c, fused.c, scalar.c).
  *
  * Conventions of the generated loop IR:
  *  - every kernel's outermost loops run over the output's dims (so those
@@ -14,7 +14,8 @@
 #ifndef DLCC_LOWER_IMPL_H
 #define DLCC_LOWER_IMPL_H
 
-#include "passes/passes.h"
+#include "lower/lower.h"
+#include "passes/passes.h"   /* the fusion rules a group is re-checked with */
 
 /* A kernel whose nest has a loop over blocks of its output's channels,
  * each iteration writing every element of channels [mt*mr, mt*mr + mr)
@@ -40,7 +41,7 @@ typedef struct Low {
     UtilDiag *d;
     int *tbuf;              /* tensor → buffer id, -1 when none yet */
     int oom;                /* a buffer could not be made (low_in) */
-    const PassSchedule *s;  /* the target's schedule (NULL: plain loop nests) */
+    const LowSchedule *s;  /* the target's schedule (NULL: plain loop nests) */
     int fuse_n;             /* elementwise members fused into this node's kernel: nodes
                              * node+1 .. node+fuse_n (IrNode.fused, passes/fuse.c); 0: none */
     int fused_stores;       /* stores low_fused_store made for the group (checked in lower.c) */
@@ -54,7 +55,7 @@ typedef struct Low {
     LowBlocks blocks;       /* the last kernel built in channel blocks a consumer may join (kept
                              * across nodes; kernel -1: none) */
     int joined;             /* this node's nest went into earlier kernel `joined` (low_join), or -1 */
-    const int *uses;        /* per tensor, the live node inputs reading it (pass_lower), or NULL */
+    const int *uses;        /* per tensor, the live node inputs reading it (low_graph), or NULL */
 } Low;
 
 /* Buffers a lowering may add besides its inputs' (Resize: 3 tables per
@@ -65,7 +66,7 @@ typedef struct Low {
 /* One lowering per operator family member; 0 or -1 with a diagnostic. */
 typedef int (*LowFn)(Low *L);
 
-int low_unary(Low *L);        /* lower_elementwise.c */
+int low_unary(Low *L);        /* elementwise.c */
 int low_binary(Low *L);
 int low_variadic(Low *L);
 int low_where(Low *L);
@@ -73,7 +74,7 @@ int low_clip(Low *L);
 int low_cast(Low *L);
 int low_dropout(Low *L);
 int low_copy(Low *L);          /* Identity and views whose result must be materialized */
-int low_reduce(Low *L);       /* lower_reduce.c */
+int low_reduce(Low *L);       /* reduce.c */
 int low_argreduce(Low *L);
 int low_softmax(Low *L);
 int low_channelnorm(Low *L);
@@ -86,7 +87,7 @@ int low_lrn(Low *L);
 int low_mvn(Low *L);
 int low_topk(Low *L);
 int low_loss(Low *L);
-int low_conv(Low *L);         /* lower_window.c */
+int low_conv(Low *L);         /* window.c */
 int low_convtranspose(Low *L);
 int low_pool(Low *L);
 int low_globalpool(Low *L);
@@ -96,21 +97,13 @@ int low_roialign(Low *L);
 int low_deformconv(Low *L);
 int low_col2im(Low *L);
 int low_gridsample(Low *L);
-/* lower_tile.c (with lower_pointwise.c, lower_direct.c, lower_winograd.c):
- * register-blocked float32 forms; 1 = not applicable (the
- * plain template follows), 0 done, -1 error. */
-int low_conv_tiled(Low *L);
-int low_matmul_tiled(Low *L);
-int low_gemm_tiled(Low *L);
-int low_maxpool_tiled(Low *L);
-int low_gap_tiled(Low *L);
-int low_matmul(Low *L);       /* lower_matmul.c */
+int low_matmul(Low *L);       /* matmul.c */
 int low_gemm(Low *L);
 int low_matmulinteger(Low *L);
 int low_qlinearmatmul(Low *L);
 int low_einsum(Low *L);
 int low_dft(Low *L);
-int low_transpose(Low *L);    /* lower_data.c */
+int low_transpose(Low *L);    /* data.c */
 int low_concat(Low *L);
 int low_split(Low *L);
 int low_slice(Low *L);
@@ -136,16 +129,16 @@ int low_maxunpool(Low *L);
 int low_rotary(Low *L);
 int low_tensorscatter(Low *L);
 int low_affinegrid(Low *L);
-int low_quantize(Low *L);     /* lower_quant.c */
+int low_quantize(Low *L);     /* quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);
-int low_rnn(Low *L);
-int low_attention(Low *L);    /* lower_attention.c */          /* lower_rnn.c: RNN, GRU, LSTM */
-int low_stft(Low *L);         /* lower_signal.c */
+int low_rnn(Low *L);          /* rnn.c: RNN, GRU, LSTM */
+int low_attention(Low *L);    /* attention.c */
+int low_stft(Low *L);         /* signal.c */
 int low_melweightmatrix(Low *L);
 int low_det(Low *L);
 
-/* The direct DFT sum of one output bin (lower_signal.c): appends to blk
+/* The direct DFT sum of one output bin (signal.c): appends to blk
  * float64 accumulators *re, *im of sum_{t < cnt} (a_t + i b_t) e^(sign 2 pi
  * i k t / len), the angle computed as the interpreter's (sign 2 pi ((k t)
  * mod len) / len).  load(L, ctx, t, part) gives a_t (part 0) or b_t (part 1,
@@ -160,12 +153,31 @@ typedef struct LowDftSum {
 } LowDftSum;
 int low_dft_sum(Low *L, LoopStmt *blk, const LowDftSum *s, int *re, int *im);
 
+/* An elementwise operator's scalar function (scalar.c): its operands'
+ * buffers and load types, and fn, which computes the value from the
+ * operands' variables x[] (one LET each, -1 for an absent one). */
+typedef struct LowEw {
+    IrOp op;               /* scalar function */
+    int flat;              /* one flat loop: operands have the output's shape or one element */
+    int n;                 /* operand count */
+    int buf[IR_VARIADIC];  /* operand buffers */
+    IrDType ty[IR_VARIADIC];   /* type each operand is loaded as */
+    IrDType ct;            /* compute type */
+    double lo, hi;         /* Clip bounds known at compile time */
+    int has_lo, has_hi;
+    LoopExpr *(*fn)(Low *L, const struct LowEw *e, const int *x);
+} LowEw;
+/* e set up for elementwise node L->n (operands, types, fn). */
+void low_ew_setup(Low *L, LowEw *e);
+/* fn of Identity: x[0]. */
+LoopExpr *low_ew_identity(Low *L, const LowEw *e, const int *x);
+
 /* The scalar function of unary operator op at variable x (of compute type
  * ct), with the given alpha / beta; other parameters come from the node's
- * attributes (lower_elementwise.c; also used for RNN activations). */
+ * attributes (scalar.c; also used for RNN activations). */
 LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta);
 
-/* ---- fusion (passes/lower.c, docs/passes.md "Fusion") ---- */
+/* ---- fusion (fused.c, docs/passes.md "Fusion") ---- */
 
 /* The store of a kernel's result: every template writes output out_k of the
  * node it lowers through this function instead of low_store.
@@ -199,11 +211,11 @@ int low_fused_reads_tensor(Low *L);
 /* The scalar function of elementwise node L->n (a fused member) applied to
  * its operands: input tensor `chain` is the value of variable chain_var,
  * other operands are loaded at idx (broadcast, output rank `rank`) or, when
- * flat is non-NULL, at flat / 0.  LETs go to blk.  (lower_elementwise.c) */
+ * flat is non-NULL, at flat / 0.  LETs go to blk.  (scalar.c) */
 LoopExpr *low_ew_member(Low *L, LoopStmt *blk, int chain, int chain_var, LoopExpr *const *idx, int rank,
                         const LoopExpr *flat);
 
-/* ---- helpers (passes/lower.c) ---- */
+/* ---- helpers (build.c; low_lowering: lower.c) ---- */
 
 LowFn low_lowering(IrOp op);                         /* the lowering of op, NULL if none */
 
@@ -221,6 +233,19 @@ const LoopBuf *low_buf(Low *L, int b);
 /* A copy of buffer b's strides (rank IR_MAX_RANK): for use after calls that
  * may add buffers, which can move the LoopBufs low_buf points into. */
 void low_strides(Low *L, int b, int64_t *out);
+
+/* The buffers of the graph's tensors (build.c), for the driver (lower.c)
+ * and low_in: position of tensor t among the graph's inputs / outputs (-1:
+ * none); a new buffer of storage st for t; the buffer of a tensor a kernel
+ * reads (input, constant or already produced; -2 when none of these, -1 out
+ * of memory); of a tensor a kernel writes (the graph output it is, else
+ * workspace); an alias of buffer src for view output t. */
+int low_graph_input(const IrGraph *g, int t);
+int low_graph_output(const IrGraph *g, int t);
+int low_new_buf(Low *L, int t, LoopStorage st);
+int low_use_buf(Low *L, int t);
+int low_def_buf(Low *L, int t);
+int low_alias_buf(Low *L, int t, int src);
 
 IrDType low_ctype(IrDType t);                        /* compute type: F16/BF16 → F32 */
 LoopExpr *low_const(Low *L, IrDType t, double v);    /* constant of type t (any dtype) */
@@ -262,6 +287,10 @@ LoopStmt *low_store(Low *L, int b, LoopExpr *index, LoopExpr *v);
 int low_let(Low *L, LoopStmt *block, const char *hint, LoopExpr *v, int is_mutable);
 /* block += s; -1 on OOM (s NULL counts as OOM). */
 int low_add(Low *L, LoopStmt *block, LoopStmt *s);
+/* Adds a kernel named `name` of the node (none when L->n is NULL): its
+ * cost is flops, or, when negative, the arithmetic of the node and its
+ * fused members.  -1 (diagnostic) on OOM. */
+int low_kernel_named(Low *L, const char *name, LoopStmt *body, int64_t flops);
 /* Adds the node's kernel; -1 (diagnostic) on OOM. */
 int low_kernel(Low *L, LoopStmt *body);
 /* The same for a kernel of the node that only moves data (a halo fill, a
@@ -271,7 +300,7 @@ int low_kernel(Low *L, LoopStmt *body);
 int low_kernel_moves(Low *L, LoopStmt *body, int64_t elems);
 /* low_kernel_moves for a kernel preparing the input of a later kernel of
  * the node (a halo fill, a gathered or packed copy): LoopKernel.prepares,
- * split between the threads whenever that one is (passes/schedule.c). */
+ * split between the threads whenever that one is (targets/cpu/schedule.c). */
 int low_kernel_prepares(Low *L, LoopStmt *body, int64_t elems);
 /* `lo <= e < hi` as a bool expression (e copied as needed). */
 LoopExpr *low_in_range(Low *L, LoopExpr *e, int64_t lo, int64_t hi);

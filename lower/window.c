@@ -1,4 +1,4 @@
-/* passes/lower_window.c — compute templates of the sliding-window
+/* lower/window.c — compute templates of the sliding-window
  * operators: Conv, ConvTranspose, MaxPool (with Indices), AveragePool,
  * LpPool and the global pools.
  *
@@ -10,7 +10,8 @@
  * an IF when it can fall outside the input (padding reads nothing).
  * ConvTranspose gathers: the input position of output o and tap k is
  * (o + pad_begin - k * dilation) / stride when that divides exactly. */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
+#include "lower/tile/tile.h"
 
 #include <math.h>
 #include <string.h>
@@ -216,7 +217,7 @@ static int conv_float(Low *L, int transpose)
 
 int low_conv(Low *L)
 {
-    int r = low_conv_tiled(L);
+    int r = tile_conv(L);
     return r <= 0 ? r : conv_float(L, 0);
 }
 int low_convtranspose(Low *L) { return conv_float(L, 1); }
@@ -343,7 +344,7 @@ static int pool_lower(Low *L, Win *W, PoolKind kind, int count_include_pad, int 
 int low_pool(Low *L)
 {
     const IrNode *n = L->n;
-    int r = n->op == IR_OP_MaxPool ? low_maxpool_tiled(L) : 1;
+    int r = n->op == IR_OP_MaxPool ? tile_maxpool(L) : 1;
     if (r <= 0)
         return r;
     Win W;
@@ -359,7 +360,7 @@ int low_pool(Low *L)
 int low_globalpool(Low *L)
 {
     const IrNode *n = L->n;
-    int r = n->op == IR_OP_GlobalAveragePool ? low_gap_tiled(L) : 1;
+    int r = n->op == IR_OP_GlobalAveragePool ? tile_gap(L) : 1;
     if (r <= 0)
         return r;
     const IrShape *xs = &low_buf(L, low_in(L, 0))->shape;

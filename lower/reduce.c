@@ -1,4 +1,4 @@
-/* passes/lower_reduce.c — compute templates of the reductions: Reduce*,
+/* lower/reduce.c — compute templates of the reductions: Reduce*,
  * ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax along an axis and the
  * normalizations (BatchNormalization inference, InstanceNormalization,
  * LayerNormalization with its Mean/InvStdDev outputs, LpNormalization).
@@ -10,7 +10,7 @@
  * normalizations' mean then variance) open the inner loops once per pass.
  * Integer sums accumulate in int64, like the interpreter; operators without
  * an integer form compute in float64. */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* passes/lower_matmul.c — compute templates of MatMul (numpy semantics:
+/* lower/matmul.c — compute templates of MatMul (numpy semantics:
  * 1-D operands promoted, batch dims broadcast) and Gemm (transA/transB,
  * alpha, beta, C broadcast to [M, N]).
  *
@@ -6,7 +6,8 @@
  * operands' indices come from the output variables (batch dims right-aligned
  * and broadcast, size-1 dims reading index 0).  Integers accumulate in
  * int64. */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
+#include "lower/tile/tile.h"
 
 #include <math.h>
 
@@ -96,7 +97,7 @@ static int matmul_common(Low *L, int ia, int ib, Mm *mp, LoopExpr *(*post)(Low *
 
 int low_matmul(Low *L)
 {
-    int r = low_matmul_tiled(L);
+    int r = tile_matmul(L);
     if (r <= 0)
         return r;
     Mm m = { 0 };
@@ -185,7 +186,7 @@ static LoopExpr *gemm_post(Low *L, Mm *m, LoopExpr *acc)
 
 int low_gemm(Low *L)
 {
-    int r = low_gemm_tiled(L);
+    int r = tile_gemm(L);
     if (r <= 0)
         return r;
     Mm m = { .a = low_in(L, 0), .b = low_in(L, 1), .y = low_out(L, 0) };

@@ -1,4 +1,4 @@
-/* passes/lower_winograd.c — float32 3x3 convolutions (stride 1, dilation 1,
+/* lower/tile/winograd.c — float32 3x3 convolutions (stride 1, dilation 1,
  * one group) by Winograd's minimal filtering F(m x m, 3 x 3), m = 2 or 4
  * (the Wino tables below; shown for m = 2): each 2x2 output tile is
  * computed from its 4x4 input patch d with 16 multiplications per
@@ -41,7 +41,7 @@
  * asks for one: the patch rows above and below, columns left and right),
  * else from a padded copy.  Lanes past the row's last tile compute from
  * whatever lies after the row and are never stored. */
-#include "passes/lower_tile.h"
+#include "lower/tile/tile_impl.h"
 
 #include <math.h>
 
@@ -96,7 +96,7 @@ typedef struct WinoLayout {
     int cl;              /* the GEMM's lanes along the output channels (a map of few tiles) */
 } WinoLayout;
 
-static void wino_layout(const PassSchedule *s, const IrWindow *w, const Wino *v, WinoLayout *y)
+static void wino_layout(const LowSchedule *s, const IrWindow *w, const Wino *v, WinoLayout *y)
 {
     int64_t m = v->m;
     int vec = s->tile_nr / 2, nr = s->tile_nr;
@@ -143,7 +143,7 @@ static void wino_layout(const PassSchedule *s, const IrWindow *w, const Wino *v,
  * outputs wanted and the transformed input of a group of tile rows within
  * the LOCAL budget.  (Rows of 14x14 with 256 channels, ResNet-18's third
  * stage, exceed it: the GEMM form runs them.) */
-static const Wino *wino_pick(const PassSchedule *s, const IrWindow *w)
+static const Wino *wino_pick(const LowSchedule *s, const IrWindow *w)
 {
     if (!s || s->tile_nr < 16 || w->rank != 2 || w->group != 1)
         return NULL;
@@ -167,9 +167,9 @@ static const Wino *wino_pick(const PassSchedule *s, const IrWindow *w)
     return best;
 }
 
-int tile_wino_pays(const PassSchedule *s, const IrWindow *w) { return wino_pick(s, w) != NULL; }
+int tile_wino_pays(const LowSchedule *s, const IrWindow *w) { return wino_pick(s, w) != NULL; }
 
-void tile_wino_halo(const PassSchedule *s, const IrWindow *w, TileHalo *h)
+void tile_wino_halo(const LowSchedule *s, const IrWindow *w, TileHalo *h)
 {
     const Wino *v = wino_pick(s, w);
     WinoLayout y;

@@ -1,4 +1,4 @@
-/* passes/memplan.c — workspace planning: one workspace per model, every
+/* lower/memplan.c — workspace planning: one workspace per model, every
  * intermediate buffer a 64-byte aligned slice of it.
  *
  * 1. Liveness: for each workspace buffer (aliases count as their root), the
@@ -16,7 +16,7 @@
  *    orders (decreasing size, first use, size x lifetime, lifetime); the
  *    smallest plan is kept.
  * workspace_bytes is the end of the highest slot. */
-#include "passes/passes.h"
+#include "lower/lower.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +240,9 @@ static int64_t place(Slot *s, const Key *order, int n, int *placed, Span *ov)
     return total;
 }
 
-int pass_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d) { return pass_plan_memory_opt(p, g, 1, d); }
+int low_plan_memory(LoopProgram *p, const IrGraph *g, UtilDiag *d) { return low_plan_memory_opt(p, g, 1, d); }
 
-int pass_plan_memory_opt(LoopProgram *p, const IrGraph *g, int reuse, UtilDiag *d)
+int low_plan_memory_opt(LoopProgram *p, const IrGraph *g, int reuse, UtilDiag *d)
 {
     size_t nb = (size_t)(p->n_bufs > 0 ? p->n_bufs : 1);
     Slot *s = liveness(p);
@@ -292,7 +292,7 @@ int pass_plan_memory_opt(LoopProgram *p, const IrGraph *g, int reuse, UtilDiag *
     return 0;
 }
 
-int64_t pass_workspace_lower_bound(const LoopProgram *p)
+int64_t low_workspace_lower_bound(const LoopProgram *p)
 {
     Slot *s = liveness(p);
     if (!s)

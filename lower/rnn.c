@@ -1,4 +1,4 @@
-/* passes/lower_rnn.c — compute templates of RNN, GRU and LSTM, following
+/* lower/rnn.c — compute templates of RNN, GRU and LSTM, following
  * the reference interpreter (interp/k_rnn.c): per direction and batch row, a
  * sequential loop over the row's sequence_lens[b] time steps updating the
  * hidden state h (and LSTM's cell state c) kept in kernel-local buffers;
@@ -7,7 +7,7 @@
  * state fed to LSTM's h); Y is 0 past a row's length, Y_h / Y_c hold the
  * state after its last step (0 for a row of length 0).  Computes in float64.
  * A sequence length outside [0, seq] is clamped (the interpreter reports it). */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 #include <string.h>
 

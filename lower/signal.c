@@ -1,4 +1,4 @@
-/* passes/lower_signal.c — compute templates of STFT and MelWeightMatrix
+/* lower/signal.c — compute templates of STFT and MelWeightMatrix
  * (signal processing) and Det (linear algebra), matching the reference
  * interpreter's kernels (interp/k_signal.c, interp/k_linalg.c): every value
  * is computed in float64 and converted on store.
@@ -12,7 +12,7 @@
  *  - Det: Gaussian elimination with partial pivoting on a kernel-local copy
  *    of each matrix, the row swaps flipping the sign, zero for a singular
  *    matrix. */
-#include "passes/lower_impl.h"
+#include "lower/lower_impl.h"
 
 #include <math.h>
 

@@ -1,4 +1,4 @@
-/* passes/schedule.c — per-target schedules as data, applied to the plain
+/* targets/cpu/schedule.c — the CPU schedule as data, applied to the plain
  * serial loop nests lowering emits.
  *
  * Three rewrites, each a rule over loop shapes:
@@ -19,14 +19,14 @@
  *               does (per-block scratch, private to a thread)  →  PARALLEL.
  * Lowering puts a kernel's output loops outermost, so a parallel loop's
  * iterations write disjoint elements. */
-#include "passes/passes.h"
+#include "targets/targets.h"
 
 #include <stdlib.h>
 
-PassSchedule pass_schedule_cpu(int vector_bits)
+LowSchedule tgt_cpu_schedule(int vector_bits)
 {
     int simd = vector_bits >= 128 ? vector_bits : 0;
-    return (PassSchedule){ .target = "cpu", .vector_bits = vector_bits > 256 ? vector_bits : 256 * (vector_bits > 0),
+    return (LowSchedule){ .target = "cpu", .vector_bits = vector_bits > 256 ? vector_bits : 256 * (vector_bits > 0),
                            .vectorize = vector_bits > 0, .parallel = 1, .parallel_min_flops = 1 << 17,
                            .parallel_min_model_flops = 1 << 25, .unroll_max = 7,
                            .tile_mr = simd ? 6 : 0, .tile_nr = simd ? 2 * simd / 32 : 0,
@@ -37,7 +37,7 @@ PassSchedule pass_schedule_cpu(int vector_bits)
 
 typedef struct Sched {
     LoopProgram *p;
-    const PassSchedule *s;
+    const LowSchedule *s;
     unsigned char *local;     /* per var: bound inside the statement being examined */
     int cap;                  /* entries of local */
 } Sched;
@@ -558,7 +558,7 @@ static int64_t kernel_work(const LoopProgram *p, const LoopKernel *k)
  * serial at 2); a gathered or packed copy, which one task made while the
  * other waited (ResNet-18's strided 1x1 gather 17 us at 1 thread, 32 at 2;
  * a padded copy, tile_pad_input). */
-static int worth_threads(const LoopProgram *p, const PassSchedule *s, int k)
+static int worth_threads(const LoopProgram *p, const LowSchedule *s, int k)
 {
     if (kernel_work(p, &p->kernels[k]) >= s->parallel_min_flops)
         return 1;
@@ -569,9 +569,9 @@ static int worth_threads(const LoopProgram *p, const PassSchedule *s, int k)
     return 0;
 }
 
-void pass_apply_schedule(LoopProgram *p, const PassSchedule *s)
+void tgt_cpu_apply_schedule(LoopProgram *p, const LowSchedule *s)
 {
-    PassSchedule dflt = pass_schedule_cpu(0);
+    LowSchedule dflt = tgt_cpu_schedule(0);
     if (!s)
         s = &dflt;
     Sched c = { .p = p, .s = s };

@@ -1,12 +1,12 @@
-/* passes/lower_direct.c — the float32 window templates whose lanes run
- * along an output row (passes/lower_tile.h; prefix tile_): depthwise
+/* lower/tile/direct.c — the float32 window templates whose lanes run
+ * along an output row (tile_impl.h; prefix tile_): depthwise
  * convolution and max pooling (tile_dw_emit), over whole planes on narrow
  * maps, joined to the kernel that makes their input's channel blocks when
  * they can; and the direct convolution for short reductions
  * (tile_direct_emit), MR output channels of a row a block.  Their padding
  * is read in place (a halo'd input, masked columns, or guarded loads of a
  * model input) or from a padded copy (tile_in_place, tile_pad_input). */
-#include "passes/lower_tile.h"
+#include "lower/tile/tile_impl.h"
 
 #include <math.h>
 
@@ -305,7 +305,7 @@ int tile_dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *
  * past its end are masked.  NR is one register instead of two when
  * two would leave more than a sixteenth of the last block's lanes idle (rows
  * of 111: 112 lanes computed instead of 128). */
-int tile_direct_nr(const PassSchedule *s, int64_t OW)
+int tile_direct_nr(const LowSchedule *s, int64_t OW)
 {
     int nr = s->tile_nr;
     while (nr > 4 && OW * 4 < nr * 3)
