@@ -41,9 +41,31 @@ LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v)
     return v;
 }
 
+/* float32 → bfloat16, rounded to nearest even, NaN kept quiet, in integer
+ * operations: LLVM lowers `fptrunc float to bfloat` to a call of
+ * __truncsfbf2 on targets without a conversion instruction (x86 before
+ * AVX512-BF16, Cortex-M), which GCC's libgcc has only from GCC 13 on, so
+ * the object would not link (nor JIT) against Debian 12's toolchain.
+ *   b = bits(v);  NaN: (b >> 16) | 0x40;  else (b + 0x7fff + ((b >> 16) & 1)) >> 16 */
+static LLVMValueRef f32_to_bf16(CgCtx *c, LLVMValueRef v)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMValueRef b = LLVMBuildBitCast(B, v, c->t_i32, "");
+    LLVMValueRef hi = LLVMBuildLShr(B, b, LLVMConstInt(c->t_i32, 16, 0), "");
+    LLVMValueRef odd = LLVMBuildAnd(B, hi, LLVMConstInt(c->t_i32, 1, 0), "");
+    LLVMValueRef bias = LLVMBuildAdd(B, odd, LLVMConstInt(c->t_i32, 0x7fff, 0), "");
+    LLVMValueRef rounded = LLVMBuildLShr(B, LLVMBuildAdd(B, b, bias, ""), LLVMConstInt(c->t_i32, 16, 0), "");
+    LLVMValueRef quiet = LLVMBuildOr(B, hi, LLVMConstInt(c->t_i32, 0x40, 0), "");
+    LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, v, v, "");
+    LLVMValueRef r = LLVMBuildSelect(B, nan, quiet, rounded, "");
+    return LLVMBuildBitCast(B, LLVMBuildTrunc(B, r, c->t_i16, ""), c->t_bf16, "");
+}
+
 LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v)
 {
-    if (t == IR_DT_F16 || t == IR_DT_BF16)
+    if (t == IR_DT_BF16)
+        return f32_to_bf16(c, v);
+    if (t == IR_DT_F16)
         return LLVMBuildFPTrunc(c->b, v, cg_mem_type(c, t), "");
     if (t == IR_DT_BOOL)
         return LLVMBuildZExt(c->b, v, c->t_i8, "");
