@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const InterpKernel kernel_table[IR_OP_COUNT] = {
-#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) [IR_OP_##name] = interp_k_##ev,
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) [IR_OP_##name] = interp_k_##ev,
 #include "ir/ops.def"
 #undef OP
 };

@@ -13,7 +13,7 @@
 typedef int (*InterpKernel)(const IrGraph *g, const IrNode *n, const IrArray *const *in,
                             IrArray *const *out, UtilDiag *d);
 
-#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) \
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) \
     int interp_k_##ev(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out, \
                       UtilDiag *d);
 #include "ir/ops.def"

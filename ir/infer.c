@@ -7,7 +7,7 @@
 typedef int (*InferFn)(IrGraph *, IrNode *, UtilDiag *);
 
 static const InferFn infer_table[IR_OP_COUNT] = {
-#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) [IR_OP_##name] = ir_infer_##inf,
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) [IR_OP_##name] = ir_infer_##inf,
 #include "ir/ops.def"
 #undef OP
 };

@@ -7,7 +7,7 @@
 
 #include "ir/ir.h"
 
-#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) int ir_infer_##inf(IrGraph *g, IrNode *n, UtilDiag *d);
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) int ir_infer_##inf(IrGraph *g, IrNode *n, UtilDiag *d);
 #include "ir/ops.def"
 #undef OP
 

@@ -78,7 +78,7 @@ size_t  ir_array_bytes(const IrArray *a);
 
 typedef enum IrOp {
     IR_OP_INVALID = 0,
-#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) IR_OP_##name,
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) IR_OP_##name,
 #include "ir/ops.def"
 #undef OP
     IR_OP_COUNT
@@ -89,6 +89,9 @@ enum {
     IR_OPF_COMM = 1 << 1,   /* commutative in its inputs */
     IR_OPF_VIEW = 1 << 2,   /* output is the input's bytes reinterpreted (no copy needed) */
     IR_OPF_SHAPEVAL = 1 << 3, /* output value depends only on input shapes (known at compile time) */
+    IR_OPF_FUSE = 1 << 4,   /* can be a fused group's member: one scalar function of its operands' elements
+                             * at the output element (lowering applies it in the head's epilogue,
+                             * lower/scalar.c); passes/fuse.c groups only these */
 };
 
 #define IR_VARIADIC 255

@@ -4,10 +4,10 @@
 
 #include <string.h>
 
-enum { EW = IR_OPF_EW, COMM = IR_OPF_COMM, VIEW = IR_OPF_VIEW, SHAPEVAL = IR_OPF_SHAPEVAL };
+enum { EW = IR_OPF_EW, COMM = IR_OPF_COMM, VIEW = IR_OPF_VIEW, SHAPEVAL = IR_OPF_SHAPEVAL, FUSE = IR_OPF_FUSE };
 
 static const IrOpInfo op_table[IR_OP_COUNT] = {
-#define OP(name, mi, ma, mo, mao, inf, ev, fl, doc) [IR_OP_##name] = { #name, mi, ma, mo, mao, fl, doc },
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) [IR_OP_##name] = { #name, mi, ma, mo, mao, fl, doc },
 #include "ir/ops.def"
 #undef OP
 };

@@ -10,64 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Lowering of each operator; NULL = not supported on the CPU target yet
- * (operators added to ir/ops.def later land here automatically). */
+/* Lowering of each operator: its ops.def row's compute template (none:
+ * no kernel, NULL here). */
+#define low_none NULL
 static const LowFn low_table[IR_OP_COUNT] = {
-#define UN(op) [IR_OP_##op] = low_unary,
-    UN(Abs) UN(Neg) UN(Reciprocal) UN(Sqrt) UN(Exp) UN(Log) UN(Erf) UN(Tanh) UN(Sigmoid) UN(Relu)
-    UN(LeakyRelu) UN(Elu) UN(Selu) UN(Celu) UN(ThresholdedRelu) UN(HardSigmoid) UN(HardSwish) UN(Softplus)
-    UN(Softsign) UN(Gelu) UN(Mish) UN(Shrink) UN(Floor) UN(Ceil) UN(Round) UN(Sign) UN(Sin) UN(Cos) UN(Tan)
-    UN(Asin) UN(Acos) UN(Atan) UN(Sinh) UN(Cosh) UN(Asinh) UN(Acosh) UN(Atanh) UN(Not) UN(IsNaN) UN(IsInf)
-    UN(BitwiseNot) UN(Swish)
-#undef UN
-#define BIN(op) [IR_OP_##op] = low_binary,
-    BIN(Add) BIN(Sub) BIN(Mul) BIN(Div) BIN(Pow) BIN(Mod) BIN(PRelu) BIN(BitShift) BIN(Equal) BIN(Less)
-    BIN(LessOrEqual) BIN(Greater) BIN(GreaterOrEqual) BIN(And) BIN(Or) BIN(Xor) BIN(BitwiseAnd) BIN(BitwiseOr)
-    BIN(BitwiseXor)
-#undef BIN
-    [IR_OP_Min] = low_variadic, [IR_OP_Max] = low_variadic, [IR_OP_Sum] = low_variadic,
-    [IR_OP_Mean] = low_variadic, [IR_OP_Where] = low_where, [IR_OP_Clip] = low_clip,
-    [IR_OP_Cast] = low_cast, [IR_OP_CastLike] = low_cast, [IR_OP_Dropout] = low_dropout,
-    [IR_OP_Identity] = low_copy, [IR_OP_Reshape] = low_copy, [IR_OP_Flatten] = low_copy,
-    [IR_OP_Squeeze] = low_copy, [IR_OP_Unsqueeze] = low_copy,
-#define RED(op) [IR_OP_##op] = low_reduce,
-    RED(ReduceSum) RED(ReduceMean) RED(ReduceMax) RED(ReduceMin) RED(ReduceProd) RED(ReduceL1) RED(ReduceL2)
-    RED(ReduceSumSquare) RED(ReduceLogSum) RED(ReduceLogSumExp)
-#undef RED
-    [IR_OP_ArgMax] = low_argreduce, [IR_OP_ArgMin] = low_argreduce,
-    [IR_OP_Softmax] = low_softmax, [IR_OP_LogSoftmax] = low_softmax, [IR_OP_Hardmax] = low_softmax,
-    [IR_OP_BatchNormalization] = low_channelnorm, [IR_OP_InstanceNormalization] = low_channelnorm,
-    [IR_OP_LayerNormalization] = low_layernorm, [IR_OP_LpNormalization] = low_lpnorm,
-    [IR_OP_Conv] = low_conv, [IR_OP_ConvTranspose] = low_convtranspose,
-    [IR_OP_MaxPool] = low_pool, [IR_OP_AveragePool] = low_pool, [IR_OP_LpPool] = low_pool,
-    [IR_OP_GlobalAveragePool] = low_globalpool, [IR_OP_GlobalMaxPool] = low_globalpool,
-    [IR_OP_GlobalLpPool] = low_globalpool,
-    [IR_OP_MatMul] = low_matmul, [IR_OP_Gemm] = low_gemm, [IR_OP_Einsum] = low_einsum,
-    [IR_OP_DFT] = low_dft, [IR_OP_STFT] = low_stft, [IR_OP_MelWeightMatrix] = low_melweightmatrix,
-    [IR_OP_Det] = low_det,
-    [IR_OP_Transpose] = low_transpose, [IR_OP_Concat] = low_concat, [IR_OP_Split] = low_split,
-    [IR_OP_Slice] = low_slice, [IR_OP_Gather] = low_gather, [IR_OP_GatherElements] = low_gatherelements,
-    [IR_OP_GatherND] = low_gathernd, [IR_OP_Pad] = low_pad, [IR_OP_Expand] = low_expand,
-    [IR_OP_Tile] = low_tile, [IR_OP_DepthToSpace] = low_depthtospace, [IR_OP_SpaceToDepth] = low_depthtospace,
-    [IR_OP_ConstantOfShape] = low_constantofshape, [IR_OP_Range] = low_range, [IR_OP_Resize] = low_resize,
-    [IR_OP_ReverseSequence] = low_reversesequence, [IR_OP_CenterCropPad] = low_centercroppad,
-    [IR_OP_ScatterElements] = low_scatterelements, [IR_OP_Scatter] = low_scatterelements,
-    [IR_OP_ScatterND] = low_scatternd,
-    [IR_OP_HannWindow] = low_window_fn, [IR_OP_HammingWindow] = low_window_fn,
-    [IR_OP_BlackmanWindow] = low_window_fn, [IR_OP_MaxUnpool] = low_maxunpool,
-    [IR_OP_NegativeLogLikelihoodLoss] = low_loss, [IR_OP_SoftmaxCrossEntropyLoss] = low_loss,
-    [IR_OP_Col2Im] = low_col2im, [IR_OP_GridSample] = low_gridsample, [IR_OP_TensorScatter] = low_tensorscatter, [IR_OP_AffineGrid] = low_affinegrid,
-    [IR_OP_Attention] = low_attention, [IR_OP_TopK] = low_topk, [IR_OP_RotaryEmbedding] = low_rotary, [IR_OP_Trilu] = low_trilu, [IR_OP_EyeLike] = low_eyelike, [IR_OP_OneHot] = low_onehot,
-    [IR_OP_CumSum] = low_cumsum, [IR_OP_RMSNormalization] = low_rmsnorm, [IR_OP_GroupNormalization] = low_groupnorm,
-    [IR_OP_LRN] = low_lrn, [IR_OP_MeanVarianceNormalization] = low_mvn,
-    [IR_OP_QuantizeLinear] = low_quantize, [IR_OP_DequantizeLinear] = low_dequantize,
-    [IR_OP_DynamicQuantizeLinear] = low_dynquantize,
-    [IR_OP_RoiAlign] = low_roialign, [IR_OP_DeformConv] = low_deformconv, [IR_OP_RNN] = low_rnn, [IR_OP_GRU] = low_rnn, [IR_OP_LSTM] = low_rnn,
-    [IR_OP_ConvInteger] = low_convinteger, [IR_OP_QLinearConv] = low_qlinearconv,
-    [IR_OP_MatMulInteger] = low_matmulinteger, [IR_OP_QLinearMatMul] = low_qlinearmatmul,
+#define OP(name, mi, ma, mo, mao, inf, ev, low, fl, doc) [IR_OP_##name] = low_##low,
+#include "ir/ops.def"
+#undef OP
 };
+#undef low_none
 
-/* ------------------------------------------------------------- helpers */
+/* -------------------------------------------------------------- driver */
 
 static int fused_result(const Low *L);
 static int check_fused_stores(Low *L, int k0);
@@ -424,15 +377,6 @@ LoopProgram *low_graph(const IrGraph *g, const LowSchedule *s, UtilDiag *d)
 LowFn low_lowering(IrOp op)
 {
     return (unsigned)op < IR_OP_COUNT ? low_table[op] : NULL;
-}
-
-/* A fused member is applied by its elementwise template's expression
- * builder (low_ew_member). */
-int pass_fuse_elementwise(IrOp op)
-{
-    LowFn f = low_lowering(op);
-    return f && (f == low_unary || f == low_binary || f == low_clip || f == low_where || f == low_variadic ||
-                 f == low_cast);
 }
 
 int low_supports(IrOp op)

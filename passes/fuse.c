@@ -25,6 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A member's scalar function runs in its head's epilogue (ir/ops.def FUSE). */
+int pass_fuse_elementwise(IrOp op)
+{
+    const IrOpInfo *info = ir_op_info(op);
+    return info && (info->flags & IR_OPF_FUSE);
+}
+
 /* Operators whose kernel ends in low_fused_store (an epilogue may follow). */
 int pass_fuse_anchor(IrOp op)
 {

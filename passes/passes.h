@@ -40,8 +40,7 @@ int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, 
 
 /* Fusion rules (passes/fuse.c), shared with the lowering that re-checks a
  * group before honouring it. */
-int pass_fuse_elementwise(IrOp op);  /* op can be a fused member: it lowers through an elementwise
-                                      * template (lower/lower.c) */
+int pass_fuse_elementwise(IrOp op);  /* op can be a fused member (IR_OPF_FUSE in ir/ops.def) */
 int pass_fuse_anchor(IrOp op);       /* Conv, ConvTranspose, MatMul, Gemm */
 /* n can head a group: an anchor with a float output or an elementwise op,
  * computing one runtime output. */

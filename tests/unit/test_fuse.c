@@ -19,6 +19,7 @@
 #include "codegen/codegen.h"
 #include "interp/interp.h"
 #include "tests/unit/lower_graph.h"
+#include "lower/lower_impl.h"   /* low_lowering: the FUSE flag against the templates */
 
 #define RTOL 1e-4
 #define ATOL 1e-5
@@ -201,6 +202,30 @@ static IrGraph *layernorm_graph(int use_pow, int affine, int mean_is_output)
         tg_output(&t, m);
     infer(&t);
     return t.g;
+}
+
+/* The FUSE property of ir/ops.def marks exactly the operators whose
+ * compute template is one of the elementwise scalar functions (lower/
+ * scalar.c), which a fused member's epilogue applies: a FUSE operator with
+ * another template would be fused into an epilogue that cannot compute it,
+ * and an unmarked elementwise one would miss fusion. */
+static void test_fuse_flag(void **state)
+{
+    (void)state;
+    int marked = 0;
+    for (int op = IR_OP_INVALID + 1; op < IR_OP_COUNT; op++) {
+        LowFn f = low_lowering((IrOp)op);
+        int scalar = f == low_unary || f == low_binary || f == low_clip || f == low_where || f == low_variadic ||
+                     f == low_cast;
+        if (scalar != pass_fuse_elementwise((IrOp)op))
+            fail_msg("%s: FUSE is %d but its template is %san elementwise scalar function", ir_op_name((IrOp)op),
+                     pass_fuse_elementwise((IrOp)op), scalar ? "" : "not ");
+        marked += scalar;
+    }
+    assert_int_equal(marked, 69);    /* Add .. Xor, Relu .. Cast: the families of ops.def */
+    assert_true(pass_fuse_elementwise(IR_OP_Relu) && pass_fuse_elementwise(IR_OP_Add));
+    assert_false(pass_fuse_elementwise(IR_OP_Conv) || pass_fuse_elementwise(IR_OP_Identity) ||
+                 pass_fuse_elementwise(IR_OP_Dropout));
 }
 
 static void test_layernorm(void **state)
@@ -556,6 +581,7 @@ static void test_pipeline(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fuse_flag),
         cmocka_unit_test(test_layernorm),
         cmocka_unit_test(test_layernorm_blocked),
         cmocka_unit_test(test_softmax),
