@@ -2,9 +2,9 @@
  * CUDA blocks and threads, a rewrite of the lowered loop program.
  *
  *  - One GPU kernel per loop-IR kernel.  A kernel whose body is a sequence of
- *    independent loop nests (no LET/ASSIGN between them) is first split into
- *    one kernel per nest, in order (a launch boundary is the only grid-wide
- *    barrier CUDA has).
+ *    independent loop nests (no LET/ASSIGN between them, no LOCAL buffer used
+ *    by two of them) is first split into one kernel per nest, in order (a
+ *    launch boundary is the only grid-wide barrier CUDA has).
  *  - Data-parallel loops: the perfect nest of outermost loops whose
  *    iterations are independent (constant extent, no assignment to an outer
  *    accumulator, every store's index mentions the loop variable) is
@@ -369,41 +369,89 @@ static LoopStmt *map_kernel(Gs *g, LoopStmt *body)
     return r ? r : body;
 }
 
-/* Splits kernels made of independent top-level nests. */
+typedef struct LocalUse {
+    const LoopProgram *p;
+    int *owner;             /* per buffer: the first item using it, or -1 */
+    int item;
+    int shared;             /* a LOCAL buffer is used by two items */
+} LocalUse;
+
+static void local_use(void *ctx, int buf, int store)
+{
+    (void)store;
+    LocalUse *u = ctx;
+    if (u->p->bufs[buf].storage != LOOP_ST_LOCAL)
+        return;
+    if (u->owner[buf] < 0)
+        u->owner[buf] = u->item;
+    else if (u->owner[buf] != u->item)
+        u->shared = 1;
+}
+
+/* Number of kernels body splits into: its items when it is a block of
+ * independent nests, else 1.  Values may flow between the items only through
+ * global memory (model buffers, the workspace), which outlives a launch.  A
+ * LET or ASSIGN at the top level binds a value for the later items, and a
+ * LOCAL buffer (shared memory on the device, a stack array of the kernel
+ * function under --gpu-emulate) starts undefined in every kernel: two items
+ * using one — RNN/GRU/LSTM's state, initialised by one nest and read by the
+ * time loop and the final Y_h / Y_c store after it, when a batch of 1 and no
+ * sequence_lens leave these nests at the top level — must stay in one
+ * kernel, or the later ones read uninitialised memory.  -1: out of memory. */
+static int split_parts(const LoopProgram *p, const LoopStmt *b)
+{
+    if (b->kind != LOOP_S_BLOCK || b->u.block.n < 2)
+        return 1;
+    for (int i = 0; i < b->u.block.n; i++)
+        if (b->u.block.items[i]->kind == LOOP_S_LET || b->u.block.items[i]->kind == LOOP_S_ASSIGN)
+            return 1;
+    LocalUse u = { p, malloc((size_t)(p->n_bufs > 0 ? p->n_bufs : 1) * sizeof *u.owner), 0, 0 };
+    if (!u.owner)
+        return -1;
+    for (int i = 0; i < p->n_bufs; i++)
+        u.owner[i] = -1;
+    for (u.item = 0; u.item < b->u.block.n && !u.shared; u.item++)
+        loop_stmt_buffers(b->u.block.items[u.item], local_use, &u);
+    free(u.owner);
+    return u.shared ? 1 : b->u.block.n;
+}
+
+/* Splits kernels made of independent top-level nests (split_parts). */
 static int split_kernels(LoopProgram *p)
 {
     int n = p->n_kernels, total = 0;
-    for (int k = 0; k < n; k++) {
-        LoopStmt *b = p->kernels[k].body;
-        int parts = 1;
-        if (b->kind == LOOP_S_BLOCK && b->u.block.n > 1) {
-            parts = b->u.block.n;
-            for (int i = 0; i < b->u.block.n; i++)
-                if (b->u.block.items[i]->kind == LOOP_S_LET || b->u.block.items[i]->kind == LOOP_S_ASSIGN)
-                    parts = 1;
-        }
-        total += parts;
-    }
-    if (total == n || n <= 0)
+    if (n <= 0)
         return 0;
-    LoopKernel *old = malloc((size_t)n * sizeof *old);
-    if (!old)
+    int *parts = malloc((size_t)n * sizeof *parts);
+    if (!parts)
         return -1;
+    for (int k = 0; k < n; k++) {
+        if ((parts[k] = split_parts(p, p->kernels[k].body)) < 0) {
+            free(parts);
+            return -1;
+        }
+        total += parts[k];
+    }
+    if (total == n) {
+        free(parts);
+        return 0;
+    }
+    LoopKernel *old = malloc((size_t)n * sizeof *old);
+    if (!old) {
+        free(parts);
+        return -1;
+    }
     memcpy(old, p->kernels, (size_t)n * sizeof *old);
     p->n_kernels = 0;
     for (int k = 0; k < n; k++) {
         LoopStmt *b = old[k].body;
-        int split = b->kind == LOOP_S_BLOCK && b->u.block.n > 1;
-        for (int i = 0; split && i < b->u.block.n; i++)
-            if (b->u.block.items[i]->kind == LOOP_S_LET || b->u.block.items[i]->kind == LOOP_S_ASSIGN)
-                split = 0;
-        int parts = split ? b->u.block.n : 1;
-        for (int i = 0; i < parts; i++) {
+        for (int i = 0; i < parts[k]; i++) {
             char name[256];
-            snprintf(name, sizeof name, parts > 1 ? "%s_%d" : "%s", old[k].name, i);
-            int id = loop_add_kernel(p, name, split ? b->u.block.items[i] : b);
+            snprintf(name, sizeof name, parts[k] > 1 ? "%s_%d" : "%s", old[k].name, i);
+            int id = loop_add_kernel(p, name, parts[k] > 1 ? b->u.block.items[i] : b);
             if (id < 0) {
                 free(old);
+                free(parts);
                 return -1;
             }
             p->kernels[id].first_node = old[k].first_node;
@@ -412,6 +460,7 @@ static int split_kernels(LoopProgram *p)
         }
     }
     free(old);
+    free(parts);
     return 0;
 }
 

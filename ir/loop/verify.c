@@ -345,9 +345,54 @@ static int verify_bufs(const LoopProgram *p, UtilDiag *d)
     return 0;
 }
 
+/* LOCAL storage is the kernel's own (a stack array on the CPU, shared
+ * memory on a GPU) and starts undefined in every kernel: a value stored into
+ * it by one kernel cannot reach another.  So a LOCAL buffer (with its
+ * aliases) is used by one kernel at most; a pass that splits a kernel
+ * (the GPU schedule) or moves code between kernels must keep it so. */
+typedef struct LocalOwner {
+    const LoopProgram *p;
+    int *owner;              /* per root buffer: the kernel using it, or -1 */
+    int kernel, bad;         /* bad: the buffer used by two kernels, or -1 */
+} LocalOwner;
+
+static void local_owner(void *ctx, int buf, int store)
+{
+    (void)store;
+    LocalOwner *o = ctx;
+    if (buf < 0 || buf >= o->p->n_bufs)
+        return;
+    while (o->p->bufs[buf].alias_of >= 0 && o->p->bufs[buf].alias_of < o->p->n_bufs)
+        buf = o->p->bufs[buf].alias_of;
+    if (o->p->bufs[buf].storage != LOOP_ST_LOCAL)
+        return;
+    if (o->owner[buf] < 0)
+        o->owner[buf] = o->kernel;
+    else if (o->owner[buf] != o->kernel && o->bad < 0)
+        o->bad = buf;
+}
+
+static int verify_locals(const LoopProgram *p, UtilDiag *d)
+{
+    LocalOwner o = { p, malloc((size_t)(p->n_bufs > 0 ? p->n_bufs : 1) * sizeof *o.owner), 0, -1 };
+    if (!o.owner)
+        return util_error(d, util_loc_file(NULL), "out of memory");
+    for (int i = 0; i < p->n_bufs; i++)
+        o.owner[i] = -1;
+    for (o.kernel = 0; o.kernel < p->n_kernels && o.bad < 0; o.kernel++)
+        loop_stmt_buffers(p->kernels[o.kernel].body, local_owner, &o);
+    int r = 0;
+    if (o.bad >= 0)
+        r = util_error(d, util_loc_file(NULL), "loop program '%s': local buffer '%s' is used by kernels '%s' and "
+                       "'%s' (local storage does not outlive its kernel)", p->name, p->bufs[o.bad].name,
+                       p->kernels[o.owner[o.bad]].name, p->kernels[o.kernel - 1].name);
+    free(o.owner);
+    return r;
+}
+
 int loop_verify(const LoopProgram *p, UtilDiag *d)
 {
-    if (verify_bufs(p, d) != 0)
+    if (verify_bufs(p, d) != 0 || verify_locals(p, d) != 0)
         return -1;
     Ver v = { .p = p, .d = d };
     size_t n = p->n_vars > 0 ? (size_t)p->n_vars : 1;

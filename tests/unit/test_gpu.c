@@ -301,6 +301,41 @@ static void test_split_sink_and_single_thread(void **state)
     loop_program_free(p);
 }
 
+/* Two top-level nests that pass values through a LOCAL buffer (the form of
+ * RNN/GRU/LSTM's state with a batch of 1): local storage starts undefined in
+ * every kernel, so the kernel is not split, and the emulated result is right. */
+static void test_no_split_across_local(void **state)
+{
+    (void)state;
+    LoopProgram *p = loop_program_new("lc");
+    int x = io_buf(p, "x", LOOP_ST_INPUT, 1, 8), y = io_buf(p, "y", LOOP_ST_OUTPUT, 1, 8);
+    IrShape ls = { .rank = 1, .dims = { 8 } };
+    int l = loop_add_buf(p, "l", IR_DT_F32, &ls, LOOP_ST_LOCAL);
+    int k1 = loop_add_var(p, "k", IR_DT_I64), k2 = loop_add_var(p, "k", IR_DT_I64);
+    LoopStmt *body = loop_block(p);
+    loop_block_add(p, body, loop_for(p, k1, I(p, 8), LOOP_SERIAL,
+                                     loop_store(p, l, V(p, k1), B2(p, LOOP_MUL, loop_load(p, x, V(p, k1)),
+                                                                   loop_float(p, IR_DT_F32, 2)))));
+    loop_block_add(p, body, loop_for(p, k2, I(p, 8), LOOP_SERIAL,
+                                     loop_store(p, y, V(p, k2), B2(p, LOOP_ADD, loop_load(p, l, V(p, k2)),
+                                                                   loop_float(p, IR_DT_F32, 1)))));
+    assert_true(loop_add_kernel(p, "k", body) >= 0);
+    schedule_ok(p);
+    assert_int_equal(p->n_kernels, 1);
+    CgJit *j;
+    CgRunFn run = emulate(p, &j);
+    float xv[8], yv[8];
+    for (int i = 0; i < 8; i++)
+        xv[i] = (float)i - 3.5f;
+    const void *in[1] = { xv };
+    void *out[1] = { yv };
+    assert_int_equal(run(in, out, NULL), 0);
+    for (int i = 0; i < 8; i++)
+        assert_float_equal(yv[i], xv[i] * 2 + 1, 0);
+    cg_jit_free(j);
+    loop_program_free(p);
+}
+
 static const char *libdevice(void)
 {
     const char *path = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
@@ -382,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_ptx_text),
         cmocka_unit_test(test_ptx_math_and_errors),
         cmocka_unit_test(test_split_sink_and_single_thread),
+        cmocka_unit_test(test_no_split_across_local),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -882,6 +882,23 @@ static void test_verify_buffers(void **state)
     assert_int_equal(loop_verify(p, &d), -1);
     assert_non_null(strstr(d.msg, "constant buffer 'w' has no data"));
     loop_program_free(p);
+
+    /* a LOCAL buffer (through an alias, too) belongs to one kernel: a value
+     * stored there by one kernel never reaches the next */
+    v = vfix(), p = v.p;
+    int l = buf(p, "l", LOOP_ST_LOCAL, 1, dd);
+    assert_verifies(p);
+    int k = loop_add_kernel(p, "second", loop_store(p, l, loop_int(p, 0), one(p)));
+    assert_true(k >= 0);
+    assert_verifies(p);                 /* one kernel uses it */
+    IrShape s1 = { .rank = 1, .dims = { 16 } };
+    int a = loop_add_buf(p, "l_view", IR_DT_F32, &s1, LOOP_ST_LOCAL);
+    p->bufs[a].alias_of = l;
+    assert_true(loop_add_kernel(p, "third", loop_store(p, v.y, loop_int(p, 0), loop_load(p, a, loop_int(p, 0)))) >= 0);
+    util_diag_init(&d);
+    assert_int_equal(loop_verify(p, &d), -1);
+    assert_non_null(strstr(d.msg, "local buffer 'l' is used by kernels 'second' and 'third'"));
+    loop_program_free(p);
 }
 
 int main(void)
