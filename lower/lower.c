@@ -276,7 +276,7 @@ static int fused_members(const Low *L, int i, const LowSchedule *s)
     if (!uses || i + 1 >= g->n_nodes || !g->nodes[i + 1].fused || !pass_fuse_head(g, h))
         return 0;
     /* The FPGA target rewrites each Conv kernel into a line-buffer pipeline
-     * (targets/fpga_conv.c), which needs the Conv alone in its kernel, and
+     * (targets/fpga/conv.c), which needs the Conv alone in its kernel, and
      * fuses ReLUs itself after that: there anchors head no group (the
      * elementwise rest of a group still fuses). */
     if (pass_fuse_anchor(h->op) && s && s->target && !strcmp(s->target, "fpga"))

@@ -295,13 +295,21 @@ static void cast_setup(Low *L, LowEw *e)
 }
 
 /* The setup of elementwise node L->n's family. */
+/* The setup of each family of ir/ops.def's elementwise templates (its
+ * lower column: clip, binary, variadic, where, cast; unary the rest). */
 void low_ew_setup(Low *L, LowEw *e)
 {
-    LowFn f = low_lowering(L->n->op);
-    void (*setup)(Low *, LowEw *) = f == low_clip ? clip_setup : f == low_binary ? binary_setup
-                               : f == low_variadic ? variadic_setup : f == low_where ? where_setup
-                               : f == low_cast ? cast_setup : unary_setup;
-    setup(L, e);
+    switch (L->n->op) {
+    case IR_OP_Clip: clip_setup(L, e); break;
+    case IR_OP_Add: case IR_OP_Sub: case IR_OP_Mul: case IR_OP_Div: case IR_OP_Pow: case IR_OP_Mod:
+    case IR_OP_PRelu: case IR_OP_BitShift: case IR_OP_Equal: case IR_OP_Less: case IR_OP_LessOrEqual:
+    case IR_OP_Greater: case IR_OP_GreaterOrEqual: case IR_OP_And: case IR_OP_Or: case IR_OP_Xor:
+    case IR_OP_BitwiseAnd: case IR_OP_BitwiseOr: case IR_OP_BitwiseXor: binary_setup(L, e); break;
+    case IR_OP_Min: case IR_OP_Max: case IR_OP_Sum: case IR_OP_Mean: variadic_setup(L, e); break;
+    case IR_OP_Where: where_setup(L, e); break;
+    case IR_OP_Cast: case IR_OP_CastLike: cast_setup(L, e); break;
+    default: unary_setup(L, e); break;
+    }
 }
 
 /* Flat index of buffer b at the output multi-index idx (rank), numpy

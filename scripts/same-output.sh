@@ -104,7 +104,7 @@ for j in "${jobs[@]}"; do
   if ! diff -r -q "$W/out-a/$key" "$W/out-b/$key" >/dev/null; then
     differ=$((differ + 1))
     echo "DIFFERS: $key ($args)"
-    diff -r -q "$W/out-a/$key" "$W/out-b/$key" | sed 's/^/    /' | head -5
+    diff -r -q "$W/out-a/$key" "$W/out-b/$key" | sed "s/^/    /" | head -5 || true
   fi
 done
 echo "same-output: $n compilations, $differ differ"

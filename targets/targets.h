@@ -33,7 +33,7 @@ typedef struct TgtOptions {
     unsigned emit;            /* TGT_EMIT_* */
     const char *gpu_arch;     /* -t gpu: sm_XX (NULL = sm_80) */
     int gpu_emulate;          /* -t gpu --gpu-emulate: the GPU kernels built for the host */
-    /* -t fpga (targets/fpga.c) */
+    /* -t fpga (targets/fpga/fpga.c) */
     const char *precision;    /* "float32" (NULL) or "fixed<W,I>" */
     const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
     const char *fpga_part;    /* NULL = TGT_FPGA_DEFAULT_PART */
@@ -76,12 +76,43 @@ int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf 
 int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
                          int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d);
 
+/* ---------------------------------------------------------- the loop pipeline */
+
+/* What a target asks of the loop pipeline (targets/pipeline.c). */
+typedef struct TgtPipeline {
+    const char *name;             /* the program's name (its symbols: NAME_run, NAME_run_ptrs) */
+    const LowSchedule *lowering;  /* lowering's choices; NULL: plain loop nests */
+    /* The target's schedule: loop kinds, binding to blocks and threads,
+     * kernels split or rewritten.  0, or -1 with a diagnostic; NULL: none. */
+    int (*schedule)(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d);
+    /* A second schedule step, on the simplified program (the FPGA's HLS
+     * pragmas: pipelines, unrolling, partitions); NULL: none. */
+    int (*finish)(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d);
+    const void *arg;
+    const char *schedule_name;    /* names the schedule in a verifier's diagnostic: "the CPU schedule" */
+    const char *finish_name;      /* ... and its second step */
+    int plan_memory;              /* workspace offsets by low_plan_memory_opt (0: the target lays out its own) */
+    int reuse;                    /* ... buffers may share bytes (-O1 and up) */
+} TgtPipeline;
+
+/* The loop pipeline of every target: lower → the target's schedule →
+ * simplify (→ the schedule's second step) → plan memory, the loop verifier
+ * after every step (a failure is an internal error naming the step).  g is inferred (pass_infer) and
+ * optimized.  NULL with a diagnostic on failure. */
+LoopProgram *tgt_loop_program(const IrGraph *g, const TgtPipeline *pl, UtilDiag *d);
+
+/* The CPU target's loop program (targets/cpu/cpu.c): its schedule for the
+ * SIMD width of o's target (for_host: this machine's), the workspace
+ * planned.  `dlcc info` reports it; tgt_cpu_compile and the host JIT build
+ * it. */
+LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host, UtilDiag *d);
+
 /* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
-/* The GPU pipeline (targets/gpu.c, docs/targets/gpu.md): lower → GPU
+/* The GPU pipeline (targets/gpu/gpu.c, docs/targets/gpu.md): lower → GPU
  * schedule (blocks, threads, shared-memory tiles) → simplify → plan memory →
  * PTX through LLVM's NVPTX backend + a host object calling the dlcc runtime;
  * fills `out` with NAME.o, NAME.ptx, NAME.h, NAME.report.json.  With
@@ -93,21 +124,6 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
  * when o->gpu_emulate); NULL with a diagnostic. */
 LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d);
 
-/* GPU scheduling choices. */
-typedef struct TgtGpuOptions {
-    int block_size;           /* threads per block of flat data-parallel mappings (256) */
-    int tile;                 /* shared-memory tile edge of matrix products (16); 0 = no tiles */
-} TgtGpuOptions;
-
-/* Binds every kernel's loops to GPU blocks and threads (gpu_schedule.c). */
-int tgt_gpu_schedule(LoopProgram *p, const TgtGpuOptions *o, UtilDiag *d);
-/* Shared-memory tiling of a matrix-product nest chain[0..n) (gpu_tile.c);
- * NULL when the nest is not a product this handles. */
-LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt *const *chain, int n);
-/* For --gpu-emulate: rewrites thread loops containing barriers into
- * consecutive thread loops, one per barrier-free segment, with values that
- * live across a barrier kept per thread in LOCAL arrays (gpu_emulate.c). */
-int tgt_gpu_split_barriers(LoopProgram *p, UtilDiag *d);
 /* The FPGA pipeline: lower → HLS schedule (pipeline, unroll, partition) →
  * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl and
  * NAME.report.json (docs/targets/fpga.md).  g must be inferred. */
@@ -133,7 +149,7 @@ int64_t tgt_stack_estimate(const LoopProgram *p);
  * and differential tests.  tgt_host_run has interp_run's contract: inputs in
  * graph-input order with matching dtype/shape, outputs malloc'd. */
 typedef struct TgtHostModel TgtHostModel;
-int  tgt_cpu_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilDiag *d);
+int  tgt_host_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, UtilDiag *d);
 int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
 void tgt_host_free(TgtHostModel *m);
 

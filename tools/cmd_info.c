@@ -4,7 +4,6 @@
  * workspace of the optimized graph, as text or as one JSON object.  The statistics other than the *_before ones describe the
  * optimized graph (what compiling would build). */
 #include "tools/tools.h"
-#include "codegen/codegen.h"
 #include "passes/passes.h"
 #include "targets/targets.h"
 
@@ -64,24 +63,17 @@ static void info_collect(const IrGraph *g, InfoStats *s)
     }
 }
 
-/* g lowered for the CPU as `dlcc MODEL` compiles it by default (the host's
- * triple, generic CPU: its SIMD width decides the register-blocked kernels
- * and their padded-input buffers) with its workspace planned, so
+/* g's loop program as `dlcc MODEL` compiles it by default (the CPU target's
+ * pipeline for the host's triple, generic CPU: its SIMD width decides the
+ * register-blocked kernels and their padded-input buffers), so
  * workspace_bytes is the default object's NAME_WORKSPACE_SIZE; NULL when
- * lowering or planning does not succeed for this model (its diagnostic is
- * dropped). */
+ * that does not succeed for this model (its diagnostic is dropped). */
 static LoopProgram *planned(const IrGraph *g, int opt_level)
 {
     UtilDiag d;
     util_diag_init(&d);
-    CgOptions co = { 0 };
-    LowSchedule s = tgt_cpu_schedule(cg_simd_bits(&co, 0));
-    LoopProgram *p = low_graph(g, &s, &d);
-    if (p && low_plan_memory_opt(p, g, opt_level > 0, &d)) {
-        loop_program_free(p);
-        p = NULL;
-    }
-    return p;
+    TgtOptions o = { .name = "info", .opt_level = opt_level };
+    return tgt_cpu_program(g, &o, 0, &d);
 }
 
 /* The kernels of the optimized graph: name and the operators it computes

@@ -166,7 +166,7 @@ static int run_backend(const IrGraph *g, int cpu, const IrArray *in, IrArray *ou
     char *name = util_c_identifier(g->name);
     TgtOptions o = { .name = name ? name : "model", .opt_level = 2, .gpu_emulate = cpu == 2 };
     TgtHostModel *m;
-    int rc = tgt_cpu_jit(g, &o, &m, d);
+    int rc = tgt_host_jit(g, &o, &m, d);
     if (!rc)
         rc = tgt_host_run(m, in, outv, d);
     tgt_host_free(m);

@@ -230,6 +230,11 @@ LoopExpr *loop_select(LoopProgram *p, LoopExpr *c, LoopExpr *a, LoopExpr *b);
 LoopExpr *loop_call(LoopProgram *p, LoopIntrinsic fn, int n, LoopExpr *const *args);
 LoopExpr *loop_cast(LoopProgram *p, IrDType t, LoopExpr *a);
 LoopExpr *loop_expr_copy(LoopProgram *p, const LoopExpr *e);
+/* Does e mention variable var? */
+int loop_expr_uses(const LoopExpr *e, int var);
+/* A copy of e with each VAR vars[i] replaced by a copy of by[i] (NULL: out
+ * of memory somewhere in it, or e NULL). */
+LoopExpr *loop_expr_subst(LoopProgram *p, const LoopExpr *e, const int *vars, LoopExpr *const *by, int n);
 /* Flat element index of buf at the multi-index idx (rank of the buffer),
  * using its strides: sum idx[i] * strides[i]. */
 LoopExpr *loop_index(LoopProgram *p, int buf, LoopExpr *const *idx);

@@ -630,3 +630,57 @@ int loop_stmt_rebase(LoopProgram *p, LoopStmt *s, int from, int to, const LoopEx
     loop_stmt_accesses(s, rebase_access, &r);
     return r.oom ? -1 : 0;
 }
+
+int loop_expr_uses(const LoopExpr *e, int var)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LOOP_E_VAR: return e->u.var == var;
+    case LOOP_E_LOAD: return loop_expr_uses(e->u.load.index, var);
+    case LOOP_E_BIN: return loop_expr_uses(e->u.bin.a, var) || loop_expr_uses(e->u.bin.b, var);
+    case LOOP_E_UN: return loop_expr_uses(e->u.un.a, var);
+    case LOOP_E_SELECT:
+        return loop_expr_uses(e->u.sel.cond, var) || loop_expr_uses(e->u.sel.a, var) || loop_expr_uses(e->u.sel.b, var);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n && i < 3; i++)
+            if (loop_expr_uses(e->u.call.args[i], var))
+                return 1;
+        return 0;
+    case LOOP_E_CAST: return loop_expr_uses(e->u.cast.a, var);
+    default: return 0;
+    }
+}
+
+LoopExpr *loop_expr_subst(LoopProgram *p, const LoopExpr *e, const int *vars, LoopExpr *const *by, int n)
+{
+    if (!e)
+        return NULL;
+    if (e->kind == LOOP_E_VAR)
+        for (int i = 0; i < n; i++)
+            if (e->u.var == vars[i])
+                return loop_expr_copy(p, by[i]);
+    LoopExpr *c = loop_expr_copy(p, e);
+    if (!c)
+        return NULL;
+    switch (e->kind) {
+    case LOOP_E_LOAD: c->u.load.index = loop_expr_subst(p, e->u.load.index, vars, by, n); break;
+    case LOOP_E_BIN:
+        c->u.bin.a = loop_expr_subst(p, e->u.bin.a, vars, by, n);
+        c->u.bin.b = loop_expr_subst(p, e->u.bin.b, vars, by, n);
+        break;
+    case LOOP_E_UN: c->u.un.a = loop_expr_subst(p, e->u.un.a, vars, by, n); break;
+    case LOOP_E_SELECT:
+        c->u.sel.cond = loop_expr_subst(p, e->u.sel.cond, vars, by, n);
+        c->u.sel.a = loop_expr_subst(p, e->u.sel.a, vars, by, n);
+        c->u.sel.b = loop_expr_subst(p, e->u.sel.b, vars, by, n);
+        break;
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n && i < 3; i++)
+            c->u.call.args[i] = loop_expr_subst(p, e->u.call.args[i], vars, by, n);
+        break;
+    case LOOP_E_CAST: c->u.cast.a = loop_expr_subst(p, e->u.cast.a, vars, by, n); break;
+    default: break;
+    }
+    return c;
+}

@@ -332,7 +332,7 @@ static int run_backend(int cpu, const IrGraph *g, const IrArray *ins, IrArray *o
         return interp_run(g, ins, outs, d);
     TgtOptions o = { .name = "conformance_model", .opt_level = 2, .gpu_emulate = cpu == 2 };
     TgtHostModel *m;
-    int rc = tgt_cpu_jit(g, &o, &m, d);
+    int rc = tgt_host_jit(g, &o, &m, d);
     if (!rc)
         rc = tgt_host_run(m, ins, outs, d);
     tgt_host_free(m);

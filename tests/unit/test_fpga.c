@@ -16,7 +16,7 @@
 
 #include "interp/interp.h"
 #include "lower_graph.h"
-#include "targets/fpga_impl.h"
+#include "targets/fpga/fpga_impl.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
-#include "targets/targets.h"
+#include "targets/gpu/gpu_impl.h"
 
 static int io_buf(LoopProgram *p, const char *name, LoopStorage st, int64_t rows, int64_t cols)
 {

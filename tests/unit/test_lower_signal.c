@@ -1,6 +1,6 @@
 /* tests/unit/test_lower_signal.c — the loop-IR lowerings of Det, STFT and
  * MelWeightMatrix (lower/signal.c) run end to end: small one-node
- * graphs compiled for the host CPU (tgt_cpu_jit: lowering → schedule →
+ * graphs compiled for the host CPU (tgt_host_jit: lowering → schedule →
  * memory plan → LLVM JIT), once with the CPU schedule and once with the GPU
  * schedule emulated on the host, compared with hand-computed values within
  * |got - want| <= 1e-5 (float32 / float64) or 2e-3 (float16); plus the
@@ -56,7 +56,7 @@ static void run_check(TG *t, const Feed *f, const double *want, int64_t n, doubl
         TgtOptions o = { .name = "sig", .opt_level = 1, .gpu_emulate = emulate };
         TgtHostModel *m = NULL;
         IrArray out[2] = { 0 };
-        if (tgt_cpu_jit(g, &o, &m, &d) != 0 || tgt_host_run(m, in, out, &d) != 0)
+        if (tgt_host_jit(g, &o, &m, &d) != 0 || tgt_host_run(m, in, out, &d) != 0)
             fail_diag(emulate ? "gpu-emulate" : "cpu", &d);
         assert_int_equal(ir_array_numel(&out[0]), n);
         for (int64_t k = 0; k < n; k++) {

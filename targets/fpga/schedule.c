@@ -1,4 +1,4 @@
-/* targets/fpga_sched.c — the HLS schedule as loop-IR rewrites, and the
+/* targets/fpga/schedule.c — the HLS schedule as loop-IR rewrites, and the
  * resource / latency model the report uses.
  *
  * Rules (docs/targets/fpga.md):
@@ -16,7 +16,7 @@
  *    base address); the smallest cyclic factor that puts at most two
  *    distinct addresses in one bank (dual-port BRAM) becomes
  *    LoopBuf.partition (complete when that is the whole array). */
-#include "targets/fpga_impl.h"
+#include "targets/fpga/fpga_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

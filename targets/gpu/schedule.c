@@ -1,4 +1,4 @@
-/* targets/gpu_schedule.c — the GPU schedule: binds each kernel's loops to
+/* targets/gpu/schedule.c — the GPU schedule: binds each kernel's loops to
  * CUDA blocks and threads, a rewrite of the lowered loop program.
  *
  *  - One GPU kernel per loop-IR kernel.  A kernel whose body is a sequence of
@@ -19,34 +19,13 @@
  *  - A kernel with none of these (a top-level LET, a reduction to a scalar)
  *    stays as it is and runs on one thread (grid 1, block 1).
  */
-#include "targets/gpu_impl.h"
+#include "targets/gpu/gpu_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ analysis */
-
-int tgt_gpu_expr_uses(const LoopExpr *e, int var)
-{
-    if (!e)
-        return 0;
-    switch (e->kind) {
-    case LOOP_E_VAR: return e->u.var == var;
-    case LOOP_E_LOAD: return tgt_gpu_expr_uses(e->u.load.index, var);
-    case LOOP_E_BIN: return tgt_gpu_expr_uses(e->u.bin.a, var) || tgt_gpu_expr_uses(e->u.bin.b, var);
-    case LOOP_E_UN: return tgt_gpu_expr_uses(e->u.un.a, var);
-    case LOOP_E_SELECT:
-        return tgt_gpu_expr_uses(e->u.sel.cond, var) || tgt_gpu_expr_uses(e->u.sel.a, var) || tgt_gpu_expr_uses(e->u.sel.b, var);
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n && i < 3; i++)
-            if (tgt_gpu_expr_uses(e->u.call.args[i], var))
-                return 1;
-        return 0;
-    case LOOP_E_CAST: return tgt_gpu_expr_uses(e->u.cast.a, var);
-    default: return 0;
-    }
-}
 
 typedef struct Scan {
     const LoopProgram *p;
@@ -85,7 +64,7 @@ static void check_parallel(Scan *sc, const LoopStmt *s)
             sc->ok = 0;
         break;
     case LOOP_S_STORE:
-        if (!tgt_gpu_expr_uses(s->u.store.index, sc->var) || sc->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL)
+        if (!loop_expr_uses(s->u.store.index, sc->var) || sc->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL)
             sc->ok = 0;
         break;
     case LOOP_S_IF: check_parallel(sc, s->u.cond.then_); check_parallel(sc, s->u.cond.else_); break;
@@ -118,39 +97,6 @@ static LoopStmt *single(LoopStmt *s)
     while (s && s->kind == LOOP_S_BLOCK && s->u.block.n == 1)
         s = s->u.block.items[0];
     return s;
-}
-
-LoopExpr *tgt_gpu_subst(LoopProgram *p, const LoopExpr *e, const int *vars, LoopExpr *const *by, int n)
-{
-    if (!e)
-        return NULL;
-    if (e->kind == LOOP_E_VAR)
-        for (int i = 0; i < n; i++)
-            if (e->u.var == vars[i])
-                return loop_expr_copy(p, by[i]);
-    LoopExpr *c = loop_expr_copy(p, e);
-    if (!c)
-        return NULL;
-    switch (e->kind) {
-    case LOOP_E_LOAD: c->u.load.index = tgt_gpu_subst(p, e->u.load.index, vars, by, n); break;
-    case LOOP_E_BIN:
-        c->u.bin.a = tgt_gpu_subst(p, e->u.bin.a, vars, by, n);
-        c->u.bin.b = tgt_gpu_subst(p, e->u.bin.b, vars, by, n);
-        break;
-    case LOOP_E_UN: c->u.un.a = tgt_gpu_subst(p, e->u.un.a, vars, by, n); break;
-    case LOOP_E_SELECT:
-        c->u.sel.cond = tgt_gpu_subst(p, e->u.sel.cond, vars, by, n);
-        c->u.sel.a = tgt_gpu_subst(p, e->u.sel.a, vars, by, n);
-        c->u.sel.b = tgt_gpu_subst(p, e->u.sel.b, vars, by, n);
-        break;
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n && i < 3; i++)
-            c->u.call.args[i] = tgt_gpu_subst(p, e->u.call.args[i], vars, by, n);
-        break;
-    case LOOP_E_CAST: c->u.cast.a = tgt_gpu_subst(p, e->u.cast.a, vars, by, n); break;
-    default: break;
-    }
-    return c;
 }
 
 /* ------------------------------------------------------------ rewrites */
@@ -197,10 +143,10 @@ static LoopStmt *subst_stmt(Gs *g, const LoopStmt *s, int var, LoopExpr *by)
     LoopProgram *p = g->p;
     switch (s->kind) {
     case LOOP_S_LET:
-        return loop_let(p, s->u.let.var, tgt_gpu_subst(p, s->u.let.value, &var, &by, 1), 0);
+        return loop_let(p, s->u.let.var, loop_expr_subst(p, s->u.let.value, &var, &by, 1), 0);
     case LOOP_S_STORE:
-        return loop_store(p, s->u.store.buf, tgt_gpu_subst(p, s->u.store.index, &var, &by, 1),
-                          tgt_gpu_subst(p, s->u.store.value, &var, &by, 1));
+        return loop_store(p, s->u.store.buf, loop_expr_subst(p, s->u.store.index, &var, &by, 1),
+                          loop_expr_subst(p, s->u.store.value, &var, &by, 1));
     case LOOP_S_BLOCK: {
         LoopStmt *b = loop_block(p);
         for (int i = 0; b && i < s->u.block.n; i++) {

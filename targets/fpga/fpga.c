@@ -1,7 +1,7 @@
-/* targets/fpga.c — the FPGA target: lower, HLS schedule, precision, HLS C,
- * then the testbench, the Vitis HLS script and the report
- * (docs/targets/fpga.md). */
-#include "targets/fpga_impl.h"
+/* targets/fpga/fpga.c — the FPGA target: the loop pipeline with the HLS
+ * schedule, precision, HLS C, then the testbench, the Vitis HLS script and
+ * the report (docs/targets/fpga.md). */
+#include "targets/fpga/fpga_impl.h"
 #include "interp/interp.h"
 #include "lower/lower.h"
 
@@ -355,6 +355,26 @@ static int64_t io_layout(LoopProgram *p, const CgFixed *fmt, int64_t *off)
     return total;
 }
 
+/* The HLS schedule: convolutions as line buffers, ReLUs into the layer
+ * before them; then, on the simplified nests, pipeline / unroll / partition
+ * pragmas. */
+static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
+{
+    (void)arg;
+    if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, d) < 0)   /* convolutions: line buffer + window */
+        return -1;
+    tgt_fpga_fuse_relu(p, g);                                         /* ReLU into the layer before it */
+    return 0;
+}
+
+static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
+{
+    (void)arg;
+    if (tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET))                 /* pipeline, unroll, partition */
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    return 0;
+}
+
 int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
     LowSchedule sched = { .target = "fpga" };
@@ -369,24 +389,17 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
     UtilBuf text;
     util_buf_init(&text);
     int rc = -1, dataflow = 0;
+    LoopProgram *p = NULL;
 
-    LoopProgram *p = low_graph(g, &sched, d);               /* graph → one loop nest per node */
-    if (!p)
-        goto done;
+    TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas,
+                       .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule" };
+                                                             /* intermediates live on chip: no workspace plan */
     if (!inf || !outf) {
         util_error(d, util_loc_file(g->file), "out of memory");
         goto done;
     }
-    p->name = util_arena_strdup(&p->arena, o->name);
-    if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, d) < 0)                  /* convolutions: line buffer + window */
-        goto done;
-    tgt_fpga_fuse_relu(p, g);                                /* ReLU into the layer before it */
-    loop_simplify(p);
-    if (tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET)) {      /* pipeline, unroll, partition */
-        util_error(d, util_loc_file(g->file), "out of memory");
-        goto done;
-    }
-    if (loop_verify(p, d) || tgt_fpga_precision(g, p, o, &fmt, &frac, d))
+    p = tgt_loop_program(g, &pl, d);
+    if (!p || tgt_fpga_precision(g, p, o, &fmt, &frac, d))
         goto done;
     off = calloc((size_t)p->n_bufs + 1, sizeof *off);
     if (!off) {

@@ -1,4 +1,4 @@
-/* targets/fpga_conv.c — line buffers and sliding windows for 2-D
+/* targets/fpga/conv.c — line buffers and sliding windows for 2-D
  * convolution (docs/targets/fpga.md, "Convolution pipeline").
  *
  * Lowering writes a Conv as output-driven loops that read K_h x K_w input
@@ -9,7 +9,7 @@
  *   win[C][K_h][K_w]    the window: registers, shifted left one column per pixel;
  * so each step reads ONE new pixel per channel and the K_h-1 pixels above it
  * from the line buffer (one access per row bank), and every window tap is a
- * register (the window is partitioned completely; see fpga_sched.c):
+ * register (the window is partitioned completely; see schedule.c):
  *
  *   for n, hp < H_p, wp < W_p:                       // padded input position
  *     for c:                                         // pipelined, shifts unrolled
@@ -33,7 +33,7 @@
  * H_p, W_p cover exactly the rows / columns some output reads.  Applies to
  * 2-D Conv with dilation 1 and a kernel larger than 1x1 (any stride, padding
  * and group count); other convolutions keep lowering's loops. */
-#include "targets/fpga_impl.h"
+#include "targets/fpga/fpga_impl.h"
 
 #include <stdio.h>
 #include <string.h>

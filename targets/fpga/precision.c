@@ -1,4 +1,4 @@
-/* targets/fpga_prec.c — which fixed-point format each buffer gets.
+/* targets/fpga/precision.c — which fixed-point format each buffer gets.
  *
  * Sources, most specific first: the precision file's "tensors" entry for
  * the buffer's tensor name; its "layers" entry of the
@@ -8,7 +8,7 @@
  * ConvTranspose, Gemm and MatMul (input 1); every other constant is a
  * "bias" and defaults to the activations' format.  A kernel's registers
  * carry the most fraction bits of the formats it touches (at most 24). */
-#include "targets/fpga_impl.h"
+#include "targets/fpga/fpga_impl.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* targets/fpga_impl.h — private to the FPGA target (targets/fpga*.c). */
+/* targets/fpga/fpga_impl.h — private to the FPGA target (targets/fpga/). */
 #ifndef DLCC_FPGA_IMPL_H
 #define DLCC_FPGA_IMPL_H
 
@@ -11,7 +11,7 @@
 /* ... and bodies up to this many times larger, at II = cost / budget. */
 #define TGT_FPGA_MAX_REUSE 16
 
-/* HLS schedule (targets/fpga_sched.c): stages the model inputs on chip;
+/* HLS schedule (targets/fpga/schedule.c): stages the model inputs on chip;
  * marks, in every kernel, the outermost loop whose body costs at most
  * budget * TGT_FPGA_MAX_REUSE innermost iterations as LOOP_HLS_PIPELINE
  * (II = ceil(cost / budget)) and every loop inside it LOOP_UNROLLED; then gives
@@ -21,14 +21,14 @@
 int tgt_fpga_schedule(LoopProgram *p, int budget);
 
 /* Folds each ReLU kernel into the kernel that produces its input when
- * that input has no other reader (targets/fpga_sched.c); returns the count. */
+ * that input has no other reader (targets/fpga/schedule.c); returns the count. */
 int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g);
 
 /* Marks loop LOOP_HLS_PIPELINE with target II `ii` and every loop inside it
  * LOOP_UNROLLED. */
 void tgt_fpga_pipeline(LoopStmt *loop, int ii);
 
-/* Line-buffer rewrite of 2-D convolutions (targets/fpga_conv.c), pipelined
+/* Line-buffer rewrite of 2-D convolutions (targets/fpga/conv.c), pipelined
  * per pixel with about `budget` multipliers; returns how many kernels were
  * rewritten, -1 on OOM. */
 int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, UtilDiag *d);
@@ -44,12 +44,12 @@ typedef struct TgtHlsCost {
 
 void tgt_fpga_cost(const LoopProgram *p, const CgFixed *fmt, int dataflow, int k, TgtHlsCost *c);
 
-/* Precision (targets/fpga_prec.c): per-buffer storage formats (NULL when
+/* Precision (targets/fpga/precision.c): per-buffer storage formats (NULL when
  * everything is float32) and per-kernel register fraction bits. */
 int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, CgFixed **fmt, int **frac,
                        UtilDiag *d);
 
-/* Evaluation of the loop program (targets/fpga_eval.c), in double or in the
+/* Evaluation of the loop program (targets/fpga/eval.c), in double or in the
  * fixed-point arithmetic of codegen/c_emit.h (fmt != NULL): fills every
  * buffer; vals[b] (malloc'd, numel doubles) holds root buffer b's values
  * after the run.  Inputs are given in float. */

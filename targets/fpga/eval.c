@@ -1,9 +1,9 @@
-/* targets/fpga_eval.c — runs a loop program inside dlcc, in double
+/* targets/fpga/eval.c — runs a loop program inside dlcc, in double
  * precision or in exactly the fixed-point arithmetic the generated HLS C
  * performs (codegen/c_emit.h), so the report can state each layer's error
  * against float without an FPGA or a C compiler.  Naive tree walking: a
  * test oracle and an estimator, not a fast path. */
-#include "targets/fpga_impl.h"
+#include "targets/fpga/fpga_impl.h"
 
 #include <math.h>
 #include <stdlib.h>

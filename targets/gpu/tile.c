@@ -1,4 +1,4 @@
-/* targets/gpu_tile.c — shared-memory tiles for matrix products (MatMul,
+/* targets/gpu/tile.c — shared-memory tiles for matrix products (MatMul,
  * Gemm, and Conv as an implicit GEMM), the classic two-tile scheme.
  *
  * Recognised (the form lowering gives them): a nest of independent output
@@ -29,7 +29,7 @@
  * bounds) and store nothing; zero padding of the last k tile adds 0*0.  The
  * sum runs over k in the original order, so results match the untiled
  * kernel.  Each thread reads 2*T shared values per 2 global loads. */
-#include "targets/gpu_impl.h"
+#include "targets/gpu/gpu_impl.h"
 
 #define MAXV (IR_MAX_RANK * 2)
 
@@ -156,8 +156,8 @@ static LoopStmt *fill(Tb *t, const Prod *pr, int tile, const LoopExpr *e, const 
     reduction_exprs(t, pr, k, r);
     LoopExpr *in = B2(t, LOOP_LT, loop_expr_copy(t->p, k), I(t, R));
     if (cond)
-        in = B2(t, LOOP_AND, in, tgt_gpu_subst(t->p, cond, pr->rv, r, pr->nr));
-    LoopExpr *val = tgt_gpu_subst(t->p, e, pr->rv, r, pr->nr);
+        in = B2(t, LOOP_AND, in, loop_expr_subst(t->p, cond, pr->rv, r, pr->nr));
+    LoopExpr *val = loop_expr_subst(t->p, e, pr->rv, r, pr->nr);
     IrDType dt = t->p->bufs[tile].dtype;
     return loop_if(t->p, in, loop_store(t->p, tile, slot, val),
                    loop_store(t->p, tile, loop_expr_copy(t->p, slot), loop_float(t->p, dt, 0.0)));
@@ -191,7 +191,7 @@ LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt 
         int v = chain[i]->u.loop.var;
         int64_t e = chain[i]->u.loop.extent->u.i;
         known[nk++] = v;
-        int ux = tgt_gpu_expr_uses(pr.x, v), uy = tgt_gpu_expr_uses(pr.y, v);
+        int ux = loop_expr_uses(pr.x, v), uy = loop_expr_uses(pr.y, v);
         if (ux && !uy) {
             mv[nm] = v, me[nm++] = e, M *= e;
         } else if (uy && !ux) {
@@ -210,9 +210,9 @@ LoopStmt *tgt_gpu_tile_product(LoopProgram *p, const TgtGpuOptions *o, LoopStmt 
     /* the guard goes to the tile whose side it can be evaluated on */
     int cond_m = 0, cond_n = 0;
     for (int i = 0; i < nm; i++)
-        cond_m |= tgt_gpu_expr_uses(pr.cond, mv[i]);
+        cond_m |= loop_expr_uses(pr.cond, mv[i]);
     for (int i = 0; i < nn; i++)
-        cond_n |= tgt_gpu_expr_uses(pr.cond, nv[i]);
+        cond_n |= loop_expr_uses(pr.cond, nv[i]);
     if (cond_m && cond_n)
         return NULL;
     int64_t gy = (M + T - 1) / T, gx = (N + T - 1) / T;

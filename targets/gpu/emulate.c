@@ -1,4 +1,4 @@
-/* targets/gpu_emulate.c — barrier semantics for --gpu-emulate, where block
+/* targets/gpu/emulate.c — barrier semantics for --gpu-emulate, where block
  * and thread loops run serially on the host.
  *
  * A thread nest (perfectly nested GPU_THREAD_* loops) whose body holds
@@ -15,7 +15,7 @@
  * included — become LOCAL arrays with one element per thread of the block
  * (LET and ASSIGN store to them, uses load).  Each copy of the thread loops
  * gets fresh variables (a variable is bound once in a program). */
-#include "targets/gpu_impl.h"
+#include "targets/gpu/gpu_impl.h"
 
 #include <stdlib.h>
 

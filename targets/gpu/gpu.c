@@ -1,6 +1,9 @@
-/* targets/gpu.c — the GPU target: the whole pipeline, top to bottom
- * (docs/targets/gpu.md). */
-#include "targets/targets.h"
+/* targets/gpu/gpu.c — the GPU target (docs/targets/gpu.md): the loop
+ * pipeline with the GPU schedule, then PTX through LLVM's NVPTX backend and
+ * a host object launching it through the dlcc runtime (or, with
+ * --gpu-emulate, the same kernels built for the host), the header and the
+ * report. */
+#include "targets/gpu/gpu_impl.h"
 #include "codegen/codegen.h"
 #include "lower/lower.h"
 #include "runtime/dlcc_gpu.h"
@@ -56,25 +59,22 @@ static int gpu_header(const IrGraph *g, LoopProgram *p, const TgtOptions *o, int
     return 0;
 }
 
+/* The GPU schedule: blocks, threads, shared-memory tiles; under
+ * --gpu-emulate the thread loops split at barriers for the host. */
+static int gpu_schedule(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
+{
+    (void)g;
+    const TgtOptions *o = arg;
+    TgtGpuOptions gs = { .block_size = 256, .tile = 16 };
+    return tgt_gpu_schedule(p, &gs, d) || (o->gpu_emulate && tgt_gpu_split_barriers(p, d)) ? -1 : 0;
+}
+
 LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 {
-    LowSchedule sched = { .target = "gpu" };                /* plain loop nests: the GPU schedule binds them */
-    TgtGpuOptions gs = { .block_size = 256, .tile = 16 };
-    LoopProgram *p = low_graph(g, &sched, d);               /* graph → one loop nest per node */
-    if (!p)
-        return NULL;
-    p->name = util_arena_strdup(&p->arena, o->name);
-    if (tgt_gpu_schedule(p, &gs, d) ||                       /* blocks, threads, shared tiles */
-        (o->gpu_emulate && tgt_gpu_split_barriers(p, d))) {  /* host: thread loops split at barriers */
-        loop_program_free(p);
-        return NULL;
-    }
-    loop_simplify(p);                                        /* index algebra */
-    if (low_plan_memory_opt(p, g, o->opt_level > 0, d) || loop_verify(p, d)) {   /* device workspace offsets */
-        loop_program_free(p);
-        return NULL;
-    }
-    return p;
+    LowSchedule sched = { .target = "gpu" };                 /* plain loop nests: the GPU schedule binds them */
+    TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = gpu_schedule, .arg = o,
+                       .schedule_name = "the GPU schedule", .plan_memory = 1, .reuse = o->opt_level > 0 };
+    return tgt_loop_program(g, &pl, d);                      /* device workspace offsets */
 }
 
 int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
