@@ -9,7 +9,22 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-typedef struct CgCtx {
+typedef struct CgCtx CgCtx;
+
+/* What a kind of code adds to the statement emitter (emit.c), set by its
+ * driver before emission, so that emit.c calls no driver: ptx.c's NVPTX
+ * kernels (GPU loops, barriers, kernel parameters and shared memory),
+ * parallel.c's parallel regions of CPU code (cg_region_prepare).  NULL
+ * members: that form does not occur. */
+typedef struct CgHooks {
+    int (*gpu_loop)(CgCtx *c, const LoopStmt *s);             /* GPU_BLOCK_* / GPU_THREAD_* loop */
+    int (*barrier)(CgCtx *c);                                 /* BARRIER */
+    LLVMValueRef (*root_ptr)(CgCtx *c, int buf);              /* base pointer of a root buffer */
+    int (*region_kernel)(CgCtx *c, const LoopStmt *body);     /* a kernel's body in a parallel region */
+    int (*region_run)(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLVMTypeRef kernel_t);
+} CgHooks;
+
+struct CgCtx {
     /* LLVM handles, created by cg_ctx_init and disposed by cg_ctx_dispose. */
     LLVMContextRef ctx;              /* owned unless owns_ctx == 0 (JIT: the ORC context) */
     LLVMModuleRef mod;               /* owned unless handed to the JIT (mod = NULL then) */
@@ -46,7 +61,8 @@ typedef struct CgCtx {
     unsigned math_calls;             /* calls cg_math emitted so far (no_libm) */
     int region;                      /* kernels run in one parallel region per call (parallel.c) */
     LLVMValueRef tstate;             /* region: the kernel function's task state argument */
-} CgCtx;
+    const CgHooks *hooks;            /* the code's additions to emit.c, or NULL */
+};
 
 /* context.c: targets, target machine, passes and output. */
 int  cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextRef ext_ctx, int jit,
@@ -57,7 +73,8 @@ int  cg_internal_error(CgCtx *c, const char *what, char *llvm_msg);   /* dispose
 int  cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack);  /* object or assembly of
                                                  c->mod; *stack (if not NULL): the stack bound */
 
-/* emit.c: the module (entry points, kernels, buffers, statements). */
+/* emit.c: the module (entry points, kernels, buffers, statements); the
+ * CPU's parallel regions when c->region (cg_region_prepare). */
 int cg_emit_module(CgCtx *c);
 int cg_stmt(CgCtx *c, const LoopStmt *s);
 typedef int (*CgStmtFn)(CgCtx *c, const LoopStmt *s);
@@ -69,11 +86,6 @@ LLVMValueRef cg_const_global(CgCtx *c, int buf);         /* read-only global of 
 void cg_end_entry_block(CgCtx *c);
 void cg_used_buffers(const LoopStmt *s, unsigned char *used);   /* used[buf] = 1 for each buffer s touches */
 int  cg_storage_root(const LoopProgram *p, int buf);     /* following alias_of; -1 on a cycle */
-
-/* ptx.c: the hooks emit.c calls for GPU device code (c->gpu). */
-int cg_gpu_loop(CgCtx *c, const LoopStmt *s);            /* GPU_BLOCK_* / GPU_THREAD_* loop */
-int cg_gpu_barrier(CgCtx *c);                            /* llvm.nvvm.barrier0 */
-LLVMValueRef cg_gpu_root_ptr(CgCtx *c, int buf);         /* kernel parameter or shared memory */
 
 /* expr.c: types and expressions. */
 LLVMTypeRef  cg_reg_type(CgCtx *c, IrDType t);   /* the type values of t have in registers */
@@ -99,14 +111,12 @@ void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
 int cg_vector_loop(CgCtx *c, const LoopStmt *s);
 
 /* parallel.c: one parallel region per call through the Halide runtime's
- * thread pool (CgOptions.threads > 1).  cg_region_wanted: some kernel has a
- * PARALLEL loop to split.  cg_region_kernel: a kernel's body cut into
- * chunks the region's tasks claim (kernel functions then take a fourth
- * argument, c->tstate).  cg_region_run: in NAME_run_ptrs, the region
- * running kfn[0..n) (of type kernel_t) on kargs. */
-int cg_region_wanted(const CgCtx *c);
-int cg_region_kernel(CgCtx *c, const LoopStmt *body);
-int cg_region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLVMTypeRef kernel_t);
+ * thread pool (CgOptions.threads > 1).  cg_region_prepare, before
+ * cg_emit_module: when some kernel has a PARALLEL loop to split, sets
+ * c->region and the hooks that cut each kernel's body into chunks the
+ * region's tasks claim (kernel functions then take a fourth argument,
+ * c->tstate) and run the region from NAME_run_ptrs. */
+void cg_region_prepare(CgCtx *c);
 
 /* mathlib.c (CgOptions.no_libm): a call of the module's own internal math
  * function `name` (an intrinsic's name from loop_intrinsic_name, or "trunc",

@@ -1,7 +1,7 @@
 /* codegen/context.c — the compilation context: LLVM targets, target machine,
  * module, builders and pass options are created in cg_ctx_init and disposed
- * in cg_ctx_dispose; cg_compile is the straight-line pipeline
- * (build module -> verify -> optimize -> emit). */
+ * in cg_ctx_dispose; the optimization passes and the emission of an object
+ * or assembly file every driver (compile.c, jit.c, ptx.c) ends with. */
 #include "codegen/cg_impl.h"
 
 #include <llvm-c/Analysis.h>
@@ -345,43 +345,4 @@ int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stac
     util_buf_put(out, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
     LLVMDisposeMemoryBuffer(mb);
     return out->oom ? cg_fail(c, "out of memory") : 0;
-}
-
-void cg_result_init(CgResult *r)
-{
-    r->stack_bytes = -1;
-    util_buf_init(&r->obj);
-    util_buf_init(&r->asm_text);
-    util_buf_init(&r->llvm_ir);
-}
-
-void cg_result_free(CgResult *r)
-{
-    util_buf_free(&r->obj);
-    util_buf_free(&r->asm_text);
-    util_buf_free(&r->llvm_ir);
-}
-
-int cg_compile(const LoopProgram *p, const CgOptions *o, CgResult *r, UtilDiag *d)
-{
-    if (loop_verify(p, d) != 0)
-        return -1;
-    CgCtx c;
-    int rc = cg_ctx_init(&c, p, o, NULL, 0, d);
-    if (rc == 0)
-        rc = cg_emit_module(&c);
-    if (rc == 0)
-        rc = cg_ctx_optimize(&c);
-    unsigned emit = c.o.emit ? c.o.emit : CG_EMIT_OBJ;
-    if (rc == 0 && (emit & CG_EMIT_LLVM)) {
-        char *s = LLVMPrintModuleToString(c.mod);
-        util_buf_put(&r->llvm_ir, s, strlen(s));
-        LLVMDisposeMessage(s);
-    }
-    if (rc == 0 && (emit & CG_EMIT_ASM))
-        rc = cg_emit_file(&c, LLVMAssemblyFile, &r->asm_text, NULL);
-    if (rc == 0 && (emit & CG_EMIT_OBJ))
-        rc = cg_emit_file(&c, LLVMObjectFile, &r->obj, &r->stack_bytes);
-    cg_ctx_dispose(&c);
-    return rc;
 }

@@ -109,7 +109,7 @@ LLVMValueRef cg_const_global(CgCtx *c, int i)
 static LLVMValueRef root_ptr(CgCtx *c, int i)
 {
     if (c->gpu)
-        return cg_gpu_root_ptr(c, i);
+        return c->hooks->root_ptr(c, i);
     const LoopBuf *b = &c->p->bufs[i];
     LLVMBuilderRef A = c->ab;
     switch (b->storage) {
@@ -259,7 +259,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     LoopForKind k = s->u.loop.kind;
     int gpu_kind = k >= LOOP_GPU_BLOCK_X && k <= LOOP_GPU_THREAD_Z;
     if (gpu_kind && c->gpu)
-        return cg_gpu_loop(c, s);     /* ptx.c: the loop variable is a block / thread index */
+        return c->hooks->gpu_loop(c, s);     /* ptx.c: the loop variable is a block / thread index */
     if (!(gpu_kind && c->o.gpu_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
         k != LOOP_UNROLLED)
         return cg_fail(c, "'%s' is not a CPU loop kind", loop_for_kind_name(k));
@@ -363,7 +363,7 @@ int cg_stmt(CgCtx *c, const LoopStmt *s)
     }
     case LOOP_S_BARRIER:
         if (c->gpu)
-            return cg_gpu_barrier(c);
+            return c->hooks->barrier(c);
         return cg_fail(c, "'barrier' is not a CPU statement%s",
                        c->o.gpu_emulate ? " (GPU emulation needs barriers split first)" : "");
     }
@@ -417,7 +417,7 @@ static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
     begin_function(c, fn);
     c->tstate = c->region ? LLVMGetParam(fn, 3) : NULL;
     if (cg_setup_buffers(c, k->body) != 0 ||
-        (c->region ? cg_region_kernel(c, k->body) : cg_stmt(c, k->body)) != 0)
+        (c->region ? c->hooks->region_kernel(c, k->body) : cg_stmt(c, k->body)) != 0)
         return NULL;
     LLVMBuildRetVoid(c->b);
     cg_end_entry_block(c);
@@ -484,7 +484,6 @@ int cg_emit_module(CgCtx *c)
     LLVMValueRef *kfn = calloc(p->n_kernels > 0 ? (size_t)p->n_kernels : 1, sizeof *kfn);
     if (!kfn)
         return cg_fail(c, "out of memory");
-    c->region = cg_region_wanted(c);
     for (int k = 0; k < p->n_kernels; k++)
         if (!(kfn[k] = kernel_function(c, &p->kernels[k]))) {
             free(kfn);
@@ -506,7 +505,7 @@ int cg_emit_module(CgCtx *c)
         kargs[2] = static_workspace(c, workspace_need(p));
     else if (workspace_need(p) > 0)
         null_check(c, c->args[2], fail);
-    if (c->region && cg_region_run(c, kfn, p->n_kernels, kargs, kernel_type(c)) != 0) {
+    if (c->region && c->hooks->region_run(c, kfn, p->n_kernels, kargs, kernel_type(c)) != 0) {
         free(kfn);
         return -1;
     }

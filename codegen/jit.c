@@ -36,8 +36,10 @@ int cg_jit(const LoopProgram *p, const CgOptions *o, CgJit **out, UtilDiag *d)
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     CgCtx c;
     int rc = cg_ctx_init(&c, p, o, LLVMOrcThreadSafeContextGetContext(tsc), 1, d);
-    if (rc == 0)
+    if (rc == 0) {
+        cg_region_prepare(&c);                  /* --threads: one parallel region per call */
         rc = cg_emit_module(&c);
+    }
     if (rc == 0)
         rc = cg_ctx_optimize(&c);
     LLVMErrorRef e = NULL;

@@ -332,7 +332,7 @@ static int region_stmt(CgCtx *c, const LoopStmt *s)
     }
 }
 
-int cg_region_wanted(const CgCtx *c)
+static int region_wanted(const CgCtx *c)
 {
     if (c->gpu || c->o.threads <= 1)
         return 0;
@@ -342,7 +342,7 @@ int cg_region_wanted(const CgCtx *c)
     return 0;
 }
 
-int cg_region_kernel(CgCtx *c, const LoopStmt *body)
+static int region_kernel(CgCtx *c, const LoopStmt *body)
 {
     int oom = 0, ok = region_ok(c, body, &oom);
     if (oom)
@@ -352,7 +352,7 @@ int cg_region_kernel(CgCtx *c, const LoopStmt *body)
 
 /* Emits into the current function (NAME_run_ptrs): the region, the closure
  * and the task function calling kfn[0..n) with kargs and the task's state. */
-int cg_region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLVMTypeRef kernel_t)
+static int region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLVMTypeRef kernel_t)
 {
     LLVMTypeRef rt = region_type(c), tt = thread_type(c);
     LLVMTypeRef cf[4] = { c->t_ptr, c->t_ptr, c->t_ptr, c->t_ptr };
@@ -433,4 +433,12 @@ int cg_region_run(CgCtx *c, LLVMValueRef *kfn, int n, LLVMValueRef kargs[3], LLV
                            LLVMConstInt(c->t_i32, (unsigned long long)c->o.threads, 0), clo };
     LLVMBuildCall2(c->b, pf_t, pf, pa, 5, "");
     return 0;
+}
+
+void cg_region_prepare(CgCtx *c)
+{
+    static const CgHooks region_hooks = { .region_kernel = region_kernel, .region_run = region_run };
+    c->region = region_wanted(c);
+    if (c->region)
+        c->hooks = &region_hooks;
 }

@@ -83,7 +83,7 @@ static void dev_bufs_free(DevBufs *db)
 
 static LoopForKind gpu_kind(const LoopStmt *s) { return s->u.loop.kind; }
 
-int cg_gpu_loop(CgCtx *c, const LoopStmt *s)
+static int gpu_loop(CgCtx *c, const LoopStmt *s)
 {
     static const char *const sreg[] = {
         "llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y", "llvm.nvvm.read.ptx.sreg.ctaid.z",
@@ -108,12 +108,12 @@ int cg_gpu_loop(CgCtx *c, const LoopStmt *s)
     return 0;
 }
 
-int cg_gpu_barrier(CgCtx *c)
+static int gpu_barrier(CgCtx *c)
 {
     return cg_call_intrinsic(c, "llvm.nvvm.barrier0", NULL, 0, NULL, 0) ? 0 : -1;
 }
 
-LLVMValueRef cg_gpu_root_ptr(CgCtx *c, int i)
+static LLVMValueRef gpu_root_ptr(CgCtx *c, int i)
 {
     const LoopBuf *b = &c->p->bufs[i];
     if (b->storage == LOOP_ST_LOCAL) {   /* shared memory of the block */
@@ -481,7 +481,10 @@ int cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r, 
     if (rc == 0 && !arch_ok(arch))
         rc = cg_fail(&c, "GPU architecture '%s' is not supported (sm_75, sm_80, sm_86, sm_87, sm_89, sm_90)", arch);
     if (rc == 0) {
+        static const CgHooks device_hooks = { .gpu_loop = gpu_loop, .barrier = gpu_barrier,
+                                              .root_ptr = gpu_root_ptr };
         c.gpu = 1;
+        c.hooks = &device_hooks;
         c.param_of = malloc(((size_t)p->n_bufs + 1) * sizeof *c.param_of);
         rc = c.param_of ? dev_bufs(&c, &db) : cg_fail(&c, "out of memory");
     }
