@@ -44,9 +44,7 @@
 #include <stdint.h>
 
 #include "ir/loop/loop.h"
-
-/* Return code of the generated entry points when a needed pointer is NULL. */
-#define DLCC_ERR_NULL (-1)
+#include "runtime/dlcc_abi.h"   /* the entry points' return codes (DLCC_ERR_NULL) */
 
 /* What cg_compile produces (bits of CgOptions.emit; 0 means CG_EMIT_OBJ). */
 enum {

@@ -17,11 +17,12 @@
  *    smallest plan is kept.
  * workspace_bytes is the end of the highest slot. */
 #include "lower/lower.h"
+#include "runtime/dlcc_abi.h"   /* DLCC_WORKSPACE_ALIGN */
 
 #include <stdlib.h>
 #include <string.h>
 
-#define ALIGN 64
+#define ALIGN DLCC_WORKSPACE_ALIGN
 
 typedef struct Slot {
     int64_t size;          /* aligned bytes */

@@ -12,12 +12,8 @@
 
 #include <stdint.h>
 
-/* Return codes of dlcc_gpu_run (and so of NAME_run / NAME_run_ptrs). */
-#define DLCC_GPU_OK 0
-#define DLCC_GPU_ERR_NULL (-1)     /* a required pointer was NULL */
-#define DLCC_GPU_ERR_DEVICE (-2)   /* no CUDA driver or device, or a CUDA call failed (details on
-                                      stderr when DLCC_GPU_VERBOSE is set in the environment) */
-#define DLCC_GPU_ERR_PROGRAM (-3)  /* the program descriptor is malformed (version mismatch) */
+#include "dlcc_abi.h"   /* the return codes: DLCC_OK, DLCC_ERR_NULL, DLCC_ERR_DEVICE (details on
+                           stderr when DLCC_GPU_VERBOSE is set in the environment), DLCC_ERR_PROGRAM */
 
 #define DLCC_GPU_VERSION 1
 
@@ -50,7 +46,7 @@ typedef struct DlccGpuProgram {
     ((int64_t)DLCC_GPU_WORKSPACE_HEADER + (int64_t)DLCC_GPU_WORKSPACE_PER_BUF * (int64_t)(n_bufs))
 
 /* Runs the program: copies inputs to the device, launches the kernels in
- * order, copies outputs back.  Returns DLCC_GPU_OK or a DLCC_GPU_ERR_*. */
+ * order, copies outputs back.  Returns DLCC_OK or a DLCC_ERR_* (dlcc_abi.h). */
 int32_t dlcc_gpu_run(const DlccGpuProgram *prog, const void *const inputs[], void *const outputs[],
                      void *workspace);
 

@@ -22,9 +22,9 @@
 /* The larger of two sizes (an integer constant expression). */
 #define DLCC_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* Every generated model wants its workspace aligned to 64 bytes
- * (NAME_WORKSPACE_ALIGN). */
-#define DLCC_WORKSPACE_ALIGN 64
+/* DLCC_WORKSPACE_ALIGN: every generated model wants its workspace aligned
+ * to it (NAME_WORKSPACE_ALIGN); the return codes of NAME_run. */
+#include "dlcc_abi.h"
 
 /* A static workspace of `size` bytes (size may be 0) named `name`. */
 #if defined(__cplusplus)

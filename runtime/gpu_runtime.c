@@ -107,12 +107,12 @@ static int ws_init(const DlccGpuProgram *prog, void *ws)
     if (h->ready)
         return 0;
     if (!h->module && halide_cuda_initialize_kernels(NULL, &h->module, prog->ptx, (int)strlen(prog->ptx) + 1))
-        return DLCC_GPU_ERR_DEVICE;
+        return DLCC_ERR_DEVICE;
     const struct halide_device_interface_t *cuda = halide_cuda_device_interface();
     for (int i = 0; i < h->n_bufs; i++) {
         halide_buffer_t *b = ws_buf(ws, i);
         if (!b->device && halide_device_malloc(NULL, b, cuda))
-            return DLCC_GPU_ERR_DEVICE;
+            return DLCC_ERR_DEVICE;
         if (t[5 + 3 * i] == DLCC_GPU_BUF_CONST) {
             b->host = (uint8_t *)prog->consts[t[5 + 3 * i + 1]];
             b->flags = halide_buffer_flag_host_dirty;
@@ -120,7 +120,7 @@ static int ws_init(const DlccGpuProgram *prog, void *ws)
             b->host = NULL;
             b->flags = 0;
             if (rc)
-                return DLCC_GPU_ERR_DEVICE;
+                return DLCC_ERR_DEVICE;
         }
     }
     h->ready = 1;
@@ -132,7 +132,7 @@ static int launch(const DlccGpuProgram *prog, void *ws, const int64_t *k, const 
     enum { MAX_ARGS = 64 };
     int n = (int)k[7];
     if (n < 0 || n > MAX_ARGS)
-        return DLCC_GPU_ERR_PROGRAM;
+        return DLCC_ERR_PROGRAM;
     size_t sizes[MAX_ARGS + 1];
     void *args[MAX_ARGS + 1];
     int8_t is_buf[MAX_ARGS + 1];
@@ -148,7 +148,7 @@ static int launch(const DlccGpuProgram *prog, void *ws, const int64_t *k, const 
     (void)prog;
     return halide_cuda_run(NULL, h->module, name, (int)k[1], (int)k[2], (int)k[3], (int)k[4], (int)k[5],
                            (int)k[6], 0, sizes, args, is_buf)
-               ? DLCC_GPU_ERR_DEVICE
+               ? DLCC_ERR_DEVICE
                : 0;
 }
 
@@ -156,19 +156,19 @@ int32_t dlcc_gpu_run(const DlccGpuProgram *prog, const void *const inputs[], voi
                      void *workspace)
 {
     if (!prog || !workspace)
-        return DLCC_GPU_ERR_NULL;
+        return DLCC_ERR_NULL;
     const int64_t *t = prog->table;
     if (t[0] != DLCC_GPU_VERSION)
-        return DLCC_GPU_ERR_PROGRAM;
+        return DLCC_ERR_PROGRAM;
     int n_bufs = (int)t[1], n_kernels = (int)t[2], n_in = (int)t[3], n_out = (int)t[4];
     if ((n_in > 0 && !inputs) || (n_out > 0 && !outputs))
-        return DLCC_GPU_ERR_NULL;
+        return DLCC_ERR_NULL;
     for (int i = 0; i < n_in; i++)
         if (!inputs[i])
-            return DLCC_GPU_ERR_NULL;
+            return DLCC_ERR_NULL;
     for (int i = 0; i < n_out; i++)
         if (!outputs[i])
-            return DLCC_GPU_ERR_NULL;
+            return DLCC_ERR_NULL;
     int rc = ws_init(prog, workspace);
     if (rc)
         return rc;
@@ -180,7 +180,7 @@ int32_t dlcc_gpu_run(const DlccGpuProgram *prog, const void *const inputs[], voi
         halide_buffer_t *b = ws_buf(workspace, i);
         b->host = (uint8_t *)(uintptr_t)inputs[e[1]];
         b->flags = halide_buffer_flag_host_dirty;
-        rc = halide_copy_to_device(NULL, b, cuda) ? DLCC_GPU_ERR_DEVICE : 0;
+        rc = halide_copy_to_device(NULL, b, cuda) ? DLCC_ERR_DEVICE : 0;
         b->host = NULL;
         b->flags = 0;
     }
@@ -196,7 +196,7 @@ int32_t dlcc_gpu_run(const DlccGpuProgram *prog, const void *const inputs[], voi
         halide_buffer_t *b = ws_buf(workspace, i);
         b->host = (uint8_t *)outputs[e[1]];
         b->flags = halide_buffer_flag_device_dirty;
-        rc = halide_copy_to_host(NULL, b) ? DLCC_GPU_ERR_DEVICE : 0;
+        rc = halide_copy_to_host(NULL, b) ? DLCC_ERR_DEVICE : 0;
         b->host = NULL;
         b->flags = 0;
     }

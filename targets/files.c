@@ -33,16 +33,13 @@ int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf 
 }
 
 int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
-                         int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d)
+                         const TgtHeader *h, TgtFiles *out, UtilDiag *d)
 {
     UtilBuf text;
     util_buf_init(&text);
     int bad = 0;
     if (o->emit & TGT_EMIT_HEADER) {
-        if (header)
-            bad |= tgt_add_file(out, o->name, ".h", header, d);
-        else
-            bad |= tgt_emit_header(g, p, o, stack_bytes, &text, d) || tgt_add_file(out, o->name, ".h", &text, d);
+        bad |= tgt_emit_header(g, p, o, h, &text, d) || tgt_add_file(out, o->name, ".h", &text, d);
         util_buf_free(&text);
     }
     if (!bad && (o->emit & TGT_EMIT_GRAPH)) {
@@ -51,7 +48,7 @@ int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOption
         util_buf_free(&text);
     }
     if (!bad && (o->emit & TGT_EMIT_REPORT)) {
-        bad |= tgt_emit_report(g, p, o, stack_bytes, target, &text, d) ||
+        bad |= tgt_emit_report(g, p, o, h->stack_bytes, target, &text, d) ||
                tgt_add_file(out, o->name, ".report.json", &text, d);
         util_buf_free(&text);
     }

@@ -2,6 +2,7 @@
  * target.  Field names are the tensors' names made into C identifiers,
  * deduplicated with a numeric suffix. */
 #include "targets/targets.h"
+#include "runtime/dlcc_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,9 +170,26 @@ int64_t tgt_stack_estimate(const LoopProgram *p)
     return bytes;
 }
 
-int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+/* NAME_OK, NAME_ERR_NULL and the target's other codes (runtime/dlcc_abi.h),
+ * then its note. */
+static void return_codes(UtilBuf *out, const char *name, const TgtHeader *h)
+{
+#define CODE(nm, value, doc)                                                                    \
+    if ((value) == 0)                                                                           \
+        util_buf_printf(out, "#define %s_" #nm " 0\n", name);                                    \
+    else if ((value) == DLCC_ERR_NULL || (h->codes & (1u << -(value))))                         \
+        util_buf_printf(out, "#define %s_" #nm " (%d)   /* %s */\n", name, (value), doc);
+    DLCC_RETURN_CODES(CODE)
+#undef CODE
+    if (h->note)
+        util_buf_printf(out, "%s", h->note);
+    util_buf_printf(out, "\n");
+}
+
+int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const TgtHeader *h,
                     UtilBuf *out, UtilDiag *d)
 {
+    int64_t stack_bytes = h->stack_bytes;
     const char *name = o->name;
     char **in = field_names(g, g->inputs, g->n_inputs);
     char **outn = field_names(g, g->outputs, g->n_outputs);
@@ -187,9 +205,9 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     util_buf_printf(out, "#define %s_NUM_INPUTS %d\n", name, g->n_inputs);
     util_buf_printf(out, "#define %s_NUM_OUTPUTS %d\n", name, g->n_outputs);
     util_buf_printf(out, "#define %s_WORKSPACE_SIZE %lld   /* bytes of scratch the caller passes; 0 when none "
-                         "is needed */\n", name, (long long)p->workspace_bytes);
-    util_buf_printf(out, "#define %s_WORKSPACE_ALIGN %lld\n", name,
-                    (long long)(p->workspace_align ? p->workspace_align : 64));
+                         "is needed */\n", name,
+                    (long long)(h->workspace_bytes >= 0 ? h->workspace_bytes : p->workspace_bytes));
+    util_buf_printf(out, "#define %s_WORKSPACE_ALIGN %d\n", name, DLCC_WORKSPACE_ALIGN);
     util_buf_printf(out, "#define %s_WEIGHTS_SIZE %lld   /* bytes of constant data in the object */\n", name,
                     (long long)weights);
     if (stack_bytes >= 0)
@@ -206,8 +224,7 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
         comment_text(out, o->workspace_section ? o->workspace_section : ".bss");
         util_buf_printf(out, "): NOT reentrant */\n");
     }
-    util_buf_printf(out, "#define %s_OK 0\n#define %s_ERR_NULL (-1)   /* a required pointer was NULL */\n\n",
-                    name, name);
+    return_codes(out, name, h);
     for (int i = 0; i < g->n_inputs && in; i++)
         tensor_macros(out, name, "INPUT", in[i], &g->tensors[g->inputs[i]]);
     for (int i = 0; i < g->n_outputs && outn; i++)

@@ -71,10 +71,22 @@ typedef struct TgtFiles {
 void tgt_files_free(TgtFiles *fs);
 /* Adds NAME + ext holding a copy of buf. */
 int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d);
-/* Adds the files every target writes, as o->emit asks: NAME.h (`header`, or
- * tgt_emit_header's when NULL), NAME.dot, NAME.report.json for `target`. */
+/* What NAME.h says of a target's entry points beyond the program's own
+ * sizes (tgt_emit_header). */
+typedef struct TgtHeader {
+    int64_t stack_bytes;      /* the code generator's worst-case stack of NAME_run; -1: tgt_stack_estimate's
+                                 (the header says which) */
+    int64_t workspace_bytes;  /* NAME_WORKSPACE_SIZE when the target's workspace is not the program's (the GPU's
+                                 device state); -1: the program's */
+    unsigned codes;           /* return codes besides NAME_OK and NAME_ERR_NULL: bits 1 << -DLCC_ERR_* */
+    const char *note;         /* comment lines after the codes (the workspace's use, what to link), or NULL */
+} TgtHeader;
+#define TGT_HEADER_CPU(stack) ((TgtHeader){ .stack_bytes = (stack), .workspace_bytes = -1 })
+
+/* Adds the files every target writes, as o->emit asks: NAME.h, NAME.dot,
+ * NAME.report.json for `target` (h->stack_bytes is the report's too). */
 int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,
-                         int64_t stack_bytes, const UtilBuf *header, TgtFiles *out, UtilDiag *d);
+                         const TgtHeader *h, TgtFiles *out, UtilDiag *d);
 
 /* ---------------------------------------------------------- the loop pipeline */
 
@@ -153,10 +165,9 @@ int  tgt_host_jit(const IrGraph *g, const TgtOptions *o, TgtHostModel **out, Uti
 int  tgt_host_run(TgtHostModel *m, const IrArray *inputs, IrArray *outputs, UtilDiag *d);
 void tgt_host_free(TgtHostModel *m);
 
-/* NAME.h: sizes, shapes, the input/output structs and the entry points.
- * stack_bytes: the code generator's worst-case stack of NAME_run, or -1
- * for tgt_stack_estimate's (the header says which). */
-int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, int64_t stack_bytes,
+/* NAME.h: sizes, shapes, the return codes (runtime/dlcc_abi.h), the
+ * input/output structs and the entry points, as h describes them. */
+int  tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const TgtHeader *h,
                      UtilBuf *out, UtilDiag *d);
 /* NAME.report.json: workspace (planned and lower bound), weights, stack
  * (as the header), per-kernel FLOPs, target. */

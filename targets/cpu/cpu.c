@@ -56,7 +56,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         bad |= tgt_add_file(out, o->name, ".s", &res.asm_text, d);
     if (!bad && (o->emit & TGT_EMIT_LLVM))
         bad |= tgt_add_file(out, o->name, ".ll", &res.llvm_ir, d);
-    if (bad || tgt_add_common_files(g, p, o, "cpu", res.stack_bytes, NULL, out, d))
+    if (bad || tgt_add_common_files(g, p, o, "cpu", &TGT_HEADER_CPU(res.stack_bytes), out, d))
         goto done;
     rc = 0;
 done:

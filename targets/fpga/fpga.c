@@ -417,7 +417,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         add_file(out, o->name, ".c", &text);
     util_buf_free(&text);
     if (o->emit & TGT_EMIT_HEADER) {
-        if (tgt_emit_header(g, p, o, -1, &text, d))
+        if (tgt_emit_header(g, p, o, &TGT_HEADER_CPU(-1), &text, d))
             goto done;
         add_file(out, o->name, ".h", &text);
     }

@@ -27,37 +27,11 @@ static const char *find_libdevice(void)
     return NULL;
 }
 
-/* NAME.h with the GPU workspace (device state) and the device error code. */
-static int gpu_header(const IrGraph *g, LoopProgram *p, const TgtOptions *o, int64_t ws, UtilBuf *out, UtilDiag *d)
-{
-    const char *name = o->name;
-    int64_t saved = p->workspace_bytes, saved_align = p->workspace_align;
-    p->workspace_bytes = ws;
-    p->workspace_align = 64;
-    UtilBuf h;
-    util_buf_init(&h);
-    int rc = tgt_emit_header(g, p, o, -1, &h, d);
-    p->workspace_bytes = saved;
-    p->workspace_align = saved_align;
-    if (rc) {
-        util_buf_free(&h);
-        return -1;
-    }
-    /* after the line defining NAME_ERR_NULL */
-    char key[300];
-    snprintf(key, sizeof key, "#define %s_ERR_NULL", name);
-    const char *at = h.data ? strstr(h.data, key) : NULL;
-    const char *eol = at ? strchr(at, '\n') : NULL;
-    size_t cut = eol ? (size_t)(eol + 1 - h.data) : h.len;
-    util_buf_put(out, h.data ? h.data : "", cut);
-    util_buf_printf(out, "#define %s_ERR_DEVICE (-2)   /* no CUDA driver or device, or a CUDA call failed */\n"
-                         "/* The workspace holds the device state (loaded kernels, device buffers), set up by\n"
-                         " * the first run; fresh or zeroed memory.  Link with `pkg-config --libs dlcc-runtime`. */\n",
-                    name);
-    util_buf_put(out, h.data ? h.data + cut : "", h.len - cut);
-    util_buf_free(&h);
-    return 0;
-}
+/* What NAME.h says of a GPU object: its workspace is the device state,
+ * and a run may fail on the device. */
+static const char gpu_workspace_note[] =
+    "/* The workspace holds the device state (loaded kernels, device buffers), set up by\n"
+    " * the first run; fresh or zeroed memory.  Link with `pkg-config --libs dlcc-runtime`. */\n";
 
 /* The GPU schedule: blocks, threads, shared-memory tiles; under
  * --gpu-emulate the thread loops split at barriers for the host. */
@@ -88,8 +62,6 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     CgResult er;
     cg_gpu_result_init(&gr);
     cg_result_init(&er);
-    UtilBuf text;
-    util_buf_init(&text);
     int rc = -1;
 
     LoopProgram *p = tgt_gpu_program(g, o, d);
@@ -115,16 +87,16 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         bad |= tgt_add_file(out, o->name, ".s", &er.asm_text, d);
     if (!bad && (o->emit & TGT_EMIT_LLVM))
         bad |= tgt_add_file(out, o->name, ".ll", o->gpu_emulate ? &er.llvm_ir : &gr.llvm_ir, d);
-    if (!bad && !o->gpu_emulate && (o->emit & TGT_EMIT_HEADER))
-        bad |= gpu_header(g, p, o, ws, &text, d);
-    if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu",
-                                    o->gpu_emulate ? er.stack_bytes : -1, o->gpu_emulate ? NULL : &text, out, d))
+    TgtHeader h = TGT_HEADER_CPU(er.stack_bytes);            /* emulated: a host object like the CPU's */
+    if (!o->gpu_emulate)
+        h = (TgtHeader){ .stack_bytes = -1, .workspace_bytes = ws, .codes = 1u << -DLCC_ERR_DEVICE,
+                         .note = gpu_workspace_note };
+    if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", &h, out, d))
         goto done;
     rc = 0;
 done:
     if (rc)
         tgt_files_free(out);
-    util_buf_free(&text);
     cg_gpu_result_free(&gr);
     cg_result_free(&er);
     if (p)

@@ -78,7 +78,7 @@ def main():
         inst = dest / prefix.lstrip("/")
         print("installed into %s" % inst)
         for f in ["bin/dlcc", "share/cmake/dlcc/dlccConfig.cmake", "share/cmake/dlcc/dlccConfigVersion.cmake",
-                  "share/cmake/dlcc/dlccModel.cmake", "include/dlcc/runtime.h"]:
+                  "share/cmake/dlcc/dlccModel.cmake", "include/dlcc/runtime.h", "include/dlcc/dlcc_abi.h"]:
             if not (inst / f).exists():
                 print("FAIL: %s was not installed" % f)
                 ok = False

@@ -33,12 +33,12 @@ static void test_null_and_version(void **state)
     void *out[1] = { y };
     const void *in_null[1] = { NULL };
     DlccGpuProgram prog = { ptx, names, table, NULL };
-    assert_int_equal(dlcc_gpu_run(NULL, in, out, ws), DLCC_GPU_ERR_NULL);
-    assert_int_equal(dlcc_gpu_run(&prog, in, out, NULL), DLCC_GPU_ERR_NULL);
-    assert_int_equal(dlcc_gpu_run(&prog, NULL, out, ws), DLCC_GPU_ERR_NULL);
-    assert_int_equal(dlcc_gpu_run(&prog, in_null, out, ws), DLCC_GPU_ERR_NULL);
+    assert_int_equal(dlcc_gpu_run(NULL, in, out, ws), DLCC_ERR_NULL);
+    assert_int_equal(dlcc_gpu_run(&prog, in, out, NULL), DLCC_ERR_NULL);
+    assert_int_equal(dlcc_gpu_run(&prog, NULL, out, ws), DLCC_ERR_NULL);
+    assert_int_equal(dlcc_gpu_run(&prog, in_null, out, ws), DLCC_ERR_NULL);
     DlccGpuProgram bad = { ptx, names, bad_table, NULL };
-    assert_int_equal(dlcc_gpu_run(&bad, in, out, ws), DLCC_GPU_ERR_PROGRAM);
+    assert_int_equal(dlcc_gpu_run(&bad, in, out, ws), DLCC_ERR_PROGRAM);
 }
 
 static void test_no_device(void **state)
@@ -52,11 +52,11 @@ static void test_no_device(void **state)
     const void *in[1] = { x };
     void *out[1] = { y };
     DlccGpuProgram prog = { ptx, names, table, NULL };
-    assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_GPU_ERR_DEVICE);
-    assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_GPU_ERR_DEVICE);   /* again, same workspace */
+    assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_ERR_DEVICE);
+    assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_ERR_DEVICE);   /* again, same workspace */
     assert_float_equal(y[0], 9.0f, 0);   /* outputs untouched */
     dlcc_gpu_release(&prog, ws);
-    assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_GPU_ERR_DEVICE);
+    assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_ERR_DEVICE);
 }
 
 int main(void)

@@ -32,7 +32,7 @@ static void test_header_names(void **state)
     UtilBuf b;
     util_buf_init(&b);
     TgtOptions o = { .name = "m" };
-    assert_int_equal(tgt_emit_header(g, p, &o, -1, &b, &d), 0);
+    assert_int_equal(tgt_emit_header(g, p, &o, &TGT_HEADER_CPU(-1), &b, &d), 0);
     assert_non_null(strstr(b.data, "const float *t_int;"));      /* not the keyword */
     assert_non_null(strstr(b.data, "float *t_y;"));              /* no reserved '__' identifier */
     assert_non_null(strstr(b.data, "#define m_INPUT_t_int_SHAPE {1, 3}"));
