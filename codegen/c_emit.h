@@ -129,7 +129,7 @@ typedef struct CgHlsOptions {
  * ports for inputs and outputs, s_axilite control, DATAFLOW when every
  * intermediate has one producer and one consumer, intermediates as local
  * arrays), and under #ifndef __SYNTHESIS__ the host wrapper NAME_run /
- * NAME_run_ptrs (DESIGN.md §5) converting float to fixed point and back.
+ * NAME_run_ptrs (docs/generated-code.md) converting float to fixed point and back.
  * *dataflow is set to whether DATAFLOW was emitted. */
 int cg_hls_emit(const LoopProgram *p, const CgHlsOptions *o, UtilBuf *out, int *dataflow, UtilDiag *d);
 /* Can the kernels of p form a DATAFLOW region (single producer and single

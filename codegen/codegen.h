@@ -1,13 +1,16 @@
-/* codegen/ — CPU code generation from the loop IR through the LLVM C API.
- * Prefix: cg_ / Cg.  This folder is the only place in dlcc that includes
- * llvm-c/ headers; everything LLVM-specific stays behind this interface.
+/* codegen/ — code generation from the loop IR.  Prefix: cg_ / Cg.
+ * Through the LLVM C API: CPU objects (compile.c, emit.c, expr.c, vector.c,
+ * parallel.c, mathlib.c), PTX with its host object (ptx.c) and the host JIT
+ * (jit.c); as C text: the C emitter (c_emit.c) and HLS C (hls.c).  This
+ * folder is the only place in dlcc that includes llvm-c/ headers; everything
+ * LLVM-specific stays behind this interface.
  *
  * cg_compile turns a LoopProgram into an object file (and optionally textual
  * LLVM IR and assembly) for any triple LLVM's X86, AArch64, ARM, RISCV or
  * NVPTX backends know.  cg_jit compiles the same module for the host with
  * LLVM's ORC LLJIT (used by `dlcc run --backend cpu` and by tests).
  *
- * The generated object exports (DESIGN.md §5), for the program name NAME:
+ * The generated object exports (docs/generated-code.md), for the program name NAME:
  *
  *   int32_t NAME_run_ptrs(const void *const inputs[], void *const outputs[], void *workspace);
  *   int32_t NAME_run(const NAME_inputs *in, NAME_outputs *out, void *workspace);
@@ -129,7 +132,7 @@ void    cg_jit_free(CgJit *j);
  *    one thread.  Math: libdevice's __nv_* functions (linked from
  *    o->libdevice) for exp, log, sin, cos, pow, tanh, erf, ...; sqrt, floor,
  *    fma, ... are NVPTX instructions; no fast-math flags, no FTZ.
- *  - a host object exporting NAME_run / NAME_run_ptrs (DESIGN.md §5) that
+ *  - a host object exporting NAME_run / NAME_run_ptrs (docs/generated-code.md) that
  *    holds the PTX text and a DlccGpuProgram (runtime/dlcc_gpu.h) and calls
  *    dlcc_gpu_run from the dlcc runtime. */
 typedef struct CgGpuOptions {

@@ -1,6 +1,6 @@
 /* codegen/emit.c — the LLVM module for a loop program: constant buffers as
  * read-only globals, one internal function per kernel, and the two entry
- * points NAME_run_ptrs / NAME_run (DESIGN.md §5).
+ * points NAME_run_ptrs / NAME_run (docs/generated-code.md).
  *
  * Kernel functions take the three caller arrays (inputs, outputs, workspace)
  * and compute the base pointers of the buffers they use in their entry

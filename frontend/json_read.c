@@ -1,5 +1,5 @@
 /* frontend/json_read.c — the dlcc JSON graph format, version 1
- * (DESIGN.md §3, docs/model-format.md) into the graph IR.
+ * (docs/model-format.md) into the graph IR.
  *
  * jansson parses and validates the text (syntax, UTF-8, duplicate keys);
  * this file checks the structure member by member and builds the graph.

@@ -9,7 +9,7 @@ static int check_attr(const IrGraph *g, const IrNode *n, const IrAttr *a, UtilDi
     IrAttrKind want = ir_op_attr_kind(n->op, a->key);
     if (want == IR_AK_NONE)
         return ir_node_error(g, n, d, "%s has no attribute '%s'", ir_op_name(n->op), ir_attr_name(a->key));
-    /* an INT attribute may stand where a FLOAT is declared (DESIGN.md §3) */
+    /* an INT attribute may stand where a FLOAT is declared (docs/model-format.md) */
     if (a->kind != want && !(want == IR_AK_FLOAT && a->kind == IR_AK_INT))
         return ir_node_error(g, n, d, "attribute '%s' must be of kind %s, not %s", ir_attr_name(a->key),
                              ir_attr_kind_name(want), ir_attr_kind_name(a->kind));

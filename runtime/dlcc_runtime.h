@@ -2,7 +2,7 @@
  * generated models includes (installed as <dlcc/runtime.h>; CMake target
  * dlcc::runtime, pkg-config dlcc-runtime).  Prefix: DLCC_.
  *
- * Single-threaded CPU objects need nothing from here to link (DESIGN.md §5);
+ * Single-threaded CPU objects need nothing from here to link (docs/generated-code.md);
  * these macros help an application that runs several models share one
  * workspace buffer:
  *

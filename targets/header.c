@@ -1,4 +1,4 @@
-/* targets/header.c — the generated C header (DESIGN.md §5), shared by every
+/* targets/header.c — the generated C header (docs/generated-code.md), shared by every
  * target.  Field names are the tensors' names made into C identifiers,
  * deduplicated with a numeric suffix. */
 #include "targets/targets.h"

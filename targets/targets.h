@@ -1,7 +1,7 @@
 /* targets/ — the target drivers: each turns an inferred graph into the files
  * a user gets for one kind of device, running the pipeline stages in order.
  * Prefix: tgt_ / Tgt.  The generated C header and the JSON report are shared
- * by every target (DESIGN.md §5). */
+ * by every target (docs/generated-code.md). */
 #ifndef DLCC_TARGETS_H
 #define DLCC_TARGETS_H
 

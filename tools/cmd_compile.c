@@ -1,5 +1,5 @@
 /* tools/cmd_compile.c — `dlcc MODEL [-t cpu|gpu|fpga] [-o OUTDIR] ...`:
- * compiles a model into the files of one target (DESIGN.md §4). */
+ * compiles a model into the files of one target (docs/cli.md). */
 #include "tools/tools.h"
 #include "passes/passes.h"
 #include "targets/targets.h"
@@ -10,14 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int in_list(const char *s, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(s, *list) == 0)
-            return 1;
-    return 0;
-}
 
 /* Parses --emit KINDS into TGT_EMIT_* bits; kinds of other targets are
  * accepted here and refused by the target that cannot make them. */
@@ -164,10 +156,7 @@ static int write_depfile(const char *path, const char *outdir, const TgtFiles *f
 
 int dlcc_cmd_compile(int argc, char **argv)
 {
-    /* options recognised (DESIGN.md §4) whose features later issues build */
-    static const char *const later_values[] = { NULL };
-    static const char *const later_flags[] = { NULL };
-    const char *target = "cpu", *outdir = ".", *name = NULL, *later = NULL, *depfile = NULL, *v;
+    const char *target = "cpu", *outdir = ".", *name = NULL, *unavailable = NULL, *depfile = NULL, *v;
     const char *fpga_only = NULL, *precision = NULL;
     int emit_given = 0;
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
@@ -255,17 +244,8 @@ int dlcc_cmd_compile(int argc, char **argv)
             po.time_passes = 1;
         } else if (strcmp(arg, "-v") == 0) {
             verbose = 1;
-        } else if (in_list(arg, later_flags)) {
-            later = arg;
         } else {
-            int matched = 0;
-            for (int k = 0; later_values[k] && !matched && !a.status; k++)
-                if (dlcc_arg_value(&a, later_values[k])) {
-                    matched = 1;
-                    later = later_values[k];
-                }
-            if (!matched && !a.status)
-                dlcc_arg_unknown(&a);
+            dlcc_arg_unknown(&a);
         }
     }
     IrGraph *g;
@@ -284,9 +264,9 @@ int dlcc_cmd_compile(int argc, char **argv)
         o.emit = TGT_EMIT_DEFAULT_GPU;
     o.model_file = a.model;
     if (!fpga && precision && strcmp(precision, "float32"))
-        later = "--precision other than float32 (outside -t fpga)";
+        unavailable = "--precision other than float32 (outside -t fpga)";
     if (fpga && precision && strcmp(precision, "int8") == 0)
-        later = "--precision int8 on -t fpga (use fixed<8,I>)";
+        unavailable = "--precision int8 on -t fpga (use fixed<8,I>)";
     if (strcmp(target, "cpu") && !fpga && !gpu)
         rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
                         "build yet; 'dlcc run' runs the reference interpreter", target);
@@ -303,8 +283,8 @@ int dlcc_cmd_compile(int argc, char **argv)
     else if (o.threads > 1 && (o.static_workspace || o.no_libm))
         rc = util_error(&d, util_loc_file(a.model), "--threads N > 1 needs the Halide runtime's thread pool, "
                         "which firmware builds (--static-workspace, --no-libm) do not link");
-    else if (later)
-        rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", later);
+    else if (unavailable)
+        rc = util_error(&d, util_loc_file(a.model), "%s is not available in this build yet", unavailable);
     else if (!fpga && (foreign || (o.emit & (TGT_EMIT_HLS | TGT_EMIT_C)) || (!gpu && (o.emit & TGT_EMIT_PTX))))
         rc = util_error(&d, util_loc_file(a.model), "--emit ptx, hls and c belong to the gpu and fpga targets");
     else if (fpga && (foreign || (o.emit & (TGT_EMIT_OBJ | TGT_EMIT_ASM | TGT_EMIT_LLVM | TGT_EMIT_PTX))))

@@ -98,7 +98,7 @@ static int read_inputs(const IrGraph *g, const DlccInputFile *files, const int *
 }
 
 /* OUTDIR/<sanitized name>.npy for every output; two names that sanitize to
- * the same file are an error (DESIGN.md §4). */
+ * the same file are an error (docs/cli.md). */
 static int output_names(const IrGraph *g, char **fname, UtilDiag *d)
 {
     for (int o = 0; o < g->n_outputs; o++) {

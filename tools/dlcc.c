@@ -1,5 +1,5 @@
 /* tools/dlcc.c — the dlcc command: subcommand dispatch, option scanning and
- * the compile command's option checking (DESIGN.md §4). */
+ * the compile command's option checking (docs/cli.md). */
 #include "tools/tools.h"
 #include "passes/passes.h"
 

@@ -114,7 +114,7 @@ void util_buf_printf(UtilBuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Replaces every character outside [A-Za-z0-9._-] (and a leading '.') by '_'
- * (DESIGN.md §4).  Returns a malloc'd string. */
+ * (docs/cli.md).  Returns a malloc'd string. */
 char *util_sanitize_filename(const char *name);
 /* Makes a C identifier: [A-Za-z_][A-Za-z0-9_]*; malloc'd. */
 char *util_c_identifier(const char *name);

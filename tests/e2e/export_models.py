@@ -6,7 +6,7 @@ Run with Debian's Python (python3-torch 1.13, python3-onnx 1.12, python3-numpy):
     /usr/bin/python3 tests/e2e/export_models.py [--out DIR] [NAME ...]
 
 For each model it writes DIR/<name>/ (default: beside this script):
-    model.json         the graph (DESIGN.md §3), ONNX opset 13 semantics
+    model.json         the graph (docs/model-format.md), ONNX opset 13 semantics
     model.safetensors  initializers with more than 16 elements
     input_K.npy        a seeded random input for graph input K
     output_K.npy       PyTorch's output K for that input (float32)

@@ -5,7 +5,7 @@
 
 MODEL_DIR holds model.json (+ model.safetensors), input_K.npy for the K-th graph
 input and output_K.npy for the K-th graph output (see export_models.py).  The
-outputs `dlcc run` writes (OUTDIR/<sanitized output name>.npy, DESIGN.md §4)
+outputs `dlcc run` writes (OUTDIR/<sanitized output name>.npy, docs/cli.md)
 must match at |out - ref| <= atol + rtol * |ref| everywhere, with the same
 shape and dtype.  Exit status: 0 pass, 1 fail.
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 
 def file_name(tensor_name):
-    """DESIGN.md §4: characters outside [A-Za-z0-9._-] and a leading '.' become '_'."""
+    """docs/cli.md: characters outside [A-Za-z0-9._-] and a leading '.' become '_'."""
     s = re.sub(r"[^A-Za-z0-9._-]", "_", tensor_name)
     return ("_" + s[1:] if s.startswith(".") else s) + ".npy"
 

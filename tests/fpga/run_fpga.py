@@ -7,7 +7,7 @@ model's committed input_K.npy and compares with output_K.npy.
 
     run_fpga.py DLCC CC MODEL_DIR [--fixed] [--classify] [-- DLCC_OPTIONS...]
 
-float32: rtol 1e-3, atol 1e-4 (DESIGN.md section 6, e2e).
+float32: rtol 1e-3, atol 1e-4 (docs/architecture.md, "Tests").
 --fixed: compiled with tests/fpga/precision.json (fixed<16,6> activations,
 fixed<8,1> weights); every output within 0.1 * max|ref| + 2^-7 of the float
 reference, and with --classify the arg-max class of every row unchanged (unless
