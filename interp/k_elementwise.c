@@ -1,6 +1,6 @@
 /* interp/k_elementwise.c — reference kernels of the elementwise operators:
  * unary functions, Clip, Cast, Dropout (inference), the binary operators with
- * numpy broadcasting, the variadic Min/Max/Sum/Mean and Where.
+ * numpy broadcasting, the variadic Min/Max/Sum/Mean, Where and Swish.
  *
  * Floating-point values are computed in double, integers in int64 (exact,
  * wrapping like C unsigned arithmetic), bool as 0/1.  Every binary and
@@ -386,6 +386,19 @@ int interp_k_where(const IrGraph *g, const IrNode *n, const IrArray *const *in, 
         int64_t is = interp_bcast_index(&src->shape, idx, y->shape.rank);
         memcpy((char *)y->data + (size_t)i * es, (const char *)src->data + (size_t)is * es, es);
         interp_next_index(&y->shape, idx);
+    }
+    return 0;
+}
+
+/* Swish (opset 24): y = x * sigmoid(alpha * x). */
+int interp_k_swish(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out, UtilDiag *d)
+{
+    double alpha = ir_attr_float(n, IR_A_alpha);
+    (void)g;
+    (void)d;
+    for (int64_t i = 0, nx = ir_array_numel(in[0]); i < nx; i++) {
+        double v = ir_load_f64(in[0]->dtype, in[0]->data, i);
+        ir_store_f64(out[0]->dtype, out[0]->data, i, v / (1.0 + exp(-alpha * v)));
     }
     return 0;
 }

@@ -25,4 +25,32 @@ void ir_infer_window_shape(const IrWindow *win, IrShape *y);
 /* Sets output k to dtype/shape. */
 void ir_infer_set(IrGraph *g, IrNode *n, int k, IrDType dt, const IrShape *s);
 
+/* The checks of operands that rules of several families make
+ * (ir/infer_check.c): each returns 0, or -1 with an error naming the node.
+ * need_float / need_numeric / need_int: input i, when present, has such a
+ * dtype; same_dtype: inputs i and j agree; need_channels: a 1-D
+ * floating-point input of c elements (per-channel parameters); need_vec: a
+ * 1-D input of len elements; unidir: b broadcasts to a; const_scalar: input
+ * i is a known one-element integer; present: input i is given;
+ * onnx_dtype_attr: an ONNX TensorProto dtype attribute (dflt when absent);
+ * shape_s: a shape as text for messages; expect_*: tensor t (operand
+ * `what`) has that shape / dtype / a float dtype, attribute k is 0 or 1. */
+int ir_infer_need_float(IrGraph *g, IrNode *n, int i, UtilDiag *d);
+int ir_infer_need_numeric(IrGraph *g, IrNode *n, int i, UtilDiag *d);
+int ir_infer_same_dtype(IrGraph *g, IrNode *n, int i, int j, UtilDiag *d);
+int ir_infer_need_channels(IrGraph *g, IrNode *n, int i, const char *what, int64_t c, UtilDiag *d);
+int ir_infer_unidir(IrGraph *g, IrNode *n, const IrShape *a, const IrShape *b, UtilDiag *d);
+int ir_infer_need_int(IrGraph *g, IrNode *n, int i, const char *what, UtilDiag *d);
+int ir_infer_need_vec(IrGraph *g, IrNode *n, int i, const char *what, int64_t len, UtilDiag *d);
+int ir_infer_const_scalar(IrGraph *g, IrNode *n, int i, const char *what, int64_t *v, UtilDiag *d);
+int ir_infer_present(const IrNode *n, int i);
+IrDType ir_infer_onnx_dtype_attr(IrGraph *g, IrNode *n, IrAttrKey key, IrDType dflt, UtilDiag *d);
+const char *ir_infer_shape_s(const IrShape *s, char *buf, size_t cap);
+int ir_infer_expect_shape(const IrGraph *g, const IrNode *n, const IrTensor *t, const char *what, const IrShape *want,
+                        UtilDiag *d);
+int ir_infer_expect_dtype(const IrGraph *g, const IrNode *n, const IrTensor *t, const char *what, IrDType want,
+                        UtilDiag *d);
+int ir_infer_expect_float(const IrGraph *g, const IrNode *n, const IrTensor *t, const char *what, UtilDiag *d);
+int ir_infer_expect_bool_attr(const IrGraph *g, const IrNode *n, IrAttrKey k, UtilDiag *d);
+
 #endif

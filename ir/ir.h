@@ -318,7 +318,7 @@ typedef struct IrWindow {
 int ir_window(const IrGraph *g, const IrNode *n, const IrShape *x, const IrShape *w, IrWindow *win,
               UtilDiag *d);
 
-/* Einsum equation (ir/infer_opsA.c), shared by its shape rule and kernel.
+/* Einsum equation (ir/infer_linalg.c), shared by its shape rule and kernel.
  * Labels are numbered 0..n_labels-1: letters in order of first appearance,
  * then one label per ellipsis dim (broadcast numpy-style across inputs).
  * label[i][k] is the label of dim k of input i; a label repeated within an
@@ -339,8 +339,8 @@ typedef struct IrEinsum {
 int ir_einsum(const IrGraph *g, const IrNode *n, const IrShape *const *in, int n_in, IrEinsum *e,
               UtilDiag *d);
 
-/* Recurrent, quantized and detection operators (ir/infer_opsC.c), shared by
- * their shape rules and kernels. */
+/* Recurrent and detection operators (ir/infer_rnn.c, ir/infer_detect.c),
+ * shared by their shape rules and kernels. */
 
 /* An RNN/GRU/LSTM activation function with its alpha/beta (ONNX defaults
  * where activation_alpha/activation_beta run out). */
@@ -370,7 +370,8 @@ int64_t ir_nms(const IrArray *boxes, const IrArray *scores, int64_t max_per_clas
                const double *score_threshold, int center_point_box, int64_t *sel);
 
 /* Operand arithmetic of the scatter, indexing, sampling and signal
- * operators, shared by their shape rules (ir/infer_opsB.c) and kernels
+ * operators, shared by their shape rules (ir/infer_scatter.c, infer_sample.c,
+ * infer_signal.c) and kernels
  * (interp/k_scatter.c, k_sample.c, k_signal.c).  Each returns -1 with a
  * diagnostic naming the node on invalid operands. */
 

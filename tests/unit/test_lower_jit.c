@@ -1083,7 +1083,7 @@ static void test_deformconv(void **state)
     }
 }
 
-/* ------------------------------------------------- opsA operators */
+/* ------------------- attention, normalization, losses, linear algebra */
 
 static void test_more_ops(void **state)
 {

@@ -1,5 +1,5 @@
 /* tests/unit/test_ops_math.c — shape rules and reference kernels of the math
- * operator families (ir/infer_math.c, interp/k_elementwise.c, k_reduce.c,
+ * operator families (ir/infer_elementwise.c, infer_reduce.c, infer_norm.c, infer_linalg.c, interp/k_elementwise.c, k_reduce.c,
  * k_norm.c, k_matmul.c).  Each test builds a tiny graph whose inputs are
  * constants, runs pass_infer (which infers shapes and evaluates the nodes
  * through the kernels) and compares shapes and values with numbers computed

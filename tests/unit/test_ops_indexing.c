@@ -1,6 +1,6 @@
-/* tests/unit/test_ops_b.c — shape rules and reference kernels of the
- * scatter, indexing, sampling, signal and bitwise operators (ops.def's opsB
- * section).  Each case builds a one-node graph over constant inputs and runs
+/* tests/unit/test_ops_indexing.c — shape rules and reference kernels of the
+ * scatter, indexing, sampling, signal and bitwise operators (that section
+ * of ops.def).  Each case builds a one-node graph over constant inputs and runs
  * pass_infer, which infers the output and, the inputs being known, evaluates
  * the kernel; runtime-operand errors are checked through interp_run with
  * graph inputs.  Expected values are hand-computed (several are the ONNX

@@ -1,4 +1,4 @@
-/* tests/unit/test_ops_a.c — shape rules and reference kernels of the opsA
+/* tests/unit/test_ops_attention.c — shape rules and reference kernels of the
  * operators: Attention, RotaryEmbedding, RMSNormalization,
  * GroupNormalization, LRN, MeanVarianceNormalization, Swish,
  * NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Einsum, Trilu, CumSum,
