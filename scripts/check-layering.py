@@ -18,6 +18,7 @@ Exit status 0 when both hold, 1 otherwise.  Run by tests/meson.build (suite
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -27,36 +28,46 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIRS = ["util", "ir", "frontend", "interp", "passes", "lower", "codegen", "targets", "runtime", "tools"]
 
 
-def objects(build):
-    """(source path relative to ROOT, object path) for every object of the libraries in build."""
-    out = []
-    for lib in sorted(Path(build).rglob("*.a")):
-        pdir = Path(str(lib) + ".p")
-        if not pdir.is_dir():
-            continue
-        rel_lib = lib.parent.relative_to(build)
-        for obj in sorted(pdir.rglob("*.o")):
-            name = obj.name[:-2]                     # meson: foo.c.o, or sub_foo.c.o for sub/foo.c
-            src = None
-            for cand in (rel_lib / name, rel_lib / name.replace("_", "/", 1)):
-                if (ROOT / cand).is_file():
-                    src = str(cand)
-                    break
-            if src is None:
-                for p in (ROOT / rel_lib).rglob("*.c"):
-                    if str(p.relative_to(ROOT / rel_lib)).replace("/", "_") == name:
-                        src = str(p.relative_to(ROOT))
-            if src and not src.startswith("tests/"):
-                out.append((src, obj))
+def source_of(rel_lib, member):
+    """The source file (relative to ROOT) of object `member` of the library in folder rel_lib."""
+    name = member[:-2]                       # meson: foo.c.o, or sub_foo.c.o for sub/foo.c
+    for cand in (rel_lib / name, rel_lib / name.replace("_", "/", 1)):
+        if (ROOT / cand).is_file():
+            return str(cand)
+    for p in (ROOT / rel_lib).rglob("*.c"):
+        if str(p.relative_to(ROOT / rel_lib)).replace("/", "_") == name:
+            return str(p.relative_to(ROOT))
+    return None
+
+
+NM_LINE = re.compile(r"^(?:.*?\.a):(.*?\.o):\s*(?:[0-9a-fA-F]+\s+)?[A-Za-z]\s+(\S+)$")
+
+
+def nm_members(lib, *flags):
+    """{object file name: set of symbols} from `nm -A FLAGS lib` (thin archives name each member's path)."""
+    out = {}
+    text = subprocess.run(["nm", "-A", *flags, str(lib)], capture_output=True, text=True).stdout
+    for line in text.splitlines():
+        m = NM_LINE.match(line)
+        if m:
+            out.setdefault(os.path.basename(m.group(1)), set()).add(m.group(2))
     return out
 
 
-def symbols(obj):
-    text = subprocess.run(["nm", "--defined-only", "-g", str(obj)], capture_output=True, text=True).stdout
-    defs = {l.split()[-1] for l in text.splitlines() if len(l.split()) >= 3}
-    text = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True).stdout
-    uses = {l.split()[-1] for l in text.splitlines() if l.strip()}
-    return defs, uses
+def symbols_by_source(build):
+    """{source: (defined global symbols, undefined symbols)} for the libraries of build (tests excluded)."""
+    res = {}
+    for lib in sorted(Path(build).rglob("*.a")):
+        rel_lib = lib.parent.relative_to(build)
+        if str(rel_lib).startswith("tests"):
+            continue
+        defs = nm_members(lib, "--defined-only", "-g")
+        uses = nm_members(lib, "-u")
+        for member in set(defs) | set(uses):
+            src = source_of(rel_lib, member)
+            if src:
+                res[src] = (defs.get(member, set()), uses.get(member, set()))
+    return res
 
 
 def sccs(nodes, edges):
@@ -113,16 +124,14 @@ def main():
     ap.add_argument("--max-share", type=float, default=0.225)
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
-    objs = objects(a.build)
-    if not objs:
+    syms = symbols_by_source(a.build)
+    if not syms:
         print("check-layering: no objects under %s" % a.build, file=sys.stderr)
         return 1
-    defs, uses = {}, {}
-    owner = {}
-    for src, obj in objs:
-        d, u = symbols(obj)
-        defs[src], uses[src] = d, u
-        for s in d:
+    defs, uses, owner = {}, {}, {}
+    for src in sorted(syms):
+        defs[src], uses[src] = syms[src]
+        for s in defs[src]:
             owner.setdefault(s, src)
     edges = defaultdict(set)
     for src in defs:
