@@ -169,7 +169,7 @@ static void host_wrapper(const CgCTarget *t, const CgHlsOptions *o, const LoopPr
 {
     const char *N = o->name;
     char name[160];
-    util_buf_printf(out, "#ifndef __SYNTHESIS__\n/* Host wrapper (DESIGN.md section 5): float in, float out; "
+    util_buf_printf(out, "#ifndef __SYNTHESIS__\n/* Host wrapper (NAME_run, as on every dlcc target): float in, float out; "
                          "not synthesized. */\n");
     util_buf_printf(out, "int32_t %s_run_ptrs(const void *const inputs[], void *const outputs[], void *workspace)\n{\n",
                     N);

@@ -235,9 +235,14 @@ static int direction(Low *L, Rnn *c, LoopStmt *kblk)
         return -1;
     LoopExpr *so = state_off(L, c);
     LoopExpr *h0 = c->h0 >= 0 ? ld(L, c, c->h0, ADD(so, V(k))) : low_const(L, c->t, 0);
-    LoopExpr *c0 = c->c0 >= 0 ? ld(L, c, c->c0, ADD(state_off(L, c), V(k))) : low_const(L, c->t, 0);
-    if (low_add(L, init, low_store(L, c->h, V(k), h0)) || low_add(L, init, low_store(L, c->cs, V(k), c0)) ||
-        low_add(L, row, over_h(L, c, k, init)))
+    if (low_add(L, init, low_store(L, c->h, V(k), h0)))
+        return -1;
+    if (c->cs >= 0) {                              /* LSTM's cell state */
+        LoopExpr *c0 = c->c0 >= 0 ? ld(L, c, c->c0, ADD(state_off(L, c), V(k))) : low_const(L, c->t, 0);
+        if (low_add(L, init, low_store(L, c->cs, V(k), c0)))
+            return -1;
+    }
+    if (low_add(L, row, over_h(L, c, k, init)))
         return -1;
     /* time steps: s < len runs time index t = rev ? len - 1 - s : s; Y is 0 past len */
     LoopStmt *run = loop_block(L->p), *pad = loop_block(L->p);
@@ -300,10 +305,10 @@ int low_rnn(Low *L)
         return -1;
     IrShape hs = { .rank = 1, .dims = { c.hs } }, ts = { .rank = 1, .dims = { 3 * c.hs } };
     c.h = loop_add_buf(L->p, "rnn_h", c.t, &hs, LOOP_ST_LOCAL);
-    c.cs = loop_add_buf(L->p, "rnn_c", c.t, &hs, LOOP_ST_LOCAL);
+    c.cs = n->op == IR_OP_LSTM ? loop_add_buf(L->p, "rnn_c", c.t, &hs, LOOP_ST_LOCAL) : -1;   /* cell state */
     c.tmp = loop_add_buf(L->p, "rnn_tmp", c.t, &ts, LOOP_ST_LOCAL);
     LoopStmt *k = loop_block(L->p);
-    if (c.h < 0 || c.cs < 0 || c.tmp < 0 || !k)
+    if (c.h < 0 || (n->op == IR_OP_LSTM && c.cs < 0) || c.tmp < 0 || !k)
         return low_oom(L);
     for (c.dir = 0; c.dir < c.dirs; c.dir++)
         if (direction(L, &c, k) != 0)

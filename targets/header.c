@@ -241,7 +241,8 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
                              " * concurrent calls would overwrite each other's intermediate results).\n");
     else
         util_buf_printf(out, " * (may be NULL when the size is 0).  Reentrant: no global state.\n");
-    util_buf_printf(out, " * Returns %s_OK, or %s_ERR_NULL when a required pointer is NULL. */\n", name, name);
+    util_buf_printf(out, " * Returns %s_OK, or %s_ERR_NULL when a required pointer is NULL%s. */\n", name, name,
+                    h->codes ? ", or another of the codes above" : "");
     util_buf_printf(out, "int32_t %s_run(const %s_inputs *in, %s_outputs *out, void *workspace);\n", name, name,
                     name);
     util_buf_printf(out, "/* The same, with inputs and outputs by position. */\n");

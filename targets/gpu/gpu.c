@@ -89,7 +89,7 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         bad |= tgt_add_file(out, o->name, ".ll", o->gpu_emulate ? &er.llvm_ir : &gr.llvm_ir, d);
     TgtHeader h = TGT_HEADER_CPU(er.stack_bytes);            /* emulated: a host object like the CPU's */
     if (!o->gpu_emulate)
-        h = (TgtHeader){ .stack_bytes = -1, .workspace_bytes = ws, .codes = 1u << -DLCC_ERR_DEVICE,
+        h = (TgtHeader){ .stack_bytes = -1, .workspace_bytes = ws, .codes = 1u << -DLCC_ERR_DEVICE | 1u << -DLCC_ERR_PROGRAM,
                          .note = gpu_workspace_note };
     if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", &h, out, d))
         goto done;
