@@ -72,7 +72,7 @@ typedef struct PassOptions {
     UtilBuf *log;            /* where printing and timing go; NULL = stderr */
 } PassOptions;
 
-/* Defaults for -O`level`: nothing printed; verify on unless NDEBUG. */
+/* Defaults for -O`level`: nothing printed; the checks between passes on. */
 PassOptions pass_options(int level);
 
 /* Runs the -O pipeline on inferred graph g.  An unknown --print-after name

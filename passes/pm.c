@@ -64,10 +64,9 @@ const PassInfo *const *pass_pipeline(int level)
 
 PassOptions pass_options(int level)
 {
-    PassOptions o = { .opt_level = level };
-#ifndef NDEBUG
-    o.verify = 1;
-#endif
+    /* The checks between passes run in every build: on ResNet-18 they are
+     * 0.07% of the compile's instructions (callgrind; docs/passes.md). */
+    PassOptions o = { .opt_level = level, .verify = 1 };
     return o;
 }
 
