@@ -255,6 +255,21 @@ void cg_ctx_dispose(CgCtx *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Diagnostics of the optimization passes.  A loop the schedule marked
+ * VECTORIZED whose body calls a scalar libm function (tanh, erf) keeps its
+ * vectorizer hint and stays scalar: LLVM's "loop not vectorized" remarks and
+ * warnings about it are expected and dropped; other warnings and errors are
+ * printed as LLVM would, prefixed. */
+static void optimize_diag(LLVMDiagnosticInfoRef di, void *ctx)
+{
+    (void)ctx;
+    char *m = LLVMGetDiagInfoDescription(di);
+    LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
+    if (m && (sev == LLVMDSError || sev == LLVMDSWarning) && !strstr(m, "loop not vectorized"))
+        fprintf(stderr, "dlcc: %s: LLVM: %s\n", sev == LLVMDSError ? "error" : "warning", m);
+    LLVMDisposeMessage(m);
+}
+
 int cg_ctx_optimize(CgCtx *c)
 {
     char *msg = NULL;
@@ -263,7 +278,11 @@ int cg_ctx_optimize(CgCtx *c)
     LLVMDisposeMessage(msg);
     char pipeline[16];
     snprintf(pipeline, sizeof pipeline, "default<O%d>", c->o.opt_level);
+    LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(c->ctx);
+    void *old_ctx = LLVMContextGetDiagnosticContext(c->ctx);
+    LLVMContextSetDiagnosticHandler(c->ctx, optimize_diag, NULL);
     LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline, c->tm, c->pbo);
+    LLVMContextSetDiagnosticHandler(c->ctx, old_handler, old_ctx);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
         util_error(c->d, util_loc_file(NULL), "internal error: LLVM optimization failed in '%s': %s", c->p->name,

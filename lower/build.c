@@ -467,3 +467,14 @@ int low_alias_buf(Low *L, int t, int src)
     nb->bytes = rb->bytes;
     return L->tbuf[t] = b;
 }
+
+/* A float32 constant buffer of n elements for the caller to fill (*data). */
+int low_const_table(Low *L, const char *name, int64_t n, float **data)
+{
+    IrShape sh = { .rank = 1, .dims = { n } };
+    *data = util_arena_array(&L->p->arena, (size_t)n, sizeof **data);
+    int b = *data ? loop_add_buf(L->p, name, IR_DT_F32, &sh, LOOP_ST_CONST) : -1;
+    if (b >= 0)
+        L->p->bufs[b].data = *data;
+    return b;
+}

@@ -318,6 +318,10 @@ int low_map_flat(Low *L, int out, LowElemFn f, void *ctx);
 /* Same as low_map, into an existing kernel block instead of a new kernel. */
 int low_map_into(Low *L, LoopStmt *kblock, int out, LowElemFn f, void *ctx);
 
+/* A float32 constant buffer of n elements for the caller to fill (*data):
+ * weights packed at compile time, tables, masks.  -1 out of memory. */
+int low_const_table(Low *L, const char *name, int64_t n, float **data);
+
 /* Appends the flat copy dst[i] = src[i] (same element count) to kblock. */
 int low_copy_into(Low *L, LoopStmt *kblock, int dst, int src);
 /* The copy kernel out[i] = in[i] (same element count and dtype). */

@@ -6,7 +6,23 @@
  * P = i o f peepholes; `clip` bounds gate pre-activations (not the cell
  * state fed to LSTM's h); Y is 0 past a row's length, Y_h / Y_c hold the
  * state after its last step (0 for a row of length 0).  Computes in float64.
- * A sequence length outside [0, seq] is clamped (the interpreter reports it). */
+ * A sequence length outside [0, seq] is clamped (the interpreter reports it).
+ *
+ * Two forms.  The plain one computes in float64, each gate row a scalar dot
+ * product.  With SIMD (LowSchedule.vector_bits) and float32 tensors whose W,
+ * R, B and P are known at compile time, the packed form computes in float32
+ * with the gate rows in the lanes (docs/performance.md):
+ *   - W, R and the biases are packed at compile time, transposed, each gate's
+ *     H rows padded to Hp (a multiple of 16): Wt[d][i][g*Hp + k],
+ *     Rt[d][j][g*Hp + k], bias[d][g*Hp + k] = Wb + Rb (GRU with
+ *     linear_before_reset keeps Rbh apart);
+ *   - per direction, before the time loop, the input projection of every
+ *     step: XW[t][b][:] = bias + sum_i X[t, b, i] * Wt[i][:];
+ *   - per step: G[:] = XW[t][b][:] + sum_j h[j] * Rt[j][:] (GRU: the
+ *     candidate's columns from r * h after z and r), then the gate math per
+ *     hidden unit;
+ * every loop over the packed columns runs along memory, so the CPU schedule
+ * vectorizes it. */
 #include "lower/lower_impl.h"
 
 #include <string.h>
@@ -21,6 +37,10 @@ typedef struct Rnn {
     IrRnnActFn act[IR_RNN_MAX_ACTS];
     IrDType t;                           /* compute type: float64 */
     int h, cs, tmp;                      /* kernel-local state buffers */
+    int fast;                            /* the packed float32 form (above) */
+    int wt, rt, bias, rbh, xw;           /* ... its packed weights, biases, input projection */
+    int aux;                             /* ... GRU's z and r * h, 2 * hp (-1: none) */
+    int64_t hp, gp;                      /* ... padded hidden size, packed columns (gates * hp) */
     int dir;                             /* direction being emitted */
     int bt, tv;                          /* batch variable, time-index variable */
 } Rnn;
@@ -119,9 +139,13 @@ static LoopExpr *peep(Low *L, const Rnn *c, int k, int which, LoopExpr *state)
 
 static LoopExpr *add_opt(Low *L, LoopExpr *a, LoopExpr *b) { return b ? ADD(a, b) : a; }
 
+static int fast_step(Low *L, const Rnn *c, LoopStmt *blk);
+
 /* One time step into blk: h (and cs) updated through tmp. */
 static int step(Low *L, const Rnn *c, LoopStmt *blk)
 {
+    if (c->fast)
+        return fast_step(L, c, blk);
     int64_t H = c->hs;
     int k, k2, k3;
     if (low_vars(L, 1, "k", &k) || low_vars(L, 1, "k", &k2) || low_vars(L, 1, "k", &k3))
@@ -211,6 +235,183 @@ static int step(Low *L, const Rnn *c, LoopStmt *blk)
     return low_add(L, blk, over_h(L, c, k, b1)) || low_add(L, blk, over_h(L, c, k2, b2)) ? -1 : 0;
 }
 
+/* ------------------------------------------------------- the packed form */
+
+/* Column of hidden unit k of gate g in the packed layout. */
+static LoopExpr *col(Low *L, const Rnn *c, int g, LoopExpr *k) { return ADD(I((int64_t)g * c->hp), k); }
+
+/* for v < n (a loop the CPU schedule vectorizes when n is a multiple of its
+ * lanes) over body built by the caller, appended to blk. */
+static int lanes_loop(Low *L, LoopStmt *blk, int v, int64_t n, LoopStmt *body)
+{
+    return body ? low_add(L, blk, loop_for(L->p, v, I(n), LOOP_SERIAL, body)) : -1;
+}
+
+/* dst[dst_off + col] = dst[dst_off + col] + s * m[m_off + col] for col < n:
+ * one term of a matrix-vector product with the columns in the lanes. */
+static int axpy(Low *L, const Rnn *c, LoopStmt *blk, int dst, LoopExpr *dst_off, LoopExpr *s, int m,
+                LoopExpr *m_off, int64_t n)
+{
+    int v, sv = low_let(L, blk, "s", s, 0);
+    if (sv < 0 || low_vars(L, 1, "col", &v))
+        return -1;
+    LoopExpr *at = ADD(dst_off, V(v));
+    LoopExpr *sum = ADD(ld(L, c, dst, at), MUL(V(sv), ld(L, c, m, ADD(m_off, V(v)))));
+    return lanes_loop(L, blk, v, n, low_store(L, dst, loop_expr_copy(L->p, at), sum));
+}
+
+/* W, R and the biases packed (above), the input projection's buffer. */
+static int pack(Low *L, Rnn *c)
+{
+    const IrArray *w = low_known(L, 1), *r = low_known(L, 2), *b = c->b >= 0 ? low_known(L, 3) : NULL;
+    int64_t D = c->dirs, G = c->gates, H = c->hs, I_ = c->isz, hp = c->hp, gp = c->gp;
+    float *wt, *rt, *bias, *rbh = NULL;
+    c->wt = low_const_table(L, "rnn_wt", D * I_ * gp, &wt);
+    c->rt = low_const_table(L, "rnn_rt", D * H * gp, &rt);
+    c->bias = low_const_table(L, "rnn_bias", D * gp, &bias);
+    c->rbh = c->lbr ? low_const_table(L, "rnn_rbh", D * hp, &rbh) : -1;
+    IrShape xs = { .rank = 1, .dims = { c->seq * c->batch * gp } };
+    c->xw = loop_add_buf(L->p, "rnn_xw", IR_DT_F32, &xs, LOOP_ST_WORKSPACE);
+    if (c->wt < 0 || c->rt < 0 || c->bias < 0 || (c->lbr && c->rbh < 0) || c->xw < 0)
+        return -1;
+    memset(wt, 0, (size_t)(D * I_ * gp) * sizeof *wt);
+    memset(rt, 0, (size_t)(D * H * gp) * sizeof *rt);
+    memset(bias, 0, (size_t)(D * gp) * sizeof *bias);
+    if (rbh)
+        memset(rbh, 0, (size_t)(D * hp) * sizeof *rbh);
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t k = 0; k < H; k++) {
+                int64_t row = (d * G + g) * H + k, cl = g * hp + k;
+                for (int64_t i = 0; i < I_; i++)
+                    wt[(d * I_ + i) * gp + cl] = (float)ir_load_f64(w->dtype, w->data, row * I_ + i);
+                for (int64_t j = 0; j < H; j++)
+                    rt[(d * H + j) * gp + cl] = (float)ir_load_f64(r->dtype, r->data, row * H + j);
+                if (!b)
+                    continue;
+                double wb = ir_load_f64(b->dtype, b->data, (d * 2 * G + g) * H + k);
+                double rb = ir_load_f64(b->dtype, b->data, ((d * 2 + 1) * G + g) * H + k);
+                if (c->lbr && g == 2)
+                    rbh[d * hp + k] = (float)rb;       /* r * (Rh h + Rbh): apart */
+                bias[d * gp + cl] = (float)(c->lbr && g == 2 ? wb : wb + rb);
+            }
+    return 0;
+}
+
+/* Direction c->dir's input projection of every step, into XW:
+ *   for t, b: XW[t][b][:] = bias[:]; for i: XW[t][b][:] += X[t, b, i] * Wt[i][:] */
+static int project(Low *L, const Rnn *c, LoopStmt *blk)
+{
+    int t, b, i, v;
+    if (low_vars(L, 1, "t", &t) || low_vars(L, 1, "b", &b) || low_vars(L, 1, "i", &i) || low_vars(L, 1, "col", &v))
+        return -1;
+    LoopStmt *row = loop_block(L->p), *inner = loop_block(L->p);
+    LoopExpr *xw0 = MUL(ADD(MUL(V(t), I(c->batch)), V(b)), I(c->gp));
+    LoopExpr *x0 = c->layout ? ADD(MUL(V(b), I(c->seq)), V(t)) : ADD(MUL(V(t), I(c->batch)), V(b));
+    if (!row || !inner ||
+        lanes_loop(L, row, v, c->gp, low_store(L, c->xw, ADD(xw0, V(v)),
+                                               ld(L, c, c->bias, ADD(I((int64_t)c->dir * c->gp), V(v))))) ||
+        axpy(L, c, inner, c->xw, loop_expr_copy(L->p, xw0),
+             ld(L, c, c->x, ADD(MUL(x0, I(c->isz)), V(i))), c->wt,
+             MUL(ADD(I((int64_t)c->dir * c->isz), V(i)), I(c->gp)), c->gp) ||
+        low_add(L, row, loop_for(L->p, i, I(c->isz), LOOP_SERIAL, inner)))
+        return -1;
+    int64_t ext[2] = { c->seq, c->batch };
+    int vars[2] = { t, b };
+    return low_add(L, blk, low_nest(L, 2, vars, ext, row));
+}
+
+/* G[lo, lo + n) += sum_j src[src_off + j] * Rt[j][lo, lo + n) */
+static int recur(Low *L, const Rnn *c, LoopStmt *blk, int src, int64_t src_off, int64_t lo, int64_t n)
+{
+    int j;
+    LoopStmt *body = loop_block(L->p);
+    if (!body || low_vars(L, 1, "j", &j) ||
+        axpy(L, c, body, c->tmp, I(lo), ld(L, c, src, ADD(I(src_off), V(j))), c->rt,
+             ADD(MUL(ADD(I((int64_t)c->dir * c->hs), V(j)), I(c->gp)), I(lo)), n))
+        return -1;
+    return low_add(L, blk, loop_for(L->p, j, I(c->hs), LOOP_SERIAL, body));
+}
+
+/* One time step of the packed form into blk: G (c->tmp) from XW and R h,
+ * then h (and cs) per hidden unit; c->aux holds GRU's z and r * h. */
+static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
+{
+    int64_t hp = c->hp;
+    int v, k, k2;
+    if (low_vars(L, 1, "col", &v) || low_vars(L, 1, "k", &k) || low_vars(L, 1, "k", &k2))
+        return -1;
+    LoopExpr *xw0 = MUL(ADD(MUL(V(c->tv), I(c->batch)), V(c->bt)), I(c->gp));
+    int gru = c->op == IR_OP_GRU;
+    /* G = XW (GRU with linear_before_reset: the candidate's columns start at Rbh) */
+    int64_t from_xw = gru && c->lbr ? 2 * hp : c->gp;
+    if (lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, ADD(xw0, V(v))))))
+        return -1;
+    if (gru && c->lbr) {
+        int v2;
+        if (low_vars(L, 1, "col", &v2) ||
+            lanes_loop(L, blk, v2, hp, low_store(L, c->tmp, ADD(I(2 * hp), V(v2)),
+                                                 ld(L, c, c->rbh, ADD(I((int64_t)c->dir * hp), V(v2))))))
+            return -1;
+    }
+    /* G += R h: every gate's columns, but a GRU candidate's without linear_before_reset */
+    if (recur(L, c, blk, c->h, 0, 0, gru && !c->lbr ? 2 * hp : c->gp))
+        return -1;
+    LoopStmt *b1 = loop_block(L->p), *b2 = loop_block(L->p);
+    if (!b1 || !b2)
+        return -1;
+    LoopExpr *g0 = ld(L, c, c->tmp, col(L, c, 0, V(k)));
+    if (c->op == IR_OP_RNN) {
+        if (low_add(L, b1, low_store(L, c->h, V(k), act(L, c, b1, 0, g0, 0))))
+            return -1;
+        return low_add(L, blk, over_h(L, c, k, b1));
+    }
+    if (gru) {
+        /* z, r; with linear_before_reset the candidate and h at once, else r * h
+         * into aux[Hp + k] first, the candidate's columns from it, then h */
+        int z = low_let(L, b1, "z", act(L, c, b1, 0, g0, 0), 0);
+        int r = low_let(L, b1, "r", act(L, c, b1, 0, ld(L, c, c->tmp, col(L, c, 1, V(k))), 0), 0);
+        if (z < 0 || r < 0)
+            return -1;
+        if (c->lbr) {
+            LoopExpr *pre = ADD(ld(L, c, c->xw, ADD(xw0, col(L, c, 2, V(k)))),
+                                MUL(V(r), ld(L, c, c->tmp, col(L, c, 2, V(k)))));
+            LoopExpr *hh = act(L, c, b1, 1, pre, 0);
+            LoopExpr *nh = ADD(MUL(low_bin(L, LOOP_SUB, low_const(L, c->t, 1), V(z)), hh),
+                               MUL(V(z), ld(L, c, c->h, V(k))));
+            return low_add(L, b1, low_store(L, c->h, V(k), nh)) || low_add(L, blk, over_h(L, c, k, b1)) ? -1 : 0;
+        }
+        if (low_add(L, b1, low_store(L, c->aux, V(k), V(z))) ||
+            low_add(L, b1, low_store(L, c->aux, ADD(I(hp), V(k)), MUL(V(r), ld(L, c, c->h, V(k))))) ||
+            low_add(L, blk, over_h(L, c, k, b1)) || recur(L, c, blk, c->aux, hp, 2 * hp, hp))
+            return -1;
+        LoopExpr *z2 = ld(L, c, c->aux, V(k2));
+        LoopExpr *hh = act(L, c, b2, 1, ld(L, c, c->tmp, col(L, c, 2, V(k2))), 0);
+        LoopExpr *nh = ADD(MUL(low_bin(L, LOOP_SUB, low_const(L, c->t, 1), z2), hh),
+                           MUL(ld(L, c, c->aux, V(k2)), ld(L, c, c->h, V(k2))));
+        return low_add(L, b2, low_store(L, c->h, V(k2), nh)) || low_add(L, blk, over_h(L, c, k2, b2)) ? -1 : 0;
+    }
+    /* LSTM, gates i o f c at columns 0, Hp, 2Hp, 3Hp */
+    LoopExpr *cs = ld(L, c, c->cs, V(k));
+    int iv = low_let(L, b1, "i", act(L, c, b1, 0, add_opt(L, g0, peep(L, c, k, 0, cs)), 0), 0);
+    if (iv < 0)
+        return -1;
+    LoopExpr *f = c->input_forget ? low_bin(L, LOOP_SUB, low_const(L, c->t, 1), V(iv))
+                                  : act(L, c, b1, 0, add_opt(L, ld(L, c, c->tmp, col(L, c, 2, V(k))),
+                                                             peep(L, c, k, 2, ld(L, c, c->cs, V(k)))), 0);
+    int fv = low_let(L, b1, "f", f, 0);
+    int gv = fv < 0 ? -1 : low_let(L, b1, "g", act(L, c, b1, 1, ld(L, c, c->tmp, col(L, c, 3, V(k))), 0), 0);
+    int nc = gv < 0 ? -1 : low_let(L, b1, "nc", ADD(MUL(V(fv), ld(L, c, c->cs, V(k))), MUL(V(iv), V(gv))), 0);
+    if (nc < 0)
+        return -1;
+    int ov = low_let(L, b1, "o", act(L, c, b1, 0, add_opt(L, ld(L, c, c->tmp, col(L, c, 1, V(k))),
+                                                          peep(L, c, k, 1, V(nc))), 0), 0);
+    if (ov < 0 || low_add(L, b1, low_store(L, c->h, V(k), MUL(V(ov), act(L, c, b1, 2, V(nc), 1)))) ||
+        low_add(L, b1, low_store(L, c->cs, V(k), V(nc))))
+        return -1;
+    return low_add(L, blk, over_h(L, c, k, b1));
+}
+
 /* Y at time index e (a variable), row k. */
 static LoopExpr *y_index(Low *L, const Rnn *c, LoopExpr *t, int k)
 {
@@ -219,10 +420,12 @@ static LoopExpr *y_index(Low *L, const Rnn *c, LoopExpr *t, int k)
     return ADD(MUL(e, I(c->hs)), V(k));
 }
 
-/* The nest of one direction. */
+/* The nest of one direction (the packed form's input projection first). */
 static int direction(Low *L, Rnn *c, LoopStmt *kblk)
 {
     int rev = c->dir == 1 || c->reverse0, s, k;
+    if (c->fast && project(L, c, kblk))
+        return -1;
     LoopStmt *row = loop_block(L->p), *init = loop_block(L->p);
     if (low_vars(L, 1, "b", &c->bt) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k))
         return -1;
@@ -303,12 +506,25 @@ int low_rnn(Low *L)
     c.reverse0 = !strcmp(ir_attr_str(n, IR_A_direction), "reverse");
     if (ir_rnn_activations(L->g, n, c.dirs, c.act, L->d))
         return -1;
-    IrShape hs = { .rank = 1, .dims = { c.hs } }, ts = { .rank = 1, .dims = { 3 * c.hs } };
+    /* the packed form: float32, SIMD, W R B known (P is read as it is) */
+    const IrArray *bk = c.b >= 0 ? low_known(L, 3) : NULL;
+    c.fast = L->s && L->s->vectorize && low_buf(L, c.x)->dtype == IR_DT_F32 && low_known(L, 1) &&
+             low_known(L, 2) && (c.b < 0 || bk) && low_buf(L, c.w)->dtype == IR_DT_F32 &&
+             low_buf(L, c.r)->dtype == IR_DT_F32 && (c.b < 0 || low_buf(L, c.b)->dtype == IR_DT_F32);
+    c.t = c.fast ? IR_DT_F32 : IR_DT_F64;
+    c.hp = (c.hs + 15) / 16 * 16;
+    c.gp = c.gates * c.hp;
+    c.aux = -1;
+    IrShape hs = { .rank = 1, .dims = { c.hs } }, ts = { .rank = 1, .dims = { c.fast ? c.gp : 3 * c.hs } };
+    IrShape as = { .rank = 1, .dims = { 2 * c.hp } };
     c.h = loop_add_buf(L->p, "rnn_h", c.t, &hs, LOOP_ST_LOCAL);
     c.cs = n->op == IR_OP_LSTM ? loop_add_buf(L->p, "rnn_c", c.t, &hs, LOOP_ST_LOCAL) : -1;   /* cell state */
     c.tmp = loop_add_buf(L->p, "rnn_tmp", c.t, &ts, LOOP_ST_LOCAL);
+    if (c.fast && n->op == IR_OP_GRU && !c.lbr)
+        c.aux = loop_add_buf(L->p, "rnn_aux", c.t, &as, LOOP_ST_LOCAL);
     LoopStmt *k = loop_block(L->p);
-    if (c.h < 0 || (n->op == IR_OP_LSTM && c.cs < 0) || c.tmp < 0 || !k)
+    if (c.h < 0 || (n->op == IR_OP_LSTM && c.cs < 0) || c.tmp < 0 || !k ||
+        (c.fast && n->op == IR_OP_GRU && !c.lbr && c.aux < 0) || (c.fast && pack(L, &c)))
         return low_oom(L);
     for (c.dir = 0; c.dir < c.dirs; c.dir++)
         if (direction(L, &c, k) != 0)

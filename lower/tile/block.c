@@ -366,17 +366,6 @@ int tile_in_place(Low *L, int b, const IrWindow *w, const TileHalo *h, int64_t *
     return 1;
 }
 
-/* A float32 constant buffer of n elements for the caller to fill (*data). */
-int tile_const_table(Low *L, const char *name, int64_t n, float **data)
-{
-    IrShape sh = { .rank = 1, .dims = { n } };
-    *data = util_arena_array(&L->p->arena, (size_t)n, sizeof **data);
-    int b = *data ? loop_add_buf(L->p, name, IR_DT_F32, &sh, LOOP_ST_CONST) : -1;
-    if (b >= 0)
-        L->p->bufs[b].data = *data;
-    return b;
-}
-
 /* x where the mask table mb holds 1 at `at` (and cond, when given), else
  * fill: a guarded load (LOOP_E_SELECT), so the lanes off read nothing. */
 LoopExpr *tile_mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill)

@@ -18,7 +18,7 @@ static int col_mask_buf(Low *L, const IrWindow *w, int64_t len, int64_t period)
 {
     int64_t KW = w->kernel[1];
     float *m;
-    int mb = tile_const_table(L, "col_mask", KW * len, &m);
+    int mb = low_const_table(L, "col_mask", KW * len, &m);
     for (int64_t kw = 0; mb >= 0 && kw < KW; kw++)
         for (int64_t j = 0; j < len; j++) {
             int64_t iw = (period ? j % period : j) * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];

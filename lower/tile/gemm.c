@@ -937,7 +937,7 @@ int tile_gap(Low *L)
     int64_t vt = (P + nr - 1) / nr, ct = (C + mr - 1) / mr;
     IrShape ssh = { .rank = 1, .dims = { (int64_t)mr * nr } };
     float *m;
-    int mb = tile_const_table(L, "plane_mask", vt * nr, &m);
+    int mb = low_const_table(L, "plane_mask", vt * nr, &m);
     int sums = mb < 0 ? -1 : loop_add_buf(L->p, "lanes", IR_DT_F32, &ssh, LOOP_ST_LOCAL);
     if (sums < 0)
         return low_oom(L);

@@ -91,8 +91,6 @@ int tile_prefetch(Low *L, LoopStmt *kb, int buf, LoopExpr *next, int64_t len, Lo
 void tile_blocks(Low *L, LoopStmt *nest, int y, int mt, int mr, int64_t C);
 /* The length of each of the threads' parts of E rows (E: one part). */
 int64_t tile_part_len(const Low *L, int64_t E);
-/* A float32 constant buffer of n elements for the caller to fill (*data). */
-int tile_const_table(Low *L, const char *name, int64_t n, float **data);
 /* x where mask table mb holds 1 at `at` (and cond, when given), else fill. */
 LoopExpr *tile_mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *cond, double fill);
 

@@ -19,8 +19,10 @@
  * reference has no NaN and every output of it a nonzero value (unless all
  * rows are empty), so an unwritten element fails on the FPGA evaluator's
  * zeroed buffers too.  Tolerance, every element of every output:
- * |got - want| <= 1e-5 + 1e-5 |want| (the templates compute in float64 like
- * the interpreter; only the float32 stores round), and NaN never matches.
+ * |got - want| <= 1e-5 + 1e-5 |want| (the plain templates compute in float64
+ * like the interpreter, the CPU's packed form in float32), and NaN never
+ * matches.  The CPU program must take the packed form (lower/rnn.c: its
+ * input projection buffer rnn_xw) and the GPU program the plain one.
  * Every failing case, target and output is printed, then the test fails.
  *
  * Covered (a covering set, not the cross product): every operator x
@@ -313,6 +315,15 @@ static int run_jit(const char *label, const IrGraph *g, int emulate, const IrArr
     LoopProgram *p = emulate ? tgt_gpu_program(g, &o, &d) : tgt_cpu_program(g, &o, 1, &d);
     if (!p)
         return failed_diag(label, target, "the loop pipeline", &d);
+    int packed = 0;
+    for (int b = 0; b < p->n_bufs; b++)
+        packed |= !strncmp(p->bufs[b].name, "rnn_xw", 6);
+    if (packed == emulate) {
+        print_error("%s [%s]: the %s form, expected the %s one\n", label, target, packed ? "packed" : "plain",
+                    emulate ? "plain" : "packed");
+        loop_program_free(p);
+        return 1;
+    }
     CgOptions co = { .opt_level = o.opt_level, .gpu_emulate = emulate };
     CgJit *j = NULL;
     if (cg_jit(p, &co, &j, &d) != 0) {
