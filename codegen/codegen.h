@@ -82,6 +82,8 @@ typedef struct CgOptions {
     int threads;             /* > 1: each PARALLEL loop runs as `threads` tasks through the Halide
                                 runtime's halide_do_par_for (the object then links dlcc-runtime);
                                 the JIT ignores it */
+    int kernel_symbols;      /* profiling: each kernel stays a function of its own (noinline), named
+                                NAME.KERNEL, so a profiler (callgrind, perf) attributes time per kernel */
 } CgOptions;
 
 /* Outputs of cg_compile; each buffer is filled when its CG_EMIT_* bit is set. */

@@ -414,6 +414,8 @@ static LLVMValueRef kernel_function(CgCtx *c, const LoopKernel *k)
     LLVMValueRef fn = LLVMAddFunction(c->mod, name, kernel_type(c));
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
+    if (c->o.kernel_symbols)
+        cg_add_fn_attr(c, fn, "noinline", 0);
     begin_function(c, fn);
     c->tstate = c->region ? LLVMGetParam(fn, 3) : NULL;
     if (cg_setup_buffers(c, k->body) != 0 ||

@@ -44,6 +44,7 @@ typedef struct TgtOptions {
     int static_workspace;           /* NAME_run accepts workspace == NULL (non-reentrant) */
     const char *workspace_section;  /* section of that static workspace; NULL = .bss */
     int no_libm;                    /* the object carries its own math functions */
+    int kernel_symbols;             /* profiling: kernels not inlined (CgOptions.kernel_symbols) */
     int threads;                    /* -t cpu: parallel loops split into this many tasks run by the
                                        Halide runtime's thread pool (halide_do_par_for); <= 1: none */
 } TgtOptions;

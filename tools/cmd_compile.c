@@ -202,6 +202,8 @@ int dlcc_cmd_compile(int argc, char **argv)
             o.static_workspace = 1;
         } else if (strcmp(arg, "--no-libm") == 0) {
             o.no_libm = 1;
+        } else if (strcmp(arg, "--kernel-symbols") == 0) {
+            o.kernel_symbols = 1;
         } else if ((v = dlcc_arg_value(&a, "--depfile"))) {
             depfile = v;
         } else if ((v = dlcc_arg_value(&a, "--threads"))) {

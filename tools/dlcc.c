@@ -16,7 +16,7 @@ static const char usage[] =
     "                  [--gpu-emulate] [--precision float32|fixed<W,I>|int8] [--fpga-part PART]\n"
     "                  [--fpga-clock MHZ] [--print-after PASS|--print-after-all] [--time-passes] [-v]\n"
     "                  [--weights-section SECTION] [--static-workspace] [--workspace-section SECTION]\n"
-    "                  [--no-libm] [--depfile FILE]\n"
+    "                  [--no-libm] [--depfile FILE] [--kernel-symbols]\n"
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"

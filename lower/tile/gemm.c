@@ -61,6 +61,8 @@ struct Gemm {
     int64_t x_strides[IR_MAX_RANK];
     int64_t a_off;                /* Conv reading a halo'd input in place: element offset of padded (0, 0) */
     int trans_a, trans_b;
+    int mm;                       /* MatMul / Gemm: Y is row-major [G * M, N] (a group: a batch of a
+                                     batched MatMul, its A [G][M][K] and run-time B [G][K][N]) */
     double alpha, beta;
 };
 
@@ -72,19 +74,25 @@ static int pack_bias(Low *L, Gemm *t);
  *   Bp[nt, k, c] = alpha * B[k, min(nt*NR + c, N-1)]   (B^T's element for transB) */
 static int pack_runtime(Low *L, Gemm *t, const IrShape *sh)
 {
-    int v[3];
+    int v[4], *u = v + 1;                  /* g (batched MatMul only), nt, k, c */
+    int grouped = t->G > 1;
     t->bp = loop_add_buf(L->p, "packed_b", IR_DT_F32, sh, LOOP_ST_WORKSPACE);
-    if (t->bp < 0 || low_vars(L, 1, "nt", &v[0]) || low_vars(L, 1, "k", &v[1]) || low_vars(L, 1, "c", &v[2]))
+    if (t->bp < 0 || (grouped && low_vars(L, 1, "g", &v[0])) || low_vars(L, 1, "nt", &u[0]) ||
+        low_vars(L, 1, "k", &u[1]) || low_vars(L, 1, "c", &u[2]))
         return low_oom(L);
-    LoopExpr *col = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, v[0]), t->nr), low_v(L, v[2])), low_i(L, t->N - 1));
-    LoopExpr *at = t->trans_b ? add(L, mul(L, col, t->K), low_v(L, v[1])) : add(L, mul(L, low_v(L, v[1]), t->N), col);
+    LoopExpr *col = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, u[0]), t->nr), low_v(L, u[2])), low_i(L, t->N - 1));
+    LoopExpr *at = t->trans_b ? add(L, mul(L, col, t->K), low_v(L, u[1])) : add(L, mul(L, low_v(L, u[1]), t->N), col);
+    if (grouped)                                                    /* B [G][K][N] */
+        at = add(L, mul(L, low_v(L, v[0]), t->K * t->N), at);
     LoopExpr *val = low_load(L, t->b_rt, at, IR_DT_F32);
     if (t->alpha != 1.0)
         val = low_bin(L, LOOP_MUL, val, low_const(L, IR_DT_F32, t->alpha));
-    LoopExpr *dst = add(L, mul(L, add(L, mul(L, low_v(L, v[0]), t->K), low_v(L, v[1])), t->nr), low_v(L, v[2]));
-    int64_t ext[3] = { t->nt, t->K, t->nr };
+    LoopExpr *pnl = grouped ? add(L, mul(L, low_v(L, v[0]), t->nt), low_v(L, u[0])) : low_v(L, u[0]);
+    LoopExpr *dst = add(L, mul(L, add(L, mul(L, pnl, t->K), low_v(L, u[1])), t->nr), low_v(L, u[2]));
+    int64_t ext[4] = { t->G, t->nt, t->K, t->nr };
     LoopStmt *st = low_store(L, t->bp, dst, val);
-    if (!st || low_kernel_moves(L, low_nest(L, 3, v, ext, st), t->nt * t->K * t->nr))
+    if (!st || low_kernel_moves(L, grouped ? low_nest(L, 4, v, ext, st) : low_nest(L, 3, u, ext + 1, st),
+                                t->G * t->nt * t->K * t->nr))
         return low_oom(L);
     return 0;
 }
@@ -136,8 +144,9 @@ static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, 
 static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col, LoopExpr *v)
 {
     LoopExpr *flat = t->y_index(L, t, n, g, row, col);
-    if (t->y_index == mm_y_index)
-        return tile_out_store(L, flat, NULL, NULL, row, col, NULL, v);
+    if (t->mm)                 /* the row over all groups: the output's leading dims, unflattened */
+        return tile_out_store(L, flat, NULL, NULL, t->G > 1 ? add(L, mul(L, low_v(L, g), t->M), row) : row, col,
+                              NULL, v);
     return tile_out_store(L, flat, low_v(L, n), add(L, mul(L, low_v(L, g), t->N), loop_expr_copy(L->p, col)), row, NULL,
                           NULL, v);
 }
@@ -292,7 +301,7 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
 {
     LoopProgram *p = L->p;
     int mr = t->mr, nr = t->nr;
-    int direct = t->N % nr == 0 && t->y_index == mm_y_index;
+    int direct = t->N % nr == 0 && t->mm;
     int spill = acc;
     if (!direct) {
         IrShape sh = { .rank = 1, .dims = { (int64_t)mr * nr } };
@@ -364,7 +373,7 @@ static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext,
 static int pack_a(Low *L, const Gemm *t, int64_t mt_n)
 {
     int64_t bytes;
-    if (t->y_index != mm_y_index || t->nt < 2 || t->M < 2 * t->mr ||
+    if (!t->mm || t->G > 1 || t->nt < 2 || t->M < 2 * t->mr ||
         util_mul_overflow_i64(t->M * 4, t->K, &bytes) || bytes <= GEMM_PACK_A_BYTES)
         return -1;
     IrShape sh = { .rank = 1, .dims = { mt_n * t->K * t->mr } };
@@ -821,7 +830,9 @@ int tile_conv(Low *L)
 /* A [M, K] (or [K, M] transposed), Y [M, N]: row-major, contiguous. */
 static LoopExpr *mm_a_base(Low *L, const Gemm *t, int n, int g, LoopExpr *row)
 {
-    (void)n, (void)g;
+    (void)n;
+    if (t->G > 1)                                       /* A [G][M][K] */
+        row = add(L, mul(L, low_v(L, g), t->M), row);
     return t->trans_a ? row : mul(L, row, t->K);
 }
 
@@ -832,7 +843,9 @@ static LoopExpr *mm_a_koff(Low *L, const Gemm *t)
 
 static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col)
 {
-    (void)n, (void)g;
+    (void)n;
+    if (t->G > 1)                                       /* Y [G][M][N] */
+        row = add(L, mul(L, low_v(L, g), t->M), loop_expr_copy(L->p, row));
     return add(L, mul(L, row, t->N), col);
 }
 
@@ -858,15 +871,27 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
     const IrArray *bk = low_known(L, 1), *ck = has_c ? low_known(L, 2) : NULL;
     int a = low_in(L, 0), y = low_out(L, 0), b = bk ? -1 : low_in(L, 1);
     const IrShape *bs = bk ? &bk->shape : b >= 0 ? &low_buf(L, b)->shape : NULL;
-    if (a < 0 || y < 0 || !bs || bs->rank != 2 || (bk ? bk->dtype : low_buf(L, b)->dtype) != IR_DT_F32 ||
+    if (a < 0 || y < 0 || !bs || bs->rank < 2 || (bk ? bk->dtype : low_buf(L, b)->dtype) != IR_DT_F32 ||
         (has_c && !ck) || low_buf(L, a)->dtype != IR_DT_F32 || low_buf(L, y)->dtype != IR_DT_F32)
         return 1;
     const IrShape *as = &low_buf(L, a)->shape;
     t.b_rt = b;
-    t.K = bs->dims[trans_b ? 1 : 0];
-    t.N = bs->dims[trans_b ? 0 : 1];
+    t.K = bs->dims[bs->rank - (trans_b ? 1 : 2)];
+    t.N = bs->dims[bs->rank - (trans_b ? 2 : 1)];
     if (as->rank < 1 || t.K <= 0 || t.N <= 0)
         return 1;
+    /* a batched MatMul of two run-time operands with the same batch dims
+     * (attention's Q K^T and P V): one GEMM per batch, a group each */
+    int64_t groups = 1;
+    if (bs->rank > 2) {
+        if (bk || trans_a || trans_b || has_c || as->rank != bs->rank || as->dims[as->rank - 1] != t.K)
+            return 1;
+        for (int i = 0; i < bs->rank - 2; i++) {
+            if (as->dims[i] != bs->dims[i])
+                return 1;
+            groups *= bs->dims[i];
+        }
+    }
     if (trans_a) {                                      /* Gemm: A is [K, M] */
         if (as->rank != 2)
             return 1;
@@ -874,7 +899,7 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
     } else {
         if (as->dims[as->rank - 1] != t.K)
             return 1;
-        t.M = ir_shape_numel(as) / t.K;                 /* batch dims folded into rows */
+        t.M = ir_shape_numel(as) / t.K / groups;        /* batch dims folded into rows, but a group's */
     }
     if (ck) {                                           /* a bias per column only */
         if (ck->dtype != IR_DT_F32 || ir_shape_numel(&ck->shape) != t.N ||
@@ -882,10 +907,12 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
             return 1;
     }
     int64_t mn;
-    if (t.M <= 0 || util_mul_overflow_i64(t.M, t.N, &mn) || ir_shape_numel(&low_buf(L, y)->shape) != mn ||
+    if (t.M <= 0 || util_mul_overflow_i64(t.M, t.N, &mn) || ir_shape_numel(&low_buf(L, y)->shape) != mn * groups ||
         !tile_pays(L->s, &t))
         return 1;
-    t.batch = t.G = 1;
+    t.batch = 1;
+    t.G = groups;
+    t.mm = 1;
     t.a = a;
     t.y = y;
     t.w = bk ? bk->data : NULL;

@@ -38,7 +38,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
                               (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
                       .weights_section = o->weights_section, .static_workspace = o->static_workspace,
                       .workspace_section = o->workspace_section, .no_libm = o->no_libm,
-                      .threads = o->threads };
+                      .threads = o->threads, .kernel_symbols = o->kernel_symbols };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;

@@ -695,6 +695,24 @@ static void test_matmul(void **state)
             tg_int(&t, IR_A_transA, 1);
         run_with_buf(&t, "packed_a");
     }
+    /* attention's batched products of two run-time operands, [2, 3, M, K] x [2, 3, K, N]:
+     * a GEMM per batch (group), B packed per group; with a fused Add of a broadcast mask,
+     * whose store unflattens the row over the batch dims; rows and columns with tails */
+    for (int fused = 0; fused < 2; fused++) {
+        tg_start(&t, fused ? "mm_batched_mask" : "mm_batched");
+        in[0] = tg_input(&t, "q", IR_DT_F32, TG_INTS(2, 3, 13, 16));
+        in[1] = tg_input(&t, "k", IR_DT_F32, TG_INTS(2, 3, 16, 21));
+        int y = tg_node(&t, IR_OP_MatMul, "mm", 2, in, 1);
+        if (fused) {
+            int add[2] = { y, rand_const(&t, "mask", TG_INTS(1, 3, 1, 21), &seed) };
+            y = tg_node(&t, IR_OP_Add, "add", 2, add, 1);
+        }
+        tg_output(&t, y);
+        PassOptions po = pass_options(2);
+        if (pass_infer(t.g, &t.d) != 0 || pass_run_pipeline(t.g, &po, &t.d) != 0)
+            fail_diag("-O2", &t.d);
+        run_with_buf(&t, "packed_b");
+    }
 }
 
 /* A product whose epilogue is a long fused chain (40 × Add of its own
