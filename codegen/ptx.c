@@ -366,6 +366,18 @@ static int host_module(CgCtx *h, const DevBufs *db, const UtilBuf *ptx, const Ut
         LLVMSetTailCall(r, 1);
         LLVMBuildRet(h->b, r);
     }
+    /* NAME_release(workspace): dlcc_gpu_release with the program, which only this object knows */
+    LLVMTypeRef rel_params[2] = { h->t_ptr, h->t_ptr };
+    LLVMTypeRef rel_type = LLVMFunctionType(h->t_i32, rel_params, 2, 0);
+    LLVMValueRef rel = LLVMAddFunction(h->mod, "dlcc_gpu_release", rel_type);
+    snprintf(name, sizeof name, "%s_release", p->name);
+    LLVMValueRef fn = LLVMAddFunction(h->mod, name, LLVMFunctionType(h->t_i32, &h->t_ptr, 1, 0));
+    cg_add_fn_attr(h, fn, "nounwind", 0);
+    LLVMPositionBuilderAtEnd(h->b, LLVMAppendBasicBlockInContext(h->ctx, fn, "entry"));
+    LLVMValueRef args[2] = { prog, LLVMGetParam(fn, 0) };
+    LLVMValueRef r = LLVMBuildCall2(h->b, rel_type, rel, args, 2, "");
+    LLVMSetTailCall(r, 1);
+    LLVMBuildRet(h->b, r);
     return 0;
 }
 

@@ -4,9 +4,10 @@
  *
  * The generated object holds the PTX of every kernel and a constant
  * DlccGpuProgram describing the device buffers and the launches; its
- * NAME_run_ptrs calls dlcc_gpu_run, which goes through the Halide runtime's
- * CUDA device interface (HalideRuntimeCuda.h).  The compiler includes this
- * header only for the layout constants below. */
+ * NAME_run_ptrs calls dlcc_gpu_run and its NAME_release dlcc_gpu_release,
+ * which call the CUDA driver in the context of the Halide runtime's CUDA
+ * interface (docs/targets/gpu.md, "Host object and runtime").  The compiler
+ * includes this header only for the layout constants below. */
 #ifndef DLCC_GPU_H
 #define DLCC_GPU_H
 
@@ -15,7 +16,7 @@
 #include "dlcc_abi.h"   /* the return codes: DLCC_OK, DLCC_ERR_NULL, DLCC_ERR_DEVICE (details on
                            stderr when DLCC_GPU_VERBOSE is set in the environment), DLCC_ERR_PROGRAM */
 
-#define DLCC_GPU_VERSION 1
+#define DLCC_GPU_VERSION 2
 
 /* Device buffer kinds (table entries, see below). */
 enum { DLCC_GPU_BUF_INPUT = 0, DLCC_GPU_BUF_OUTPUT = 1, DLCC_GPU_BUF_CONST = 2, DLCC_GPU_BUF_WORKSPACE = 3 };
@@ -36,22 +37,26 @@ typedef struct DlccGpuProgram {
 
 /* The workspace of a GPU model: the device state, not tensors (intermediate
  * tensors live in device memory).  Its first use is recognised by a tag and
- * the program's address; it then holds the loaded CUDA module and one
- * device allocation per buffer, made once and reused by later runs.
- * Layout: a 64-byte header, then per buffer one halide_buffer_t (56 bytes on
- * 64-bit hosts) and one halide_dimension_t (16 bytes), rounded to 80. */
+ * the program's address; it then holds the CUDA context it was set up in,
+ * the loaded CUDA module and one device allocation per buffer, made once and
+ * reused by later runs.  Layout: a 64-byte header, then per buffer its
+ * device pointer (a CUdeviceptr, 8 bytes). */
 #define DLCC_GPU_WORKSPACE_HEADER 64
-#define DLCC_GPU_WORKSPACE_PER_BUF 80
+#define DLCC_GPU_WORKSPACE_PER_BUF 8
 #define DLCC_GPU_WORKSPACE_BYTES(n_bufs) \
     ((int64_t)DLCC_GPU_WORKSPACE_HEADER + (int64_t)DLCC_GPU_WORKSPACE_PER_BUF * (int64_t)(n_bufs))
 
 /* Runs the program: copies inputs to the device, launches the kernels in
- * order, copies outputs back.  Returns DLCC_OK or a DLCC_ERR_* (dlcc_abi.h). */
+ * order, copies outputs back.  Returns DLCC_OK or a DLCC_ERR_* (dlcc_abi.h);
+ * after DLCC_ERR_DEVICE the workspace stays consistent and a later run
+ * retries what failed (loading the module, an allocation, a copy, a launch). */
 int32_t dlcc_gpu_run(const DlccGpuProgram *prog, const void *const inputs[], void *const outputs[],
                      void *workspace);
 
-/* Releases the device allocations and the CUDA module held by a workspace
- * (after which it is uninitialized again). */
-void dlcc_gpu_release(const DlccGpuProgram *prog, void *workspace);
+/* Frees the device allocations and unloads the CUDA module a workspace holds
+ * for prog; the workspace is then fresh again.  DLCC_OK (also when it holds
+ * nothing of prog's), DLCC_ERR_NULL, or DLCC_ERR_DEVICE when the driver
+ * failed to free something (the workspace is fresh all the same). */
+int32_t dlcc_gpu_release(const DlccGpuProgram *prog, void *workspace);
 
 #endif

@@ -1,8 +1,8 @@
 // runtime/gpu_halide_gen.cpp — build-time tool: writes Halide's standalone
-// runtime object for x86-64 Linux with the CUDA device interface
-// (halide_cuda_initialize_kernels, halide_cuda_run, halide_device_malloc,
-// halide_copy_to_device/host, ...; all weak symbols).  Run by Meson so the
-// dlcc process itself links only one LLVM (DESIGN.md §2).
+// runtime object for x86-64 Linux with the CUDA device interface (all weak
+// symbols): the CUDA context and the lookup of the driver for
+// runtime/gpu_runtime.c, the thread pool for --threads objects.  Run by Meson
+// so that the dlcc process itself links only one LLVM (docs/targets/gpu.md).
 //
 //     dlcc-gpu-halide-gen OUT.o [TARGET]     (TARGET defaults to x86-64-linux-cuda)
 #include <Halide.h>

@@ -240,7 +240,8 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
         util_buf_printf(out, " * or NULL to use the static workspace inside the object: NOT reentrant then (two\n"
                              " * concurrent calls would overwrite each other's intermediate results).\n");
     else
-        util_buf_printf(out, " * (may be NULL when the size is 0).  Reentrant: no global state.\n");
+        util_buf_printf(out, " * (may be NULL when the size is 0).  Reentrant: %s\n",
+                        h->reentrant ? h->reentrant : "no global state.");
     util_buf_printf(out, " * Returns %s_OK, or %s_ERR_NULL when a required pointer is NULL%s. */\n", name, name,
                     h->codes ? ", or another of the codes above" : "");
     util_buf_printf(out, "int32_t %s_run(const %s_inputs *in, %s_outputs *out, void *workspace);\n", name, name,
@@ -248,6 +249,14 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     util_buf_printf(out, "/* The same, with inputs and outputs by position. */\n");
     util_buf_printf(out, "int32_t %s_run_ptrs(const void *const inputs[], void *const outputs[], void *workspace);\n",
                     name);
+    if (h->release) {
+        util_buf_printf(out, "/* Frees the device state the workspace holds (device buffers, loaded kernels); the\n"
+                             " * workspace is then fresh again, to run or to free.  Returns %s_OK (also when it\n"
+                             " * holds nothing), %s_ERR_NULL when workspace is NULL, or %s_ERR_DEVICE when the\n"
+                             " * driver failed to free something (the workspace is fresh all the same). */\n",
+                        name, name, name);
+        util_buf_printf(out, "int32_t %s_release(void *workspace);\n", name);
+    }
     util_buf_printf(out, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
     int ok = in && outn && !out->oom;
     free_names(in, g->n_inputs);

@@ -81,6 +81,8 @@ typedef struct TgtHeader {
                                  device state); -1: the program's */
     unsigned codes;           /* return codes besides NAME_OK and NAME_ERR_NULL: bits 1 << -DLCC_ERR_* */
     const char *note;         /* comment lines after the codes (the workspace's use, what to link), or NULL */
+    const char *reentrant;    /* what NAME_run's comment says after "Reentrant: "; NULL: "no global state." */
+    int release;              /* declares NAME_release, which frees the workspace's device state */
 } TgtHeader;
 #define TGT_HEADER_CPU(stack) ((TgtHeader){ .stack_bytes = (stack), .workspace_bytes = -1 })
 

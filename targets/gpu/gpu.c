@@ -28,10 +28,16 @@ static const char *find_libdevice(void)
 }
 
 /* What NAME.h says of a GPU object: its workspace is the device state,
- * and a run may fail on the device. */
+ * which NAME_release frees; a run may fail on the device and be retried;
+ * what the runtime shares between workspaces (docs/targets/gpu.md). */
 static const char gpu_workspace_note[] =
     "/* The workspace holds the device state (loaded kernels, device buffers), set up by\n"
-    " * the first run; fresh or zeroed memory.  Link with `pkg-config --libs dlcc-runtime`. */\n";
+    " * the first run and freed by the _release function below; fresh or zeroed memory.\n"
+    " * After an error a later run retries.  Link with `pkg-config --libs dlcc-runtime`. */\n";
+static const char gpu_reentrant[] =
+    "one workspace per thread.\n"
+    " * This object has no writable globals; the runtime shares per process the CUDA driver\n"
+    " * library and one CUDA context, Halide's, with its locks (docs/targets/gpu.md).";
 
 /* The GPU schedule: blocks, threads, shared-memory tiles; under
  * --gpu-emulate the thread loops split at barriers for the host. */
@@ -90,7 +96,7 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
     TgtHeader h = TGT_HEADER_CPU(er.stack_bytes);            /* emulated: a host object like the CPU's */
     if (!o->gpu_emulate)
         h = (TgtHeader){ .stack_bytes = -1, .workspace_bytes = ws, .codes = 1u << -DLCC_ERR_DEVICE | 1u << -DLCC_ERR_PROGRAM,
-                         .note = gpu_workspace_note };
+                         .note = gpu_workspace_note, .reentrant = gpu_reentrant, .release = 1 };
     if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", &h, out, d))
         goto done;
     rc = 0;

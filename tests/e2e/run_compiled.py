@@ -12,8 +12,9 @@ absent), NAME_run must return exactly N (and nothing is compared); with a
 device the outputs are compared as usual.
 
 The driver is generated from the header's input/output structs: it reads
-input_K.npy into the K-th input field, calls NAME_run, and writes each output
-as raw bytes, which are compared with output_K.npy (rtol 1e-3, atol 1e-4).
+input_K.npy into the K-th input field, calls NAME_run (and, for -t gpu,
+NAME_release, which must return NAME_OK), and writes each output as raw
+bytes, which are compared with output_K.npy (rtol 1e-3, atol 1e-4).
 """
 
 import argparse
@@ -61,6 +62,10 @@ int main(int argc, char **argv)
     if (m_WORKSPACE_SIZE > 0 && posix_memalign(&ws, m_WORKSPACE_ALIGN, m_WORKSPACE_SIZE)) return 4;
 @LOAD@
     int32_t rc = m_run(&in, &out, ws);
+#ifdef m_ERR_DEVICE   /* -t gpu: frees the device state (nothing when the run found no device) */
+    int32_t released = m_release(ws);
+    if (released != m_OK) { fprintf(stderr, "m_release returned %d\n", (int)released); return 8; }
+#endif
     if (rc != m_OK) { fprintf(stderr, "m_run returned %d\n", (int)rc); return 5; }
 @STORE@
     free(ws);

@@ -1,6 +1,8 @@
-/* tests/unit/test_gpu_runtime.c — dlcc_gpu_run (runtime/gpu_runtime.c) over
- * the Halide CUDA runtime: return codes for NULL pointers, a malformed
- * program, and a machine without a CUDA driver or device (no abort). */
+/* tests/unit/test_gpu_runtime.c — dlcc_gpu_run and dlcc_gpu_release
+ * (runtime/gpu_runtime.c): return codes for NULL pointers, malformed
+ * programs, and a machine without a CUDA driver or device (no abort, and
+ * nothing to release).  tests/gpu/test_gpu_stub.c runs them against a stub
+ * driver. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +41,20 @@ static void test_null_and_version(void **state)
     assert_int_equal(dlcc_gpu_run(&prog, in_null, out, ws), DLCC_ERR_NULL);
     DlccGpuProgram bad = { ptx, names, bad_table, NULL };
     assert_int_equal(dlcc_gpu_run(&bad, in, out, ws), DLCC_ERR_PROGRAM);
+    /* a kernel parameter that is no buffer, a block of 2048 threads, a grid of 0 */
+    static const int64_t bad_arg[] = { DLCC_GPU_VERSION, 2, 1, 1, 1, DLCC_GPU_BUF_INPUT, 0, 16, DLCC_GPU_BUF_OUTPUT,
+                                       0, 16, 0, 1, 1, 1, 4, 1, 1, 2, 0, 2 };
+    static const int64_t big_block[] = { DLCC_GPU_VERSION, 2, 1, 1, 1, DLCC_GPU_BUF_INPUT, 0, 16, DLCC_GPU_BUF_OUTPUT,
+                                         0, 16, 0, 1, 1, 1, 64, 32, 1, 2, 0, 1 };
+    static const int64_t no_grid[] = { DLCC_GPU_VERSION, 2, 1, 1, 1, DLCC_GPU_BUF_INPUT, 0, 16, DLCC_GPU_BUF_OUTPUT,
+                                       0, 16, 0, 0, 1, 1, 4, 1, 1, 2, 0, 1 };
+    const int64_t *const malformed[] = { bad_arg, big_block, no_grid };
+    for (int i = 0; i < 3; i++) {
+        DlccGpuProgram m = { ptx, names, malformed[i], NULL };
+        assert_int_equal(dlcc_gpu_run(&m, in, out, ws), DLCC_ERR_PROGRAM);
+    }
+    assert_int_equal(dlcc_gpu_release(NULL, ws), DLCC_ERR_NULL);
+    assert_int_equal(dlcc_gpu_release(&prog, NULL), DLCC_ERR_NULL);
 }
 
 static void test_no_device(void **state)
@@ -55,8 +71,11 @@ static void test_no_device(void **state)
     assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_ERR_DEVICE);
     assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_ERR_DEVICE);   /* again, same workspace */
     assert_float_equal(y[0], 9.0f, 0);   /* outputs untouched */
-    dlcc_gpu_release(&prog, ws);
+    assert_int_equal(dlcc_gpu_release(&prog, ws), DLCC_OK);   /* nothing was allocated */
     assert_int_equal(dlcc_gpu_run(&prog, in, out, ws), DLCC_ERR_DEVICE);
+    assert_int_equal(dlcc_gpu_release(&prog, ws), DLCC_OK);
+    for (size_t i = 0; i < sizeof ws; i++)
+        assert_int_equal(ws[i], 0xa5);   /* no driver: the workspace was never written */
 }
 
 int main(void)
