@@ -10,13 +10,16 @@
  *
  *     harness RUNS WARMUP RTOL ATOL MODEL_DIR
  *
- * reads MODEL_DIR/input_K.npy, runs m_run_ptrs WARMUP times, then RUNS timed
- * runs (CLOCK_MONOTONIC around each call), and prints one line
+ * reads MODEL_DIR/input_K.npy, runs m_run_ptrs WARMUP times (the first one
+ * timed when RUNS > 0: `first_ms T`, with a GPU model's set-up), then RUNS timed runs
+ * (CLOCK_MONOTONIC around each call), and prints one line
  *     time_ms median=M min=N runs=R
  * then checks each output against MODEL_DIR/output_K.npy (float32):
  * |got - want| <= ATOL + RTOL * |want| everywhere, and prints
  *     check ok max_abs_err=E
- * or "check MISMATCH ..." (exit status 7).
+ * or "check MISMATCH ..." (exit status 7).  A -t gpu model (its m.h defines
+ * m_ERR_DEVICE) is then released: m_release must return m_OK (exit status 8).
+ * A failed run prints "harness: m_run_ptrs returned N" (exit status 5).
  *
  * RUNS 0 serves timed runs to a driver that interleaves them with a peer's
  * (bench/peers.py --dlcc): after the WARMUP runs it reads a count n per line
@@ -95,8 +98,12 @@ int main(int argc, char **argv)
     if (m_WORKSPACE_SIZE > 0 && posix_memalign(&ws, m_WORKSPACE_ALIGN, m_WORKSPACE_SIZE))
         return 4;
 
-    for (int i = 0; i < warmup; i++)
+    for (int i = 0; i < warmup; i++) {
+        double t0 = now_ms();
         run_once(in, out, ws);
+        if (i == 0 && runs > 0)
+            printf("first_ms %.6f\n", now_ms() - t0);
+    }
     double *t = NULL;
     if (runs > 0) {
         t = malloc(sizeof *t * (size_t)runs);
@@ -153,6 +160,13 @@ int main(int argc, char **argv)
     }
     if (!bad)
         printf("check ok max_abs_err=%.3g\n", max_err);
+#ifdef m_ERR_DEVICE   /* -t gpu: frees the device state */
+    int32_t released = m_release(ws);
+    if (released != m_OK) {
+        printf("release returned %d\n", (int)released);
+        return 8;
+    }
+#endif
     for (int k = 0; k < NIN; k++)
         free((void *)in[k]);
     for (int k = 0; k < NOUT; k++)
