@@ -202,3 +202,23 @@ int fe_jtyped(const FeJSrc *s, const FeJPath *p, const json_t *o, int st, int al
         return -1;
     return 0;
 }
+
+int fe_jnum(const FeJSrc *s, const FeJPath *p, const json_t *v, double lo, double hi, double *out,
+            const char *what)
+{
+    if (!json_is_number(v))
+        return fe_jerr(s, p, 0, "%s must be a number, not %s", what, fe_jkind(v));
+    double x = json_number_value(v);
+    if (!(x >= lo && x <= hi))
+        return fe_jerr(s, p, 0, "%s %.17g is out of range [%.17g, %.17g]", what, x, lo, hi);
+    *out = x;
+    return 0;
+}
+
+int fe_jbool(const FeJSrc *s, const FeJPath *p, const json_t *v, int *out, const char *what)
+{
+    if (!json_is_boolean(v))
+        return fe_jerr(s, p, 0, "%s must be true or false, not %s", what, fe_jkind(v));
+    *out = json_is_true(v);
+    return 0;
+}

@@ -277,6 +277,11 @@ int loop_binop_is_compare(LoopBinOp op);           /* LT LE EQ NE: result BOOL *
  * also inside indices) or stores (store = 1), in order, repeats included. */
 typedef void (*LoopBufFn)(void *ctx, int buf, int store);
 void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx);
+/* Bytes of the buffers kernel k loads or stores (LoopBuf.bytes, each buffer
+ * id once; not its LOCAL ones): with its flops, what a kernel costs (the CPU
+ * schedule's parallel threshold, the heterogeneous cost model of
+ * docs/targets/hetero.md).  -1 out of memory. */
+int64_t loop_kernel_bytes(const LoopProgram *p, const LoopKernel *k);
 /* Calls fn(ctx, &buf, &index, store) for each access of s (loads, also
  * inside indices, and prefetches: store 0; stores: 1), in order; fn may
  * change the buffer and the index (the walk then descends into the new

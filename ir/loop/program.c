@@ -607,6 +607,33 @@ void loop_stmt_buffers(const LoopStmt *s, LoopBufFn fn, void *ctx)
     loop_stmt_accesses((LoopStmt *)s, buf_access, &c);    /* (buf_access changes nothing) */
 }
 
+/* Bytes of the buffers a kernel touches: each buffer id once, not LOCAL ones. */
+typedef struct Touch {
+    const LoopProgram *p;
+    unsigned char *seen;
+    int64_t bytes;
+} Touch;
+
+static void touch_buf(void *ctx, int buf, int store)
+{
+    (void)store;
+    Touch *t = ctx;
+    if (t->seen[buf] || t->p->bufs[buf].storage == LOOP_ST_LOCAL)
+        return;
+    t->seen[buf] = 1;
+    t->bytes += t->p->bufs[buf].bytes;
+}
+
+int64_t loop_kernel_bytes(const LoopProgram *p, const LoopKernel *k)
+{
+    Touch t = { p, calloc(p->n_bufs > 0 ? (size_t)p->n_bufs : 1, 1), 0 };
+    if (!t.seen)
+        return -1;
+    loop_stmt_buffers(k->body, touch_buf, &t);
+    free(t.seen);
+    return t.bytes;
+}
+
 typedef struct Rebase { LoopProgram *p; int from, to; const LoopExpr *shift; int oom; } Rebase;
 
 static void rebase_access(void *ctx, int *buf, LoopExpr **index, int store)

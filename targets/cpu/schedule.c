@@ -515,24 +515,6 @@ static void parallelize(Sched *c, LoopStmt *s, const LoopStmt *kernel)
     }
 }
 
-/* Bytes of the buffers a kernel reads or writes (each once; not its LOCAL
- * ones): with the flops, what a kernel costs. */
-typedef struct Touch {
-    const LoopProgram *p;
-    unsigned char *seen;
-    int64_t bytes;
-} Touch;
-
-static void touch_buf(void *ctx, int buf, int store)
-{
-    (void)store;
-    Touch *t = ctx;
-    if (t->seen[buf] || t->p->bufs[buf].storage == LOOP_ST_LOCAL)
-        return;
-    t->seen[buf] = 1;
-    t->bytes += t->p->bufs[buf].bytes;
-}
-
 /* A kernel's work for the parallel threshold: its flops, or the bytes it
  * touches when more (pools, depthwise layers: memory-bound, their flops
  * understate them); a data-movement kernel: 4 per element it stores (a
@@ -541,12 +523,8 @@ static int64_t kernel_work(const LoopProgram *p, const LoopKernel *k)
 {
     if (k->moves)
         return 4 * k->flops;
-    Touch t = { p, calloc(p->n_bufs > 0 ? (size_t)p->n_bufs : 1, 1), 0 };
-    if (!t.seen)
-        return k->flops;
-    loop_stmt_buffers(k->body, touch_buf, &t);
-    free(t.seen);
-    return t.bytes > k->flops ? t.bytes : k->flops;
+    int64_t bytes = loop_kernel_bytes(p, k);                 /* -1: out of memory, the flops then */
+    return bytes > k->flops ? bytes : k->flops;
 }
 
 /* Is kernel k worth splitting between threads?  With enough work, or when
