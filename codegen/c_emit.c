@@ -744,6 +744,10 @@ static void const_array(const CgCTarget *t, const LoopProgram *p, int b, UtilBuf
     char name[160];
     cg_c_buf_name(p, b, name, sizeof name);
     indent(o, ind);
+    if (t->no_values) {
+        util_buf_printf(o, "static const %s %s[%lld];\n", cg_c_buf_type(t, p, b), name, (long long)(n > 0 ? n : 1));
+        return;
+    }
     util_buf_printf(o, "static const %s %s[%lld] = {", cg_c_buf_type(t, p, b), name, (long long)(n > 0 ? n : 1));
     int fx = is_fixed_buf(t, p, b), fl = ir_dtype_is_float(bf->dtype);
     for (int64_t i = 0; i < n; i++) {

@@ -44,6 +44,8 @@ struct CgCTarget {
     const char *name;          /* prefix of every generated symbol */
     const CgFixed *fmt;        /* per buffer: storage format of float buffers; NULL = float mode */
     const int *frac;           /* per kernel: register fraction bits (fixed mode) */
+    int no_values;             /* constant arrays declared without their values: a kernel checked for
+                                  what C cannot express without printing its weights (not valid C) */
     /* Hooks (may be NULL).  Text is appended to out at indentation ind. */
     void *user;
     /* first lines of a loop body (e.g. #pragma HLS PIPELINE) */

@@ -145,6 +145,20 @@ LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 #define TGT_FPGA_DEFAULT_PART "xcu50-fsvh2104-2-e"
 int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* The FPGA target's estimate of one kernel of its loop program (the cost
+ * model of docs/targets/fpga.md, float32), for the heterogeneous
+ * partitioner (targets/hetero/). */
+typedef struct TgtFpgaKernelCost {
+    int first_node, n_nodes;  /* the graph nodes it computes; first_node < 0: a model input's staging copy */
+    int64_t latency_cycles;
+    int64_t dsp, lut, bram18k;
+    int ok;                   /* 0: the HLS C generator refuses this kernel (float16 tensors, ...) */
+} TgtFpgaKernelCost;
+/* Runs the FPGA pipeline (lower, line buffers, ReLU fusion, HLS schedule) on
+ * g and estimates each kernel; *out is malloc'd (*n entries, in kernel
+ * order).  0, or -1 with a diagnostic when the pipeline fails. */
+int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost **out, int *n, UtilDiag *d);
+
 /* Unique C field names of the model's inputs (outputs != 0: outputs) in the
  * NAME_inputs / NAME_outputs structs of the header; free with
  * tgt_io_names_free. */

@@ -393,9 +393,52 @@ static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
     return 0;
 }
 
-int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+/* The FPGA target's loop pipeline: the HLS schedule, intermediates on chip
+ * (no workspace plan). */
+static LoopProgram *fpga_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 {
     LowSchedule sched = { .target = "fpga" };
+    TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas,
+                       .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule" };
+    return tgt_loop_program(g, &pl, d);
+}
+
+int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost **out, int *n, UtilDiag *d)
+{
+    *out = NULL;
+    *n = 0;
+    LoopProgram *p = fpga_program(g, o, d);
+    if (!p)
+        return -1;
+    const char *why;
+    int dataflow = cg_hls_dataflow_ok(p, &why);              /* what cg_hls_emit decides (resources only) */
+    CgCTarget t = { .name = o->name, .no_values = 1 };
+    UtilBuf text;
+    util_buf_init(&text);
+    *out = calloc((size_t)p->n_kernels + 1, sizeof **out);
+    if (!*out) {
+        loop_program_free(p);
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    }
+    for (int k = 0; k < p->n_kernels; k++) {
+        TgtHlsCost c;
+        tgt_fpga_cost(p, NULL, dataflow, k, &c);
+        UtilDiag kd;                                         /* a kernel C cannot express: not on the FPGA */
+        util_diag_init(&kd);
+        text.len = 0;
+        int ok = cg_c_emit_kernel(&t, p, k, 1, &text, &kd) == 0 && !text.oom;
+        (*out)[k] = (TgtFpgaKernelCost){ .first_node = p->kernels[k].first_node, .n_nodes = p->kernels[k].n_nodes,
+                                         .latency_cycles = c.latency, .dsp = c.dsp, .lut = c.lut,
+                                         .bram18k = c.bram18k, .ok = ok };
+    }
+    *n = p->n_kernels;
+    util_buf_free(&text);
+    loop_program_free(p);
+    return 0;
+}
+
+int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+{
     const char *part = o->fpga_part ? o->fpga_part : TGT_FPGA_DEFAULT_PART;
     double mhz = o->fpga_clock_mhz > 0 ? o->fpga_clock_mhz : 200;
     CgFixed *fmt = NULL;
@@ -409,14 +452,11 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
     int rc = -1, dataflow = 0;
     LoopProgram *p = NULL;
 
-    TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas,
-                       .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule" };
-                                                             /* intermediates live on chip: no workspace plan */
     if (!inf || !outf) {
         util_error(d, util_loc_file(g->file), "out of memory");
         goto done;
     }
-    p = tgt_loop_program(g, &pl, d);
+    p = fpga_program(g, o, d);
     if (!p || tgt_fpga_precision(g, p, o, &fmt, &frac, d))
         goto done;
     off = calloc((size_t)p->n_bufs + 1, sizeof *off);
