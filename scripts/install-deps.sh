@@ -8,7 +8,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 PKGS=(
   build-essential meson ninja-build pkg-config
-  libjansson-dev libcmocka-dev
+  libjansson-dev libcmocka-dev libglpk-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   llvm-19-dev libhalide14-0-dev g++
   clang libclang-rt-14-dev

@@ -159,6 +159,117 @@ typedef struct TgtFpgaKernelCost {
  * order).  0, or -1 with a diagnostic when the pipeline fails. */
 int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost **out, int *n, UtilDiag *d);
 
+/* ---------------------------------------------- heterogeneous execution */
+
+/* One model partitioned across CPU, GPU and FPGA devices (targets/hetero/,
+ * docs/targets/hetero.md): a device file describes the devices and the
+ * links between them; the cost model predicts every task's time on every
+ * device and every transfer's; GLPK's MIP solver assigns the tasks to the
+ * devices for the least latency of one input or the most throughput of a
+ * stream of them. */
+
+typedef enum TgtDevKind { TGT_DEV_CPU, TGT_DEV_GPU, TGT_DEV_FPGA } TgtDevKind;
+
+/* One device of a device file. */
+typedef struct TgtDevice {
+    const char *name;
+    TgtDevKind kind;
+    double peak_gflops;       /* cpu, gpu: float32 rate in 1e9 FLOP/s, a multiply-add counted as 2 */
+    double bandwidth_gbs;     /* cpu, gpu: memory bandwidth in 1e9 bytes/s */
+    double launch_us;         /* cpu, gpu: per kernel; fpga: per task (one call of the accelerator) */
+    const char *part;         /* fpga: the part */
+    double clock_mhz;         /* fpga: the kernel clock the estimate's cycles run at */
+    int cores;                /* cpu: cores the peak and bandwidth were measured on (0: not given) */
+    const char *note;         /* where the figures come from, or NULL */
+} TgtDevice;
+
+/* One direction of a link between two devices. */
+typedef struct TgtLink {
+    int from, to;             /* devices */
+    double bandwidth_gbs;     /* 1e9 bytes/s */
+    double latency_us;        /* per transfer */
+    const char *note;
+} TgtLink;
+
+typedef enum TgtHeteroObjective {
+    TGT_HETERO_LATENCY,       /* one input: the least makespan */
+    TGT_HETERO_THROUGHPUT,    /* a stream of inputs: the least time per input of the busiest device or link */
+} TgtHeteroObjective;
+
+typedef enum TgtHeteroStatus {
+    TGT_HETERO_OPTIMAL,       /* GLPK proved the plan optimal */
+    TGT_HETERO_TIME_LIMIT,    /* GLPK stopped at the time limit: its best integer solution, not proven optimal */
+    TGT_HETERO_GREEDY,        /* GLPK stopped (time limit) with nothing better: the greedy plan */
+} TgtHeteroStatus;
+
+typedef struct TgtHeteroOptions {
+    const char *device_file;  /* NULL: $DLCC_DEVICE_FILE when set, else the built-in copy of
+                                 targets/hetero/devices.json */
+    const char *devices;      /* "cpu,gpu,fpga": device names, or kinds (the file's first device of that kind) */
+    TgtHeteroObjective objective;
+    double time_limit_s;      /* GLPK's time limit; <= 0: 10 s */
+    int opt_level;            /* -O of the loop programs, as compiling */
+} TgtHeteroOptions;
+
+/* A task: consecutive kernels of the CPU program computing consecutive
+ * graph nodes, the unit placed on one device (a node's helper kernels and
+ * the kernels the FPGA target computes as one stay together). */
+typedef struct TgtHeteroTask {
+    int first_kernel, n_kernels;   /* kernels of plan->program */
+    int first_node, n_nodes;       /* graph nodes */
+    int device;                    /* index in plan->devices */
+    double start_s;                /* latency: its start in the predicted schedule; throughput: -1 */
+    double time_s;                 /* its time on its device */
+    double *option_s;              /* per device: its time there, < 0 where it cannot run */
+} TgtHeteroTask;
+
+/* A tensor that crosses devices: produced on one, read on another. */
+typedef struct TgtHeteroTransfer {
+    int buf;                  /* root buffer of plan->program */
+    int tensor;               /* its graph tensor, or -1 */
+    int from_task;            /* -1: a graph input, on the host */
+    int to_task;              /* the first reader on to_device; -1: a graph output, back to the host */
+    int from_device, to_device;
+    int64_t bytes;
+    double time_s;            /* over each link of its route: bytes / bandwidth + latency */
+} TgtHeteroTransfer;
+
+/* The plan: a task per device, the transfers between them. */
+typedef struct TgtHeteroPlan {
+    UtilArena arena;          /* everything below but program */
+    LoopProgram *program;     /* the CPU-scheduled loop program (tgt_cpu_program) whose kernels tasks group */
+    int n_devices, host;      /* host: the CPU holding the graph's inputs and outputs */
+    TgtDevice *devices;
+    int n_links;
+    TgtLink *links;
+    int n_tasks;
+    TgtHeteroTask *tasks;
+    int n_transfers;
+    TgtHeteroTransfer *transfers;
+    int n_nodes;
+    int *node_task;           /* per graph node: its task, or -1 (views; values known at compile time) */
+    TgtHeteroObjective objective;
+    double value_s;           /* latency: the makespan; throughput: the bottleneck, seconds per input */
+    double *device_busy_s;    /* per device: the time of its tasks */
+    double *link_busy_s;      /* per link: the time of the transfers over it */
+    TgtHeteroStatus status;
+    double solve_s;           /* GLPK's wall time */
+    double gap;               /* TIME_LIMIT: GLPK's relative gap to its bound when it stopped */
+    int rows, cols, integers; /* the MIP's size */
+    const char *note;         /* what the plan's reader should know (e.g. why the FPGA has no option), or NULL */
+} TgtHeteroPlan;
+
+/* Partitions g (inferred and optimized) as o asks.  0 with *out set
+ * (tgt_hetero_plan_free), or -1 with a diagnostic: a bad device file
+ * (FILE:LINE:COL), an unknown device, a missing link. */
+int  tgt_hetero_partition(const IrGraph *g, const TgtHeteroOptions *o, TgtHeteroPlan **out, UtilDiag *d);
+void tgt_hetero_plan_free(TgtHeteroPlan *p);
+/* The plan as text or as one JSON object (sorted keys, 2-space indent). */
+int  tgt_hetero_render(const IrGraph *g, const TgtHeteroPlan *p, int json, UtilBuf *out, UtilDiag *d);
+/* `dlcc calibrate`: measures this machine's CPU on `threads` threads (<= 0:
+ * every online core) and writes a device file holding it as device `name`. */
+int  tgt_hetero_calibrate(int threads, const char *name, UtilBuf *out, UtilDiag *d);
+
 /* Unique C field names of the model's inputs (outputs != 0: outputs) in the
  * NAME_inputs / NAME_outputs structs of the header; free with
  * tgt_io_names_free. */

@@ -20,6 +20,9 @@ static const char usage[] =
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"
+    "       dlcc partition MODEL --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
+    "                      [--time-limit SECONDS] [-O0|-O1|-O2|-O3] [--json]\n"
+    "       dlcc calibrate [-o FILE] [--name NAME] [--threads N]\n"
     "Common options: --input-shape NAME=D0,D1,... binds unknown input dims (default 1).\n";
 
 int dlcc_write_stdout(const UtilBuf *buf, UtilDiag *d)
@@ -232,5 +235,9 @@ int dlcc_main(int argc, char **argv)
         return dlcc_cmd_info(argc - 1, argv + 1);
     if (strcmp(argv[1], "convert") == 0)
         return dlcc_cmd_convert(argc - 1, argv + 1);
+    if (strcmp(argv[1], "partition") == 0)
+        return dlcc_cmd_partition(argc - 1, argv + 1);
+    if (strcmp(argv[1], "calibrate") == 0)
+        return dlcc_cmd_calibrate(argc - 1, argv + 1);
     return dlcc_cmd_compile(argc, argv);
 }

@@ -1,7 +1,8 @@
 /* tools/tools.h — private to the dlcc command: one function per subcommand.
  * Each returns the process exit status: 0 success, 1 error (diagnostic
  * printed), 2 usage error.  The work behind each subcommand is a function on
- * a loaded graph (dlcc_run_graph, dlcc_info_render, dlcc_convert_graph) so
+ * a loaded graph (dlcc_run_graph, dlcc_info_render, dlcc_convert_graph,
+ * dlcc_partition_render) so
  * that unit tests can drive it without a model file. */
 #ifndef DLCC_TOOLS_H
 #define DLCC_TOOLS_H
@@ -12,6 +13,8 @@ int dlcc_cmd_run(int argc, char **argv);
 int dlcc_cmd_info(int argc, char **argv);
 int dlcc_cmd_convert(int argc, char **argv);
 int dlcc_cmd_compile(int argc, char **argv);
+int dlcc_cmd_partition(int argc, char **argv);
+int dlcc_cmd_calibrate(int argc, char **argv);
 int dlcc_main(int argc, char **argv);
 
 /* Writes buf to standard output; a failed write (a full disk, a closed pipe)
@@ -100,6 +103,11 @@ int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, co
  * afterwards) and renders the statistics before and after it, as text or as
  * one JSON object (sorted keys, 2-space indent, trailing newline). */
 int dlcc_info_render(IrGraph *g, int opt_level, int json, UtilBuf *out, UtilDiag *d);
+
+/* dlcc partition: runs the -O`o->opt_level` pipeline on g, partitions it
+ * (tgt_hetero_partition) and renders the plan as text or JSON. */
+struct TgtHeteroOptions;
+int dlcc_partition_render(IrGraph *g, const struct TgtHeteroOptions *o, int json, UtilBuf *out, UtilDiag *d);
 
 /* dlcc convert: writes g as out_path (JSON v1) plus a .safetensors file
  * beside it (out_path with ".json" replaced), atomically. */

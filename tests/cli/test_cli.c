@@ -6,8 +6,11 @@
  *   test_cli DLCC model   cases on a small JSON model (one Relu); they need
  *                         the JSON reader, the Relu shape rule and kernel, and
  *                         exit 77 (skipped) while those are stubs
+ *   test_cli DLCC partition MODEL
+ *                         dlcc partition and dlcc calibrate on MODEL (the e2e
+ *                         CNN): the plan as text and JSON, bad device files
  *
- * Every input file is written by the test itself into a scratch folder. */
+ * Every other input file is written by the test itself into a scratch folder. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "frontend/frontend.h"
 #include "tests/scratch.h"
@@ -198,6 +203,81 @@ static void basic(Cli *c)
         "--threads", "4", "--gpu-arch", "sm_80", "--gpu-emulate", "--print-after", "fuse", "-o", "%D/o",
         "--input-shape", "x=1,3", NULL);
     check(c, "compile: every option accepted", 1, "the model file is empty", NULL);
+
+    run(c, "partition", "m.json", NULL);
+    check(c, "partition: no --devices", 2, "'dlcc partition' needs --devices", NULL);
+    run(c, "partition", "m.json", "--devices", "cpu", "--objective", "energy", NULL);
+    check(c, "partition: unknown objective", 2, "unknown objective 'energy' (latency or throughput)", NULL);
+    run(c, "partition", "m.json", "--devices", "cpu", "--time-limit", "0", NULL);
+    check(c, "partition: bad --time-limit", 2, "--time-limit wants seconds in (0, 86400], not '0'", NULL);
+    run(c, "partition", "%D/empty.json", "--devices=cpu,gpu", "--device-file", "d.json", "--objective=throughput",
+        "--time-limit", "2.5", "-O1", "--json", NULL);
+    check(c, "partition: every option accepted", 1, "the model file is empty", NULL);
+    run(c, "calibrate", "m.json", NULL);
+    check(c, "calibrate: a model", 2, "'dlcc calibrate' takes no model ('m.json')", NULL);
+    run(c, "calibrate", "--threads", "0", NULL);
+    check(c, "calibrate: bad --threads", 2, "--threads wants a count in [1, 256], not '0'", NULL);
+}
+
+/* dlcc partition on the e2e CNN, dlcc calibrate. */
+static void partition(Cli *c, const char *cnn)
+{
+    run(c, "partition", cnn, "--devices", "cpu,gpu,fpga", NULL);
+    check(c, "partition: text", 0, NULL, "model: cnn\nobjective: latency (the makespan of one input)\n"
+          "devices: epyc-zen3-2c (cpu, host), h100 (gpu), u50 (fpga)\nsolver: GLPK ");
+    check(c, "partition: text, optimal", 0, NULL, ": optimal\npredicted latency: ");
+    check(c, "partition: text, a task", 0, NULL, "_0_Conv: /0/Conv /2/Relu\n");
+    check(c, "partition: text, a node", 0, NULL, "  /9/Gemm                          Gemm                 ");
+    check(c, "partition: text, a view", 0, NULL, "  /8/Flatten                       Flatten              - (no kernel)\n");
+
+    run(c, "partition", cnn, "--devices", "cpu,gpu,fpga", "--objective", "throughput", "--json", NULL);
+    check(c, "partition --json", 0, NULL, "\"objective\": \"throughput\"");
+    json_error_t je;
+    json_t *j = json_loads(c->out, 0, &je), *tasks = json_object_get(j, "tasks"), *nodes = json_object_get(j, "nodes");
+    int ok = j && json_is_true(json_object_get(j, "optimal")) && json_array_size(tasks) == 4 &&
+             json_array_size(nodes) == 8 && json_real_value(json_object_get(j, "value_us")) > 0;
+    for (size_t i = 0; ok && i < json_array_size(tasks); i++) {
+        json_t *t = json_array_get(tasks, i), *opt = json_object_get(t, "options_us");
+        const char *dev = json_string_value(json_object_get(t, "device"));
+        ok = dev && json_is_number(json_object_get(opt, dev)) && json_array_size(json_object_get(t, "nodes")) > 0 &&
+             json_is_null(json_object_get(t, "start_us"));
+    }
+    for (size_t i = 0; ok && i < json_array_size(nodes); i++) {
+        json_t *n = json_array_get(nodes, i);
+        ok = json_is_string(json_object_get(n, "device")) ||
+             !strcmp(json_string_value(json_object_get(n, "op")), "Flatten");
+    }
+    printf("%s partition --json: 4 tasks on their devices, every node but the Flatten view placed\n",
+           ok ? "ok  " : "FAIL");
+    c->failed += !ok;
+    c->passed += ok;
+    json_decref(j);
+
+    static const char bad[] = "{\"format\": \"dlcc-devices\", \"version\": 1,\n \"devices\": [\n"
+                              "  {\"name\": \"c\", \"kind\": \"cpu\", \"launch_us\": 0, \"peak_gflops\": \"fast\"}]}\n";
+    write_file(c, "bad.json", bad, sizeof bad - 1);
+    run(c, "partition", cnn, "--devices", "cpu", "--device-file", "%D/bad.json", NULL);
+    check(c, "partition: bad device file", 1,
+          "dlcc: %D/bad.json:3:63: error: 'peak_gflops' must be a number, not a string\n", NULL);
+    setenv("DLCC_DEVICE_FILE", "/nonexistent/devices.json", 1);
+    run(c, "partition", cnn, "--devices", "cpu", NULL);
+    check(c, "partition: $DLCC_DEVICE_FILE", 1, "dlcc: /nonexistent/devices.json: error: cannot open", NULL);
+    unsetenv("DLCC_DEVICE_FILE");
+    run(c, "partition", cnn, "--devices", "cpu,v100", NULL);
+    check(c, "partition: unknown device", 1, "dlcc: devices.json (built in): error: no device named 'v100'", NULL);
+    static const char unlinked[] =
+        "{\"format\": \"dlcc-devices\", \"version\": 1, \"devices\": [\n"
+        "  {\"name\": \"c\", \"kind\": \"cpu\", \"peak_gflops\": 10, \"bandwidth_gbs\": 10, \"launch_us\": 0},\n"
+        "  {\"name\": \"g\", \"kind\": \"gpu\", \"peak_gflops\": 10, \"bandwidth_gbs\": 10, \"launch_us\": 0}]}\n";
+    write_file(c, "unlinked.json", unlinked, sizeof unlinked - 1);
+    run(c, "partition", cnn, "--devices", "cpu,gpu", "--device-file", "%D/unlinked.json", NULL);
+    check(c, "partition: no link", 1, "dlcc: %D/unlinked.json: error: no link from 'c' to 'g', which this plan may need",
+          NULL);
+
+    run(c, "calibrate", "--threads", "1", "--name", "here", "-o", "%D/here.json", NULL);
+    check(c, "calibrate -o", 0, NULL, NULL);
+    run(c, "partition", cnn, "--devices", "here", "--device-file", "%D/here.json", NULL);
+    check(c, "partition on the calibrated CPU", 0, NULL, "devices: here (cpu, host)\n");
 }
 
 static int model(Cli *c)
@@ -313,8 +393,9 @@ static int model(Cli *c)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[2], "basic") && strcmp(argv[2], "model"))) {
-        fprintf(stderr, "usage: test_cli DLCC basic|model\n");
+    int part = argc == 4 && strcmp(argv[2], "partition") == 0;
+    if (!part && (argc != 3 || (strcmp(argv[2], "basic") && strcmp(argv[2], "model")))) {
+        fprintf(stderr, "usage: test_cli DLCC basic|model|partition MODEL\n");
         return 2;
     }
     static Cli c;
@@ -325,7 +406,9 @@ int main(int argc, char **argv)
         return 1;
     }
     int skip = 0;
-    if (strcmp(argv[2], "basic") == 0)
+    if (part)
+        partition(&c, argv[3]);
+    else if (strcmp(argv[2], "basic") == 0)
         basic(&c);
     else
         skip = model(&c);
