@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses of tests/fuzz/ for SECONDS each (default 20).
-#   scripts/fuzz.sh [SECONDS] [HARNESS...]     (harness names: json safetensors onnx npy pipeline)
+#   scripts/fuzz.sh [SECONDS] [HARNESS...]     (harness names: json safetensors onnx npy pipeline devices)
 # Builds build-fuzz with clang (-Dfuzz=true) when needed, seeds a corpus per
 # harness in build-fuzz/fuzz/corpus/NAME from the test data (kept between
 # runs, so long runs build on short ones), and stops at the first crash, leak,
@@ -13,7 +13,7 @@ root=$(pwd)
 secs=${1:-20}
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(json safetensors onnx npy pipeline)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(json safetensors onnx npy pipeline devices)
 B=build-fuzz
 if [ ! -d "$B" ]; then
   CC=${FUZZ_CC:-clang} meson setup "$B" -Dfuzz=true -Dbuildtype=debugoptimized >/dev/null
@@ -55,13 +55,20 @@ if [ ! -f "$W/corpus/.seeded" ]; then
   seed npy "${npy[@]}"
   touch "$W/corpus/.seeded"
 fi
+if [ ! -f "$W/corpus/.seeded-devices" ]; then       # device files (dlcc partition): the shipped one, a calibration
+  "$B/tools/dlcc" calibrate --threads 1 -o "$W/calibrated.json" >/dev/null 2>&1 || true
+  seed devices targets/hetero/devices.json "$W/calibrated.json"
+  touch "$W/corpus/.seeded-devices"
+fi
 
 # A dictionary for the JSON harnesses: the format's keys, operator,
 # attribute and dtype names (from the .def tables) and a few value shapes.
 python3 - "$W/json.dict" <<'PY'
 import re, sys
 words = ("format dlcc-graph version name opset weights inputs outputs initializers nodes op domain "
-         "dtype shape values key attrs __metadata__ data_offsets").split()
+         "dtype shape values key attrs __metadata__ data_offsets "
+         "dlcc-devices devices links kind cpu gpu fpga peak_gflops bandwidth_gbs launch_us part clock_mhz cores "
+         "note from to latency_us both_directions").split()
 for f, pat in (("ir/ops.def", r"^OP\((\w+),"), ("ir/attrs.def", r"^AK\((\w+)\)"),
                ("ir/dtypes.def", r'^DT\(\w+, *"(\w+)"'), ("ir/dtypes.def", r'^DT\((?:[^,]*,){4} *"(\w+)"')):
     words += re.findall(pat, open(f).read(), re.M)
@@ -71,8 +78,9 @@ with open(sys.argv[1], "w") as out:
     for v in ("[1, 3, 4, 4]", "[2, 3]", "-1", "[]", "{}", "null", "0.5", ": [", "}, {"):
         out.write('"%s"\n' % v)
 PY
-declare -A dict=([json]="-dict=$W/json.dict" [pipeline]="-dict=$W/json.dict" [safetensors]="-dict=$W/json.dict")
-declare -A max_len=([json]=65536 [pipeline]=16384 [onnx]=65536 [safetensors]=65536 [npy]=16384)
+declare -A dict=([json]="-dict=$W/json.dict" [pipeline]="-dict=$W/json.dict" [safetensors]="-dict=$W/json.dict"
+                [devices]="-dict=$W/json.dict")
+declare -A max_len=([json]=65536 [pipeline]=16384 [onnx]=65536 [safetensors]=65536 [npy]=16384 [devices]=16384)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 status=0
