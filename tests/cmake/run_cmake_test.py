@@ -9,15 +9,13 @@
    on tests/e2e/mlp's input and compared with its reference output; a second
    build does nothing, and touching the weights file runs dlcc again.  The
    Ninja build compiles the model with --threads 2 (linking the runtime library).
-2. pkg-config: a program built with `pkg-config --cflags --libs
-   dlcc-runtime` includes <dlcc/runtime.h> and links the model object.
-3. Firmware: examples/firmware built with CMake and its arm-none-eabi
+2. Firmware: examples/firmware built with CMake and its arm-none-eabi
    toolchain file and run on QEMU's mps2-an386 (skipped, with a message,
    when the toolchain or QEMU is absent).
-Exit 77 (skip) when cmake is not installed.
+Exit 77 (skip) when cmake is not installed.  pkg-config and Meson builds
+against dlcc: tests/integration/.
 """
 
-import os
 import shutil
 import subprocess
 import sys
@@ -27,35 +25,25 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "firmware"))
-from run_firmware import run, run_qemu, script_main  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
+from consumer import Mlp, check_close, install, run, run_qemu, script_main  # noqa: E402
 
 
-def check_close(what, got, ref):
-    ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-3, atol=1e-4)
-    print("%s %s: %s" % ("ok  " if ok else "FAIL", what, "matches the reference" if ok else
-                         "got %s, want %s" % (got, ref)))
-    return ok
-
-
-def cmake_project(src, build, prefix, model, gen, inp, ref, threads=1):
+def cmake_project(src, build, prefix, mlp, gen, threads=1):
     ok = True
     run(["cmake", "-S", src, "-B", build, "-G", gen, "-DCMAKE_PREFIX_PATH=%s" % prefix,
-         "-DDLCC_EXAMPLE_MODEL=%s" % model, "-DDLCC_EXAMPLE_THREADS=%d" % threads])
+         "-DDLCC_EXAMPLE_MODEL=%s" % mlp.model, "-DDLCC_EXAMPLE_THREADS=%d" % threads])
     out = run(["cmake", "--build", build])
     if "dlcc: compiling" not in out:
         print("FAIL %s: the first build did not run dlcc\n%s" % (gen, out))
         ok = False
-    lines = run([build / "classify", inp]).split("\n")
-    got = np.array([float(x) for x in lines[:ref.size]], np.float32).reshape(ref.shape)
-    ok &= check_close("%s: classify" % gen, got, ref)
+    ok &= mlp.check("%s: classify" % gen, build / "classify")
     again = run(["cmake", "--build", build])
     if "dlcc: compiling" in again:
         print("FAIL %s: a second build ran dlcc again" % gen)
         ok = False
-    weights = model.parent / "model.safetensors"
     time.sleep(1.1)   # newer than the outputs, also for one-second file times
-    weights.touch()
+    mlp.weights.touch()
     third = run(["cmake", "--build", build])
     if "dlcc: compiling" not in third:
         print("FAIL %s: touching the weights file did not run dlcc again\n%s" % (gen, third))
@@ -73,27 +61,19 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory(prefix="dlcc-cmake-") as tmp:
         tmp = Path(tmp)
-        dest = tmp / "dest"
-        run(["meson", "install", "-C", build_dir, "--no-rebuild", "--quiet", "--destdir", dest])
-        inst = dest / prefix.lstrip("/")
-        print("installed into %s" % inst)
+        inst = install(build_dir, prefix, tmp)[1]
         for f in ["bin/dlcc", "share/cmake/dlcc/dlccConfig.cmake", "share/cmake/dlcc/dlccConfigVersion.cmake",
                   "share/cmake/dlcc/dlccModel.cmake", "include/dlcc/runtime.h", "include/dlcc/dlcc_abi.h"]:
             if not (inst / f).exists():
                 print("FAIL: %s was not installed" % f)
                 ok = False
-        model_dir = tmp / "mlp"
-        shutil.copytree(root / "tests" / "e2e" / "mlp", model_dir)
-        model = model_dir / "model.json"
-        inp = tmp / "input.bin"
-        np.load(model_dir / "input_0.npy").astype(np.float32).tofile(inp)
-        ref = np.load(model_dir / "output_0.npy")
+        mlp = Mlp(root, tmp)
 
         gens = ["Unix Makefiles"] + (["Ninja"] if shutil.which("ninja") else [])
         for k, gen in enumerate(gens):
             # the Ninja build also asks for --threads 2: the model then links dlcc::runtime_library
             ok &= cmake_project(root / "examples" / "cmake", tmp / ("build-" + gen.replace(" ", "_")), inst,
-                                model, gen, inp, ref, threads=2 if k == 1 else 1)
+                                mlp, gen, threads=2 if k == 1 else 1)
 
         # a find_package version request the package must refuse
         bad = tmp / "badver"
@@ -107,24 +87,6 @@ def main():
             ok = False
         else:
             print("ok   find_package(dlcc 7.0) refused")
-
-        # pkg-config
-        pcdir = [str(d) for d in inst.rglob("pkgconfig") if (d / "dlcc-runtime.pc").exists()]
-        if not pcdir or not shutil.which("pkg-config"):
-            print("FAIL: dlcc-runtime.pc not installed" if not pcdir else "SKIP pkg-config: not found")
-            ok &= bool(pcdir)
-        else:
-            env = dict(os.environ, PKG_CONFIG_PATH=pcdir[0])
-            flags = run(["pkg-config", "--define-variable=prefix=%s" % inst, "--cflags", "--libs",
-                         "dlcc-runtime"], env=env).split()
-            obj_dir = tmp / "pc"
-            run([inst / "bin" / "dlcc", model, "-o", obj_dir, "--name", "mlp"])
-            cc = os.environ.get("CC", "cc")
-            run([cc, "-std=c11", "-Wall", "-Werror", "-I", obj_dir, root / "examples" / "cmake" / "main.c",
-                 obj_dir / "mlp.o", "-o", tmp / "classify_pc"] + flags)
-            lines = run([tmp / "classify_pc", inp]).split("\n")
-            got = np.array([float(x) for x in lines[:ref.size]], np.float32).reshape(ref.shape)
-            ok &= check_close("pkg-config build (%s)" % " ".join(flags), got, ref)
 
         # firmware through CMake and the toolchain file
         missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if not shutil.which(t)]
