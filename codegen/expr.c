@@ -120,6 +120,65 @@ static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
     return cg_intrinsic(c, e->u.call.fn, a, (unsigned)e->u.call.n);
 }
 
+/* A vector of w copies of a float32 / int32 constant. */
+static LLVMValueRef lanes_f32(CgCtx *c, unsigned w, double v)
+{
+    LLVMValueRef e[64];
+    for (unsigned i = 0; i < w && i < 64; i++)
+        e[i] = LLVMConstReal(c->t_f32, v);
+    return LLVMConstVector(e, w);
+}
+
+static LLVMValueRef lanes_i32(CgCtx *c, unsigned w, long long v)
+{
+    LLVMValueRef e[64];
+    for (unsigned i = 0; i < w && i < 64; i++)
+        e[i] = LLVMConstInt(c->t_i32, (unsigned long long)v, 1);
+    return LLVMConstVector(e, w);
+}
+
+/* exp of a float32 vector inline, where llvm.exp would become one libm
+ * call per lane (a VECTORIZED loop's softmax, sigmoid, SiLU):
+ *   x = n ln2 + r, n = round(x log2e), |r| <= ln2/2 (ln2 in two parts),
+ *   e^r by its Taylor series to r^7 (truncation under 2e-9 relative),
+ *   2^n from the exponent bits ((n + 127) << 23);
+ * x > 88.72 gives +inf, x < -87.34 gives 0 (e^x below the smallest normal
+ * float), NaN stays NaN.  Within a few ulp of expf (tests/unit/test_codegen.c). */
+static LLVMValueRef exp_f32_lanes(CgCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef vt = LLVMTypeOf(x);
+    unsigned w = LLVMGetVectorSize(vt);
+    LLVMTypeRef it = LLVMVectorType(c->t_i32, w);
+    LLVMValueRef big = LLVMBuildFCmp(B, LLVMRealOGT, x, lanes_f32(c, w, 88.72283935546875), "");
+    LLVMValueRef tiny = LLVMBuildFCmp(B, LLVMRealOLT, x, lanes_f32(c, w, -87.33654022216797), "");
+    LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, x, x, "");
+    LLVMValueRef xc = LLVMBuildSelect(B, LLVMBuildOr(B, big, LLVMBuildOr(B, tiny, nan, ""), ""),
+                                      lanes_f32(c, w, 0), x, "");     /* (those lanes are replaced below) */
+    LLVMTypeRef ovl = vt;
+    LLVMValueRef t = LLVMBuildFMul(B, xc, lanes_f32(c, w, 1.4426950408889634), "");
+    LLVMValueRef nf = cg_call_intrinsic(c, "llvm.roundeven", &ovl, 1, &t, 1);
+    LLVMValueRef r = LLVMBuildFSub(B, xc, LLVMBuildFMul(B, nf, lanes_f32(c, w, 0.693145751953125), ""), "");
+    r = LLVMBuildFSub(B, r, LLVMBuildFMul(B, nf, lanes_f32(c, w, 1.428606765330187e-06), ""), "");
+    static const double coef[] = { 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0 };
+    LLVMValueRef p = lanes_f32(c, w, coef[0]);
+    for (int i = 1; i < 8; i++) {
+        LLVMValueRef args[3] = { p, r, lanes_f32(c, w, coef[i]) };
+        p = cg_call_intrinsic(c, "llvm.fmuladd", &ovl, 1, args, 3);
+    }
+    /* n is in [-126, 128]; 2^128 is past the exponent field, so n = 128 scales by 2^127, then 2 */
+    LLVMValueRef ni = LLVMBuildFPToSI(B, nf, it, "");
+    LLVMValueRef top = LLVMBuildICmp(B, LLVMIntSGT, ni, lanes_i32(c, w, 127), "");
+    ni = LLVMBuildSelect(B, top, lanes_i32(c, w, 127), ni, "");
+    LLVMValueRef e = LLVMBuildAdd(B, ni, lanes_i32(c, w, 127), "");
+    LLVMValueRef scale = LLVMBuildBitCast(B, LLVMBuildShl(B, e, lanes_i32(c, w, 23), ""), vt, "");
+    LLVMValueRef y = LLVMBuildFMul(B, p, scale, "");
+    y = LLVMBuildSelect(B, top, LLVMBuildFMul(B, y, lanes_f32(c, w, 2.0), ""), y, "");
+    y = LLVMBuildSelect(B, tiny, LLVMConstNull(vt), y, "");
+    y = LLVMBuildSelect(B, big, lanes_f32(c, w, INFINITY), y, "");
+    return LLVMBuildSelect(B, nan, x, y, "");
+}
+
 LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n)
 {
     LLVMTypeRef t = LLVMTypeOf(a[0]);
@@ -132,7 +191,10 @@ LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned 
     if (c->o.no_libm && fn != LOOP_I_isnan && fn != LOOP_I_isinf)
         return cg_math(c, loop_intrinsic_name(fn), a, n);
     switch (fn) {
-    case LOOP_I_exp: return cg_call_intrinsic(c, "llvm.exp", &t, 1, a, n);
+    case LOOP_I_exp:
+        if (LLVMGetTypeKind(t) == LLVMVectorTypeKind && LLVMGetElementType(t) == c->t_f32)
+            return exp_f32_lanes(c, a[0]);
+        return cg_call_intrinsic(c, "llvm.exp", &t, 1, a, n);
     case LOOP_I_log: return cg_call_intrinsic(c, "llvm.log", &t, 1, a, n);
     case LOOP_I_sqrt: return cg_call_intrinsic(c, "llvm.sqrt", &t, 1, a, n);
     case LOOP_I_sin: return cg_call_intrinsic(c, "llvm.sin", &t, 1, a, n);

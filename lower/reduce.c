@@ -355,6 +355,27 @@ int low_softmax(Low *L)
     LoopExpr *i2 = axis_index(L, &r, x, &k2);
     if (sh < 0 || sum < 0)
         return low_oom(L);
+    if (n->op == IR_OP_Softmax && low_buf(L, y)->dtype == t) {
+        /* y = e^(x - sh) stored first (a loop the CPU schedule vectorizes, exp
+         * included), the sum read back from y, then y / sum: one exp per element */
+        int k5;
+        LoopExpr *i5 = axis_index(L, &r, y, &k5);
+        LoopStmt *b4 = loop_block(L->p), *b5 = loop_block(L->p);
+        LoopExpr *e = loop_call(L->p, LOOP_I_exp, 1,
+                                (LoopExpr *[]){ low_bin(L, LOOP_SUB, low_load(L, x, i2, t), low_v(L, sh)) });
+        /* (y and x have the same shape: x's index addresses y too) */
+        if (!b4 || !b5 || low_add(L, b2, low_store(L, y, loop_expr_copy(L->p, i2), e)) ||
+            low_add(L, blk, axis_loop(L, &r, k2, b2)))
+            return low_oom(L);
+        if (low_add(L, b4, loop_assign(L->p, sum, low_bin(L, LOOP_ADD, low_v(L, sum),
+                                                          low_load(L, y, loop_expr_copy(L->p, i3), t)))) ||
+            low_add(L, blk, axis_loop(L, &r, k3, b4)) ||
+            low_add(L, b5, low_store(L, y, i5, low_bin(L, LOOP_DIV, low_load(L, y, loop_expr_copy(L->p, i5), t),
+                                                         low_v(L, sum)))) ||
+            low_add(L, blk, axis_loop(L, &r, k5, b5)))
+            return low_oom(L);
+        return red_finish(L, &r, y, blk);
+    }
     LoopExpr *e2 = loop_call(L->p, LOOP_I_exp, 1,
                              (LoopExpr *[]){ low_bin(L, LOOP_SUB, low_load(L, x, i2, t), low_v(L, sh)) });
     if (low_add(L, b2, loop_assign(L->p, sum, low_bin(L, LOOP_ADD, low_v(L, sum), e2))) ||
