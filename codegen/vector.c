@@ -25,7 +25,8 @@
  * its varying expressions are float32 / float64 / bool values built from
  * loads of float32 / float64 buffers, float arithmetic (+ - * / min max),
  * comparisons, selects, negation, abs, float casts and the intrinsics LLVM
- * widens itself (libm-backed ones only when libm may be called).  The loop
+ * widens itself (libm-backed ones only when libm may be called) or the code
+ * generator builds from arithmetic (float32 exp, tanh, erf: codegen/expr.c).  The loop
  * variable itself may appear in indices only. */
 #include "codegen/cg_impl.h"
 
@@ -162,7 +163,9 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
         return expr_ok(v, e->u.un.a);
     case LOOP_E_SELECT: return expr_ok(v, e->u.sel.cond) && expr_ok(v, e->u.sel.a) && expr_ok(v, e->u.sel.b);
     case LOOP_E_CALL:
-        if (!intrinsic_ok(c, e->u.call.fn))
+        if (!intrinsic_ok(c, e->u.call.fn) &&
+            !((e->u.call.fn == LOOP_I_tanh || e->u.call.fn == LOOP_I_erf) && e->type == IR_DT_F32 &&
+              !c->o.no_libm && !c->gpu))          /* float32 tanh and erf: inline lanes (codegen/expr.c) */
             return 0;
         for (int i = 0; i < e->u.call.n; i++)
             if (!ir_dtype_is_float(e->u.call.args[i]->type) || !expr_ok(v, e->u.call.args[i]))

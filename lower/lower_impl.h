@@ -172,10 +172,6 @@ void low_ew_setup(Low *L, LowEw *e);
 /* fn of Identity: x[0]. */
 LoopExpr *low_ew_identity(Low *L, const LowEw *e, const int *x);
 
-/* tanh of float32 variable x from arithmetic a VECTORIZED loop widens
- * (scalar.c; 4.1e-7 absolute error); LETs go to blk.  NULL out of memory. */
-LoopExpr *low_tanh_f32(Low *L, LoopStmt *blk, int x);
-
 /* The scalar function of unary operator op at variable x (of compute type
  * ct), with the given alpha / beta; other parameters come from the node's
  * attributes (scalar.c; also used for RNN activations). */

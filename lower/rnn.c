@@ -113,15 +113,6 @@ static LoopExpr *act(Low *L, const Rnn *c, LoopStmt *blk, int a, LoopExpr *pre, 
         return loop_select(L->p, low_bin(L, LOOP_LE, low_const(L, t, f->alpha), V(v)), V(v), low_const(L, t, 0));
     default: break;
     }
-    if (c->fast && (f->kind == IR_RNN_TANH || f->kind == IR_RNN_SIGMOID)) {
-        /* the packed form: tanh as a rational function the lanes widen, and
-         * sigmoid(u) = (1 + tanh(u / 2)) / 2 (absolute error under 3e-7) */
-        if (f->kind == IR_RNN_TANH)
-            return low_tanh_f32(L, blk, v);
-        int h = low_let(L, blk, "hu", MUL(low_const(L, t, 0.5), V(v)), 0);
-        LoopExpr *th = h < 0 ? NULL : low_tanh_f32(L, blk, h);
-        return th ? MUL(low_const(L, t, 0.5), ADD(low_const(L, t, 1), th)) : NULL;
-    }
     static const IrOp ops[] = {
         [IR_RNN_RELU] = IR_OP_Relu, [IR_RNN_TANH] = IR_OP_Tanh, [IR_RNN_SIGMOID] = IR_OP_Sigmoid,
         [IR_RNN_LEAKYRELU] = IR_OP_LeakyRelu, [IR_RNN_HARDSIGMOID] = IR_OP_HardSigmoid, [IR_RNN_ELU] = IR_OP_Elu,

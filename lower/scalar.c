@@ -38,32 +38,6 @@ static LoopExpr *em1(Low *L, IrDType ct, LoopExpr *x)
     return low_bin(L, LOOP_SUB, call1(L, LOOP_I_exp, x), low_const(L, ct, 1));
 }
 
-/* tanh of float32 variable x from +, *, / and min / max only, so that a
- * VECTORIZED loop widens it (libm's tanhf stays scalar):
- *   tanh(x) ~ x P(x^2) / Q(x^2),  x clamped to [-9, 9], the result to [-1, 1],
- * P of degree 5 and Q of degree 3 in x^2, fitted here to tanh's relative
- * error on [0, 9] (linearized least squares, reweighted towards minimax);
- * evaluated in float32 by Horner's rule the largest error is 4.1e-7 (abs). */
-LoopExpr *low_tanh_f32(Low *L, LoopStmt *blk, int x)
-{
-    static const double P[] = { 0.99999998338252905, 0.12941549784376016, 0.0029444825821741574,
-                                9.4772982826643197e-06, -1.3378718884907853e-08, 1.9689944119605229e-11 };
-    static const double Q[] = { 1, 0.46274862331949435, 0.02386104934996424, 0.00023133701510789871 };
-#define K(v) low_const(L, IR_DT_F32, (v))
-    int xc = low_let(L, blk, "tx", low_bin(L, LOOP_MAX, low_bin(L, LOOP_MIN, low_v(L, x), K(9)), K(-9)), 0);
-    int u = xc < 0 ? -1 : low_let(L, blk, "tu", low_bin(L, LOOP_MUL, low_v(L, xc), low_v(L, xc)), 0);
-    if (u < 0)
-        return NULL;
-    LoopExpr *p = K(P[5]), *q = K(Q[3]);
-    for (int k = 4; k >= 0; k--)
-        p = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, p, low_v(L, u)), K(P[k]));
-    for (int k = 2; k >= 0; k--)
-        q = low_bin(L, LOOP_ADD, low_bin(L, LOOP_MUL, q, low_v(L, u)), K(Q[k]));
-    LoopExpr *t = low_bin(L, LOOP_DIV, low_bin(L, LOOP_MUL, low_v(L, xc), p), q);
-    return low_bin(L, LOOP_MAX, low_bin(L, LOOP_MIN, t, K(1)), K(-1));
-#undef K
-}
-
 LoopExpr *low_unary_expr(Low *L, IrOp op, IrDType ct, int x, double alpha, double beta)
 {
     const IrNode *n = L->n;

@@ -722,7 +722,8 @@ static void test_vector_grouped_load(void **state)
  * operand gives NaN, and equal operands (+0 and -0) give the second. */
 /* exp of a float32 vector is inline arithmetic (codegen/expr.c), not one
  * libm call per lane: within 4 ulp of expf over [-87.3, 88.7] and the edges
- * (overflow to +inf, underflow to 0, NaN kept), at 16, 8 and 4 lanes. */
+ * (overflow to +inf, underflow to 0, NaN kept), at 16, 8 and 4 lanes; tanh
+ * and erf likewise, within 5e-7 of tanhf / erff over [-10, 10]. */
 static void test_vector_exp(void **state)
 {
     (void)state;
@@ -769,6 +770,61 @@ static void test_vector_exp(void **state)
         cg_result_free(&r);
         loop_program_free(p);
     }
+    free(x);
+    free(y);
+}
+
+/* y = fn(x) over n inputs as a VECTORIZED loop of w lanes, JIT-compiled at
+ * -O2; *ll gets the IR text of the same program for Haswell (free it). */
+static void vector_call(LoopIntrinsic fn, unsigned w, const float *x, float *y, int n, char **ll)
+{
+    LoopProgram *p = loop_program_new("vcall");
+    int a = io_buf(p, "a", IR_DT_F32, LOOP_ST_INPUT, n), b = io_buf(p, "b", IR_DT_F32, LOOP_ST_OUTPUT, n);
+    int t = loop_add_var(p, "t", IR_DT_I64), c = loop_add_var(p, "c", IR_DT_I64);
+    LoopExpr *pos = B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, t), I(p, (int64_t)w)), V(p, c));
+    LoopExpr *e = loop_call(p, fn, 1, (LoopExpr *[]){ loop_load(p, a, loop_expr_copy(p, pos)) });
+    LoopStmt *vl = loop_for(p, c, I(p, (int64_t)w), LOOP_VECTORIZED, loop_store(p, b, pos, e));
+    vl->u.loop.factor = (int)w;
+    assert_int_equal(loop_add_kernel(p, "k", loop_for(p, t, I(p, n / (int64_t)w), LOOP_SERIAL, vl)), 0);
+    CgJit *j = jit_ok(p, 2);
+    const void *in[] = { x };
+    void *out[] = { y };
+    assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
+    cg_jit_free(j);
+    CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "haswell", .opt_level = 2, .emit = CG_EMIT_LLVM };
+    CgResult r;
+    compile_ok(p, &o, &r);
+    *ll = strdup(ir_text(&r));
+    cg_result_free(&r);
+    loop_program_free(p);
+}
+
+static void test_vector_tanh_erf(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    assert_true(x && y);
+    for (int i = 0; i < N; i++)
+        x[i] = -10.0f + 20.0f * (float)i / (N - 1);
+    static const float edge[] = { 0.0f, -0.0f, 1e-8f, -1e-6f, 0.49999f, 0.5f, 3.999f, 4.0f, 100.0f, -100.0f,
+                                  INFINITY, -INFINITY, NAN };
+    memcpy(x, edge, sizeof edge);
+    static const unsigned widths[] = { 16, 8, 4 };
+    for (int f = 0; f < 2; f++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+            char *ll;
+            vector_call(f ? LOOP_I_erf : LOOP_I_tanh, widths[wi], x, y, N, &ll);
+            for (int i = 0; i < N; i++) {
+                float want = f ? erff(x[i]) : tanhf(x[i]);
+                if (isnan(x[i]))
+                    assert_true(isnan(y[i]));
+                else if (!(fabsf(y[i] - want) <= 5e-7f) || fabsf(y[i]) > 1.0f)
+                    fail_msg("%s(%.9g) = %.9g, libm %.9g", f ? "erf" : "tanh", x[i], y[i], want);
+            }
+            assert_null(strstr(ll, f ? "erff" : "tanhf"));   /* no libm call per lane */
+            free(ll);
+        }
     free(x);
     free(y);
 }
@@ -1058,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_float_min_max_mod),
         cmocka_unit_test(test_vectorized_loop),
         cmocka_unit_test(test_vector_exp),
+        cmocka_unit_test(test_vector_tanh_erf),
         cmocka_unit_test(test_vector_row_end),
         cmocka_unit_test(test_vector_min_max),
         cmocka_unit_test(test_vector_guarded_strided),
