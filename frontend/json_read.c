@@ -185,7 +185,8 @@ static int bind_input_shape(Rd *r, const FeJPath *sp, const char *name, IrShape 
             shape->dims[i] = want;
     }
     if (ir_shape_numel(shape) < 0)
-        return fe_jerr(&r->s, sp, 0, "input '%s' has too many elements (the limit is 2^40 per tensor)", name);
+        return fe_jerr(&r->s, sp, 0, "input '%s' has too many elements (the limit is " IR_MAX_ELEMENTS_TEXT
+                       " per tensor)", name);
     return 0;
 }
 

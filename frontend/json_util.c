@@ -173,7 +173,8 @@ int fe_jshape(const FeJSrc *s, const FeJPath *p, const json_t *v, int allow_unkn
         if (fe_jint(s, &ep, e, 0, FE_JSON_MAX_INT, &out->dims[i], "a dimension"))
             return -1;
         if (util_mul_overflow_i64(numel, out->dims[i], &numel) || numel > IR_MAX_ELEMENTS)
-            return fe_jerr(s, p, 0, "the shape has too many elements (the limit is 2^40 per tensor)");
+            return fe_jerr(s, p, 0, "the shape has too many elements (the limit is " IR_MAX_ELEMENTS_TEXT
+                           " per tensor)");
     }
     return 0;
 }

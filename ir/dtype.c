@@ -245,12 +245,13 @@ void ir_store_i64(IrDType t, void *p, int64_t i, int64_t v)
 
 int64_t ir_shape_numel(const IrShape *s)
 {
-    int64_t n = 1;
+    int64_t n = 1, span = 1;
     for (int i = 0; i < s->rank; i++) {
         if (s->dims[i] < 0)
             return -1;
-        if (__builtin_mul_overflow(n, s->dims[i], &n) || n > IR_MAX_ELEMENTS)
+        if (__builtin_mul_overflow(span, s->dims[i] ? s->dims[i] : 1, &span) || span > IR_MAX_ELEMENTS)
             return -1;
+        n *= s->dims[i];
     }
     return n;
 }

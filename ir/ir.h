@@ -48,16 +48,26 @@ uint16_t ir_f32_to_bf16(float f);
 
 /* ---------------------------------------------------------------- shapes */
 
+/* The limits of every tensor and every integer attribute (docs/limits.md).
+ * Shape inference checks them for every tensor and attribute of a graph
+ * (ir_check_tensor, ir_infer_node), so index arithmetic on a graph that
+ * passed it — a position times a stride, an extent times an element
+ * stride — stays far from int64 overflow: each factor is below 2^31. */
 #define IR_MAX_RANK 8
-#define IR_MAX_ELEMENTS ((int64_t)1 << 40)   /* any tensor; see docs/limits.md */
+#define IR_MAX_ELEMENTS (((int64_t)1 << 31) - 1)  /* elements of one tensor, and so any dimension */
+#define IR_MAX_ELEMENTS_TEXT "2^31 - 1"           /* ... as diagnostics name it */
+#define IR_MAX_TENSOR_BYTES ((int64_t)1 << 32)    /* bytes of one tensor (4 GiB, the largest file dlcc reads) */
+#define IR_MAX_TENSOR_BYTES_TEXT "4 GiB"
+#define IR_MAX_ATTR_INT IR_MAX_ELEMENTS           /* magnitude of an integer attribute (but the values: ir/infer.c) */
 
 typedef struct IrShape {
     int rank;
     int64_t dims[IR_MAX_RANK];
 } IrShape;
 
-/* Element count; -1 when a dim is negative or the product exceeds
- * IR_MAX_ELEMENTS. A rank-0 shape has 1 element. */
+/* Element count; -1 when a dim is negative or the product of the dims, each
+ * 0 counted as 1 (so that an empty tensor's dims and strides are bounded
+ * too), exceeds IR_MAX_ELEMENTS.  A rank-0 shape has 1 element. */
 int64_t ir_shape_numel(const IrShape *s);
 int     ir_shape_equal(const IrShape *a, const IrShape *b);
 /* "[1,3,224,224]" into buf. */
@@ -274,9 +284,14 @@ int  ir_verify(const IrGraph *g, UtilDiag *d);
 /* -------------------------------------------------------- inference */
 
 /* Infers dtype and shape of node's outputs from its inputs (and from the data
- * of inputs whose values are known: shape operands).  Validates attributes.
- * Errors name the node. */
+ * of inputs whose values are known: shape operands).  Validates attributes:
+ * every integer attribute within +-IR_MAX_ATTR_INT before the rule runs, and
+ * the outputs within the tensor limits after it (ir_check_tensor).  Errors
+ * name the node. */
 int  ir_infer_node(IrGraph *g, int node, UtilDiag *d);
+/* Tensor t's shape and dtype within IR_MAX_ELEMENTS and IR_MAX_TENSOR_BYTES;
+ * -1 with a diagnostic naming it (and node n, when not NULL) otherwise. */
+int  ir_check_tensor(const IrGraph *g, const IrNode *n, int t, UtilDiag *d);
 
 /* Resolve a possibly negative axis against rank; -1 (with diagnostic) if out
  * of range. */

@@ -27,6 +27,9 @@ int pass_infer(IrGraph *g, UtilDiag *d)
 {
     if (ir_toposort(g, d))
         return -1;
+    for (int t = 0; t < g->n_tensors; t++)          /* the tensor limits (docs/limits.md); outputs: ir_infer_node */
+        if (g->tensors[t].kind != IR_TK_VALUE && g->tensors[t].shape_known && ir_check_tensor(g, NULL, t, d))
+            return -1;
     for (int i = 0; i < g->n_nodes; i++) {
         if (ir_infer_node(g, i, d))
             return -1;

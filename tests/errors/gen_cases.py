@@ -121,15 +121,30 @@ def onnx_cases():
     m = helper.make_model(helper.make_graph([n], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 7)],
                           ir_version=3)
     write("onnx", "resize_huge_axis.onnx", m.SerializeToString())
+    # 5 million rows: within the tensor limits, beyond Resize's tables on the CPU target
+    n = helper.make_node("Upsample", ["x"], ["y"], name="up", mode="nearest", scales=[5000000.0, 1, 2, 3])
+    m = helper.make_model(helper.make_graph([n], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 7)],
+                          ir_version=3)
+    write("onnx", "resize_axis_limit.onnx", m.SerializeToString())
     # found by fuzz_onnx: a Resize whose output is empty (a dim of 0) but has an
-    # axis of 268 million made the interpreter allocate 4 GB of tap tables
+    # axis of 268 million made the interpreter allocate 4 GB of tap tables;
+    # 8 million now, the tensor limits counting a dim of 0 as 1 (docs/limits.md)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 47])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    sc = helper.make_tensor("scales", TensorProto.FLOAT, [4], [1.0, 268435456.0, 1e-30, 3.0])
+    sc = helper.make_tensor("scales", TensorProto.FLOAT, [4], [1.0, 8388608.0, 1e-30, 3.0])
     n = helper.make_node("Resize", ["x", "scales"], ["y"], name="rs", mode="linear")
     m = helper.make_model(helper.make_graph([n], "g", [x], [y], initializer=[sc]),
                           opset_imports=[helper.make_opsetid("", 10)], ir_version=5)
     write("onnx", "resize_empty_output.onnx", m.SerializeToString())
+    # the issue that brought the limits on integer attributes: a Conv with a
+    # stride of 2^62 passed shape inference and overflowed int64 in lowering
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 1, 3, 3], [0.5] * 18)
+    n = helper.make_node("Conv", ["x", "w"], ["y"], name="c", group=2, pads=[1, 1, 1, 1], strides=[1 << 62, 1 << 62])
+    m = helper.make_model(helper.make_graph([n], "g", [x], [y], initializer=[w]),
+                          opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    write("onnx", "conv_stride_2_62.onnx", m.SerializeToString())
     write("onnx", "x_1x1x2x47.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 47), }",
                                         np.zeros(94, "<f4").tobytes()))
     # external data
@@ -255,9 +270,10 @@ def json_models():
           model(inits=[], nodes=[{"name": "g", "op": "Gather", "inputs": ["x", "i"], "outputs": ["y"]}],
                 inputs=[{"name": "x", "dtype": "float32", "shape": [3]}, {"name": "i", "dtype": "int64", "shape": [2]}]))
     write("outputs", "unlowered.json",
-          model(inits=[],
-                nodes=[{"name": "det", "op": "Det", "inputs": ["x"], "outputs": ["y"]}],
-                inputs=[{"name": "x", "dtype": "float32", "shape": [2, 3, 3]}]))
+          model(inits=[{"name": "c", "dtype": "bool", "shape": [3], "values": [1, 0, 1]}],
+                nodes=[{"name": "compress", "op": "Compress", "inputs": ["x", "c"], "outputs": ["y"],
+                        "attrs": {"axis": 1}}],
+                inputs=[{"name": "x", "dtype": "float32", "shape": [2, 3]}]))
 
 
 def attr_models():
@@ -292,6 +308,10 @@ def attr_models():
     one("slice_zero_step", "Slice", inits=[ints("b", [0]), ints("e", [2]), ints("a", [1]), ints("st", [0])],
         extra_inputs=["b", "e", "a", "st"])
     one("tile_repeats_rank", "Tile", inits=[ints("r", [2])], extra_inputs=["r"])
+    # the limits of docs/limits.md: an integer attribute, a tensor's elements, a tensor's bytes
+    one("attr_beyond_limit", "MaxPool", {"kernel_shape": [2, 2], "strides": [1, 2147483648]}, shape=(1, 1, 4, 4))
+    one("tile_too_large", "Tile", inits=[ints("r", [1 << 20, 1 << 10])], extra_inputs=["r"])
+    one("input_too_large", "Relu", shape=(1 << 28, 5))
     one("shape_operand_unknown", "Reshape", extra_inputs=["s"],
         graph_inputs=[{"name": "s", "dtype": "int64", "shape": [2]}])
 

@@ -925,6 +925,7 @@ static void m_autopad(Case *c) { set_str(c, IR_A_auto_pad, "SAME"); }
 static void m_kshape(Case *c) { set_ints(c, IR_A_kernel_shape, INTS(3, 2)); }
 static void m_big_dil(Case *c) { set_ints(c, IR_A_dilations, INTS(3, 1)); }
 static void m_huge(Case *c) { set_ints(c, IR_A_pads, INTS(INT64_MAX, 0, 0, 0)); }
+static void m_big_pads(Case *c) { set_ints(c, IR_A_pads, INTS(IR_MAX_ATTR_INT, 0, 0, 0)); }
 
 static void test_conv_errors(void **state)
 {
@@ -937,7 +938,10 @@ static void test_conv_errors(void **state)
     conv_err(4, (int64_t[]){ 2, 4, 3, 3 }, 1, m_kshape, "kernel_shape [3,2] does not match the weight");
     conv_err(4, (int64_t[]){ 2, 4, 3, 3 }, 1, m_big_dil, "kernel larger than padded input");
     conv_err(4, (int64_t[]){ 2, 4, 6, 3 }, 1, NULL, "kernel larger than padded input");
-    conv_err(4, (int64_t[]){ 2, 4, 3, 3 }, 1, m_huge, "overflows");
+    conv_err(4, (int64_t[]){ 2, 4, 3, 3 }, 1, m_huge, "attribute pads holds 9223372036854775807, beyond the "
+             "+-2^31 - 1 an integer attribute may hold");
+    conv_err(4, (int64_t[]){ 2, 4, 3, 3 }, 1, m_big_pads, "has shape [1,2,2147483650,3]: more than the 2^31 - 1 "
+             "elements a tensor may have");
     conv_err(3, (int64_t[]){ 2, 4, 3 }, 1, NULL, "has rank 3; the input [1,4,5,5] has rank 4");
     conv_err(4, (int64_t[]){ 2, 3, 3, 3 }, 1, NULL, "channel mismatch");
     conv_err(4, (int64_t[]){ 2, 2, 3, 3 }, 0, NULL, "group must be positive");
