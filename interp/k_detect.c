@@ -19,7 +19,7 @@
 /* ------------------------------------------------------------ RoiAlign */
 
 /* Adaptive sampling (sampling_ratio 0) of a huge roi would take forever. */
-#define RA_MAX_SAMPLES (1 << 20)
+#define RA_MAX_SAMPLES (IR_ROIALIGN_MAX_SIDE * IR_ROIALIGN_MAX_SIDE)
 
 /* Bilinear sample of plane (H x W) at (y, x) under onnxruntime's rules;
  * with `max`, the largest weighted corner instead of their sum. */

@@ -274,9 +274,8 @@ int interp_k_lrn(const IrGraph *g, const IrNode *n, const IrArray *const *in, Ir
         for (int64_t ch = 0; ch < c; ch++)
             for (int64_t s = 0; s < sp; s++) {
                 double sq = 0.0;
-                for (int64_t k = ch - lo; k <= ch + hi; k++)
-                    if (k >= 0 && k < c)
-                        sq += ld(x, (b * c + k) * sp + s) * ld(x, (b * c + k) * sp + s);
+                for (int64_t k = ch - lo < 0 ? 0 : ch - lo; k <= ch + hi && k < c; k++)   /* size may be huge */
+                    sq += ld(x, (b * c + k) * sp + s) * ld(x, (b * c + k) * sp + s);
                 int64_t i = (b * c + ch) * sp + s;
                 ir_store_f64(out[0]->dtype, out[0]->data, i, ld(x, i) / pow(bias + alpha / (double)size * sq, beta));
             }

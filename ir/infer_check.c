@@ -159,3 +159,22 @@ int ir_infer_expect_bool_attr(const IrGraph *g, const IrNode *n, IrAttrKey k, Ut
         return 0;
     return ir_node_error(g, n, d, "%s must be 0 or 1, got %lld", ir_attr_name(k), (long long)v);
 }
+
+/* Indices must be int32/int64; when their values are known and dims is not
+ * NULL, element i must lie in [-dim, dim) for dim = dims[i % m]. */
+int ir_infer_check_indices(IrGraph *g, IrNode *n, const IrTensor *ind, const int64_t *dims, int64_t m, UtilDiag *d)
+{
+    if (ind->v.dtype != IR_DT_I32 && ind->v.dtype != IR_DT_I64)
+        return ir_node_error(g, n, d, "indices '%s' must be int32 or int64, not %s", ind->name,
+                             ir_dtype_name(ind->v.dtype));
+    if (!ind->v.data || !dims)
+        return 0;
+    int64_t cnt = ir_shape_numel(&ind->v.shape);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t v = ir_load_i64(ind->v.dtype, ind->v.data, i), dim = dims[i % m];
+        if (v < -dim || v >= dim)
+            return ir_node_error(g, n, d, "index %lld is out of range for an axis of size %lld", (long long)v,
+                                 (long long)dim);
+    }
+    return 0;
+}

@@ -348,25 +348,6 @@ int ir_infer_slice(IrGraph *g, IrNode *n, UtilDiag *d)
     return 0;
 }
 
-/* Indices must be int32/int64; when their values are known and dims is not
- * NULL, element i must lie in [-dim, dim) for dim = dims[i % m]. */
-static int check_indices(IrGraph *g, IrNode *n, const IrTensor *ind, const int64_t *dims, int64_t m, UtilDiag *d)
-{
-    if (ind->v.dtype != IR_DT_I32 && ind->v.dtype != IR_DT_I64)
-        return ir_node_error(g, n, d, "indices '%s' must be int32 or int64, not %s", ind->name,
-                             ir_dtype_name(ind->v.dtype));
-    if (!ind->v.data || !dims)
-        return 0;
-    int64_t cnt = ir_shape_numel(&ind->v.shape);
-    for (int64_t i = 0; i < cnt; i++) {
-        int64_t v = ir_load_i64(ind->v.dtype, ind->v.data, i), dim = dims[i % m];
-        if (v < -dim || v >= dim)
-            return ir_node_error(g, n, d, "index %lld is out of range for an axis of size %lld", (long long)v,
-                                 (long long)dim);
-    }
-    return 0;
-}
-
 /* Gather / GatherElements: the normalized axis of the data (rank >= 1). */
 static int gather_axis(IrGraph *g, IrNode *n, UtilDiag *d)
 {
@@ -381,7 +362,7 @@ int ir_infer_gather(IrGraph *g, IrNode *n, UtilDiag *d)
     const IrTensor *x = ir_in(g, n, 0), *ind = ir_in(g, n, 1);
     const IrShape *s = &x->v.shape, *is = &ind->v.shape;
     int axis = gather_axis(g, n, d);
-    if (axis < 0 || check_indices(g, n, ind, &s->dims[axis], 1, d))
+    if (axis < 0 || ir_infer_check_indices(g, n, ind, &s->dims[axis], 1, d))
         return -1;
     int orank = s->rank - 1 + is->rank;
     if (orank > IR_MAX_RANK)
@@ -414,7 +395,7 @@ int ir_infer_gatherelements(IrGraph *g, IrNode *n, UtilDiag *d)
     for (int i = 0; i < s->rank; i++)
         if (i != axis && is->dims[i] > s->dims[i])
             return ir_node_error(g, n, d, "indices %s exceed the data %s on axis %d", b, a, i);
-    if (check_indices(g, n, ind, &s->dims[axis], 1, d))
+    if (ir_infer_check_indices(g, n, ind, &s->dims[axis], 1, d))
         return -1;
     ir_infer_set(g, n, 0, x->v.dtype, is);
     return 0;
@@ -441,7 +422,7 @@ int ir_infer_gathernd(IrGraph *g, IrNode *n, UtilDiag *d)
     for (int i = 0; i < b; i++)
         if (s->dims[i] != is->dims[i])
             return ir_node_error(g, n, d, "data %s and indices %s differ in batch dimension %d", a, c, i);
-    if (check_indices(g, n, ind, &s->dims[b], m, d))
+    if (ir_infer_check_indices(g, n, ind, &s->dims[b], m, d))
         return -1;
     IrShape o = { .rank = q - 1 + r - (int)b - (int)m };
     if (o.rank > IR_MAX_RANK)

@@ -35,9 +35,12 @@ int ir_infer_roialign(IrGraph *g, IrNode *n, UtilDiag *d)
     if (oh <= 0 || ow <= 0)
         return ir_node_error(g, n, d, "output_height and output_width must be positive, got %lld and %lld",
                              (long long)oh, (long long)ow);
-    if (ir_attr_int(n, IR_A_sampling_ratio) < 0)
-        return ir_node_error(g, n, d, "sampling_ratio must be non-negative, got %lld",
-                             (long long)ir_attr_int(n, IR_A_sampling_ratio));
+    int64_t sr = ir_attr_int(n, IR_A_sampling_ratio);
+    if (sr < 0)
+        return ir_node_error(g, n, d, "sampling_ratio must be non-negative, got %lld", (long long)sr);
+    if (sr > IR_ROIALIGN_MAX_SIDE)
+        return ir_node_error(g, n, d, "sampling_ratio %lld exceeds %d samples per bin side (docs/limits.md)",
+                             (long long)sr, IR_ROIALIGN_MAX_SIDE);
     const char *mode = ir_attr_str(n, IR_A_mode), *ctm = ir_attr_str(n, IR_A_coordinate_transformation_mode);
     if (strcmp(mode, "avg") && strcmp(mode, "max"))
         return ir_node_error(g, n, d, "unknown mode '%s' (expected avg or max)", mode);

@@ -52,5 +52,9 @@ int ir_infer_expect_dtype(const IrGraph *g, const IrNode *n, const IrTensor *t, 
                         UtilDiag *d);
 int ir_infer_expect_float(const IrGraph *g, const IrNode *n, const IrTensor *t, const char *what, UtilDiag *d);
 int ir_infer_expect_bool_attr(const IrGraph *g, const IrNode *n, IrAttrKey k, UtilDiag *d);
+/* Indices ind must be int32/int64; when their values are known (a constant
+ * index is checked at compile time; a runtime one is the kernel's) and dims
+ * is not NULL, element i must lie in [-dim, dim) for dim = dims[i % m]. */
+int ir_infer_check_indices(IrGraph *g, IrNode *n, const IrTensor *ind, const int64_t *dims, int64_t m, UtilDiag *d);
 
 #endif

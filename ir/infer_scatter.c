@@ -63,6 +63,8 @@ int ir_infer_scatterelements(IrGraph *g, IrNode *n, UtilDiag *d)
     for (int i = 0; i < s->rank; i++)            /* along axis, indices may repeat positions */
         if (i != axis && is->dims[i] > s->dims[i] && ir_shape_numel(is) > 0)
             return ir_node_error(g, n, d, "indices %s exceed the data %s on axis %d", b, a, i);
+    if (ir_infer_check_indices(g, n, ind, &s->dims[axis], 1, d))
+        return -1;
     ir_infer_set(g, n, 0, x->v.dtype, s);
     return 0;
 }
@@ -96,6 +98,8 @@ int ir_infer_scatternd(IrGraph *g, IrNode *n, UtilDiag *d)
     if (!ok)
         return ir_node_error(g, n, d, "updates %s must have shape indices.shape[:-1] + data.shape[%lld:] "
                              "for data %s and indices %s", c, (long long)k, a, b);
+    if (ir_infer_check_indices(g, n, ind, s->dims, k, d))
+        return -1;
     ir_infer_set(g, n, 0, x->v.dtype, s);
     return 0;
 }

@@ -376,6 +376,12 @@ int ir_rnn_activations(const IrGraph *g, const IrNode *n, int dirs, IrRnnActFn *
  * diagnostic if unknown. */
 int ir_rnn_directions(const IrGraph *g, const IrNode *n, UtilDiag *d);
 
+/* RoiAlign: at most this many samples per side of a bin (2^20 per bin).
+ * The shape rule refuses a larger sampling_ratio; adaptive sampling
+ * (sampling_ratio 0, from the rois at run time) is clamped to it by the
+ * compiled code and refused beyond it by the interpreter. */
+#define IR_ROIALIGN_MAX_SIDE 1024
+
 /* NonMaxSuppression's greedy selection: boxes [B, N, 4], scores [B, C, N]
  * (float types); max_per_class <= 0 selects nothing; score_threshold NULL
  * keeps every box.  Writes (batch, class, box) triples into sel when non-NULL

@@ -731,7 +731,12 @@ static LoopExpr *lrn_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
     const LoopBuf *xb = low_buf(L, x);
     IrDType t = low_ctype(xb->dtype);
     int r = xb->shape.rank;
-    int64_t C = xb->shape.dims[1], size = ir_attr_int(n, IR_A_size), lo = (size - 1) / 2;
+    int64_t C = xb->shape.dims[1], size = ir_attr_int(n, IR_A_size), lo = (size - 1) / 2, hi = size / 2;
+    /* beyond C - 1 channels either way the window reaches no further one:
+     * a size above 2C - 1 takes 2C - 1 taps, not size (which may be 2^31) */
+    int64_t reach = C > 0 ? C - 1 : 0;
+    lo = lo < reach ? lo : reach;
+    hi = hi < reach ? hi : reach;
     int kv;
     if (low_vars(L, 1, "k", &kv))
         return NULL;
@@ -748,7 +753,7 @@ static LoopExpr *lrn_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
     LoopExpr *xe = low_load(L, x, low_index(L, x, idx), t);
     LoopStmt *upd = loop_assign(L->p, sq, low_bin(L, LOOP_ADD, low_v(L, sq), low_bin(L, LOOP_MUL, xe, loop_expr_copy(L->p, xe))));
     if (low_add(L, kb, loop_if(L->p, low_in_range(L, low_v(L, c2), 0, C), upd, NULL)) ||
-        low_add(L, body, loop_for(L->p, kv, low_i(L, size), LOOP_SERIAL, kb)))
+        low_add(L, body, loop_for(L->p, kv, low_i(L, lo + hi + 1), LOOP_SERIAL, kb)))
         return NULL;
     for (int i = 0; i < r; i++)
         idx[i] = low_v(L, v[i]);

@@ -383,7 +383,7 @@ int low_globalpool(Low *L)
 /* At most this many samples per bin side with adaptive sampling
  * (sampling_ratio 0); the interpreter rejects rois needing more than 2^20
  * samples per bin. */
-#define RA_MAX_SIDE 1024
+#define RA_MAX_SIDE IR_ROIALIGN_MAX_SIDE
 
 typedef struct Roi {
     int x, y;
