@@ -235,7 +235,7 @@ static int fold_gemm(Fold *f, int is_mul)
     if (is_mul) {
         if (!axis_vector(pass_value(g, f->c), o, 1, f->v) || !pass_value(g, in[1]))
             return 0;
-        int tb = (int)ir_attr_int(p, IR_A_transB);
+        int tb = ir_attr_int(p, IR_A_transB) != 0;
         const IrArray *wb = pass_value(g, in[1]);
         /* B is [K, N] (column n: inner 1, count N) or, transposed, [N, K] */
         if ((in[1] = scaled_copy(f, in[1], tb ? wb->shape.dims[1] : 1, n)) < 0)

@@ -937,7 +937,7 @@ int tile_matmul(Low *L) { return mm_tiled(L, 0, 0, 1.0, 0.0, 0); }
 
 int tile_gemm(Low *L)
 {
-    return mm_tiled(L, (int)ir_attr_int(L->n, IR_A_transA), (int)ir_attr_int(L->n, IR_A_transB),
+    return mm_tiled(L, ir_attr_int(L->n, IR_A_transA) != 0, ir_attr_int(L->n, IR_A_transB) != 0,
                     ir_attr_float(L->n, IR_A_alpha), ir_attr_float(L->n, IR_A_beta), low_has(L, 2));
 }
 
