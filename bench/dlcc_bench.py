@@ -9,7 +9,8 @@ generator step: WORK/<name>/m_io.h lists the byte sizes of the inputs and
 outputs in order (from m.h), and harness.c is compiled against m.h/m.o and run
 (it times RUNS calls after WARMUP, and checks the outputs against
 output_K.npy at rtol 1e-3, atol 1e-4).  A model dlcc cannot compile, or whose
-output is wrong, is recorded with the error; nothing is skipped.
+output is wrong, is recorded with the error; nothing is skipped (a compile or a harness run
+still going after TIMEOUT seconds is stopped and recorded so).
 
 With --runtime LIB the model is also compiled with --threads 2 and timed linked with the dlcc
 runtime (median_ms_2t, min_ms_2t, runs_2t, check_2t, error_2t).
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+TIMEOUT = 1800          # seconds for one dlcc compile or one harness run
 
 
 def io_header(header):
@@ -41,6 +43,16 @@ def io_header(header):
             "#define M_IN_BYTES { %s }\n#define M_OUT_BYTES { %s }\n" % (", ".join(ins), ", ".join(outs)))
 
 
+def run(cmd, **kw):
+    """subprocess.run(cmd, capture_output=True, text=True) stopped after TIMEOUT seconds: a hung
+    compile or harness becomes that model's error (a CompletedProcess with status 124) instead of
+    stopping the benchmark."""
+    try:
+        return subprocess.run(cmd, timeout=TIMEOUT, **kw)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s: %s" % (TIMEOUT, " ".join(cmd)))
+
+
 def bench_one(a, name):
     mdir = a.models / name
     work = a.work / name
@@ -48,7 +60,7 @@ def bench_one(a, name):
     r = {"name": name}
     cmd = [a.dlcc, str(mdir / "model.onnx"), a.opt, "--mcpu", a.mcpu, "--name", "m", "-o", str(work)]
     t0, c0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = run(cmd, capture_output=True, text=True)
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     r["compile_s"] = time.monotonic() - t0
     # CPU time (user + system) of the dlcc process: unlike the wall time, hardly affected by other
@@ -57,7 +69,7 @@ def bench_one(a, name):
     if p.returncode:
         r["error"] = "dlcc failed (status %d): %s" % (p.returncode, p.stderr.strip() or p.stdout.strip())
         return r
-    p = subprocess.run([a.dlcc, "info", str(mdir / "model.onnx"), "--json"], capture_output=True, text=True)
+    p = run([a.dlcc, "info", str(mdir / "model.onnx"), "--json"], capture_output=True, text=True)
     if p.returncode == 0:
         info = json.loads(p.stdout)
         r["params"], r["flops"] = info.get("params"), info.get("flops")
@@ -68,7 +80,7 @@ def bench_one(a, name):
         # the same model with --threads 2 (tasks of the Halide runtime's thread pool)
         w2 = work / "threads2"
         w2.mkdir(exist_ok=True)
-        p = subprocess.run([a.dlcc, str(mdir / "model.onnx"), a.opt, "--mcpu", a.mcpu, "--threads", "2",
+        p = run([a.dlcc, str(mdir / "model.onnx"), a.opt, "--mcpu", a.mcpu, "--threads", "2",
                             "--name", "m", "-o", str(w2)], capture_output=True, text=True)
         if p.returncode:
             r["error_2t"] = "dlcc --threads 2 failed: " + (p.stderr.strip() or p.stdout.strip())
@@ -83,11 +95,11 @@ def time_harness(a, r, work, mdir, objs, suffix):
     exe = work / "harness"
     build = [a.cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(work), str(HERE / "harness.c")] + \
         objs + ["-lm", "-o", str(exe)]
-    p = subprocess.run(build, capture_output=True, text=True)
+    p = run(build, capture_output=True, text=True)
     if p.returncode:
         r["error" + suffix] = "the harness did not build: " + p.stderr.strip()
         return False
-    p = subprocess.run([str(exe), str(a.runs), str(a.warmup), "1e-3", "1e-4", str(mdir)],
+    p = run([str(exe), str(a.runs), str(a.warmup), "1e-3", "1e-4", str(mdir)],
                        capture_output=True, text=True)
     m = re.search(r"time_ms median=(\S+) min=(\S+) runs=(\d+)", p.stdout)
     if m:
@@ -122,9 +134,9 @@ def main():
         r = bench_one(a, nm)
         res[nm] = r
         if "error" in r:
-            print("dlcc %-18s ERROR: %s" % (nm, r["error"]), flush=True)
+            print("dlcc %-26s ERROR: %s" % (nm, r["error"]), flush=True)
         else:
-            print("dlcc %-18s compile %6.2f s  median %10.3f ms  min %10.3f ms  check %s%s" % (
+            print("dlcc %-26s compile %6.2f s  median %10.3f ms  min %10.3f ms  check %s%s" % (
                 nm, r["compile_s"], r["median_ms"], r["min_ms"], r["check"],
                 "  2T median %.3f ms check %s" % (r["median_ms_2t"], r["check_2t"]) if "median_ms_2t" in r
                 else "  2T: " + r.get("error_2t", "not run")), flush=True)

@@ -36,14 +36,16 @@ ACTS = ("Relu", "Clip")
 
 
 def export_raw(name, d):
-    model, x = bm.make(name)
-    xt = torch.from_numpy(x)
+    model, xs = bm.make(name)
+    xts = [torch.from_numpy(x) for x in xs]
     with torch.no_grad():
-        y = model(xt).numpy().astype(np.float32)
-    buf = bm.to_onnx(model, xt, do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
+        y = model(*xts).numpy().astype(np.float32)
+    buf = bm.to_onnx(model, xts, [i.name for i in bm.MODELS[name].inputs], do_constant_folding=False,
+                     training=torch.onnx.TrainingMode.PRESERVE)
     d.mkdir(parents=True, exist_ok=True)
     (d / "model.onnx").write_bytes(buf.getvalue())
-    np.save(d / "input_0.npy", x)
+    for k, x in enumerate(xs):
+        np.save(d / ("input_%d.npy" % k), x)
     return y
 
 
@@ -56,8 +58,11 @@ def info(dlcc, model, level):
 
 def run(dlcc, d, extra):
     with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run([dlcc, "run", str(d / "model.onnx"), "-i", "input=%s" % (d / "input_0.npy"),
-                            "-o", tmp] + extra, capture_output=True, text=True)
+        ins = []
+        for k, i in enumerate(bm.MODELS[d.name].inputs):
+            ins += ["-i", "%s=%s" % (i.name, d / ("input_%d.npy" % k))]
+        p = subprocess.run([dlcc, "run", str(d / "model.onnx")] + ins + ["-o", tmp] + extra,
+                           capture_output=True, text=True)
         if p.returncode:
             raise SystemExit("dlcc run %s failed: %s" % (" ".join(extra), p.stderr))
         return np.load(Path(tmp) / "output.npy")

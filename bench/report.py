@@ -2,11 +2,18 @@
 """Writes the Markdown results of one bench/run.sh run to stdout.
 
     bench/report.py --build bench/build --dlcc DLCC --cc CC
+    bench/report.py --build bench/build --summary
 
 Reads BUILD/run.json (times, load averages, run counts), BUILD/dlcc.json (bench/dlcc_bench.py),
 BUILD/peers.json (bench/peers.py), BUILD/gemm.txt (bench/gemm.c lines) and BUILD/peak.txt
 (bench/peak.c lines), and describes the
 machine (lscpu, /proc/meminfo, compiler, LLVM, library versions).
+
+The headline figure is dlcc against the best peer: per model and thread count, dlcc's time over
+the fastest of ONNX Runtime, OpenVINO and PyTorch (among those whose output matched), with the
+geometric mean over the models and the worst model, the folded and unfolded
+(do_constant_folding=False, names ending in -nofold) exports counted apart.  --summary prints that as
+plain text (bench/run.sh shows it at the end) instead of the Markdown.
 """
 
 import argparse
@@ -54,6 +61,7 @@ def machine(a, peers, run):
         ("dlcc", "commit %s, release build (meson --buildtype=release)" % (
             run.get("commit") or sh("git rev-parse --short HEAD"))),
         ("ONNX Runtime", "%s (PyPI wheel, CPUExecutionProvider)" % v.get("onnxruntime", "?")),
+        ("OpenVINO", "%s (PyPI wheel, CPU plugin)" % v.get("openvino", "?")),
         ("PyTorch", "%s (Debian python3-torch), numpy %s, Python %s" % (v.get("torch", "?"), v.get("numpy", "?"),
                                                                         v.get("python", "?"))),
         ("PyTorch's BLAS", "; ".join("%s %s, kernel %s (%s)" % (b["lib"], b["version"], b["kernel"], b["file"])
@@ -79,11 +87,16 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def peer_ms(peers, peer, t, nm):
+PEERS = {"ort": "ORT", "ov": "OpenVINO", "torch": "torch"}
+
+
+def peer_ms(peers, peer, t, nm, key="median_ms"):
     r = peers.get("results", {}).get(peer, {}).get(str(t), {}).get(nm)
     if not isinstance(r, dict):
         return None, "missing"
-    return r.get("median_ms"), r.get("check", "")
+    if "error" in r:
+        return None, r["error"]
+    return r.get(key), r.get("check", "")
 
 
 def alongside(peers, peer, t, nm):
@@ -99,104 +112,169 @@ def paired(peers, peer, t, nm, key="median_ms"):
     return d.get(key) if d else None
 
 
-def models_section(dlcc, peers, run):
+def dlcc_own(dlcc, nm, t, key="median_ms"):
+    """dlcc's back-to-back time (bench/dlcc_bench.py) at t threads, or None."""
+    r = dlcc.get(nm, {})
+    sfx = "" if t == 1 else "_2t"
+    return r.get(key + sfx) if "error" not in r and "error" + sfx not in r else None
+
+
+def versus(dlcc, peers, peer, t, nm, key="median_ms"):
+    """(peer ms, dlcc ms, dlcc / peer) for one peer: dlcc's time alongside that peer, or its own
+    back-to-back time when it was not interleaved; None where a side has no valid time (an error, or
+    a peer whose output did not match)."""
+    pm, chk = peer_ms(peers, peer, t, nm, key)
+    if pm is None or not str(chk).startswith("ok"):
+        return None, None, None
+    d = paired(peers, peer, t, nm, key) or dlcc_own(dlcc, nm, t, key)
+    return pm, d, d / pm if d and pm else None
+
+
+def best_peer(dlcc, peers, nm, t, key="median_ms"):
+    """(peer, peer ms, dlcc ms, dlcc / peer) against the fastest peer at t threads whose output
+    matched, or Nones."""
+    cands = [(p,) + versus(dlcc, peers, p, t, nm, key) for p in PEERS]
+    cands = [c for c in cands if c[1] is not None]
+    return min(cands, key=lambda c: c[1]) if cands else (None, None, None, None)
+
+
+def model_names(dlcc):
+    """The models of the run in table order, each folded export before its unfolded one."""
     import models as bm
+    order = {n: i for i, n in enumerate(bm.MODELS)}
+    return sorted(dlcc, key=lambda n: (order.get(bm.base(n)[0], len(order)), bm.base(n)[0], not bm.base(n)[1]))
+
+
+def family(nm):
+    import models as bm
+    m = bm.MODELS.get(bm.base(nm)[0])
+    return m.family if m else "?"
+
+
+def summary_stats(dlcc, peers, names, t, key="median_ms"):
+    """{form: (geometric mean of dlcc / best peer, (worst ratio, its model), count)} for the folded
+    ("fold") and unfolded ("nofold") exports among names."""
+    import models as bm
+    out = {}
+    for form in ("fold", "nofold"):
+        rs = [(best_peer(dlcc, peers, nm, t, key)[3], nm) for nm in names if bm.base(nm)[1] == (form == "fold")]
+        rs = [r for r in rs if r[0]]
+        if rs:
+            out[form] = (geomean([r[0] for r in rs]), max(rs), len(rs))
+    return out
+
+
+def stats_sentence(dlcc, peers, names, key="median_ms"):
+    parts = []
+    for t in (1, 2):
+        for form, (g, (w, wn), n) in summary_stats(dlcc, peers, names, t, key).items():
+            parts.append("%dT%s: geometric mean %s over %d models, worst %s (%s)" % (
+                t, "" if form == "fold" else " (unfolded exports)", fmt_ratio(g), n, fmt_ratio(w), wn))
+    return "; ".join(parts) if parts else "no ratios"
+
+
+def models_section(dlcc, peers, run):
     out = []
-    names = [n for n in bm.MODELS if n in dlcc] + sorted(set(dlcc) - set(bm.MODELS))
-    out.append("| Model | Params | MFLOP | dlcc compile s (wall / CPU) | dlcc 1T ms | dlcc 2T ms | ORT 1T ms | ORT 2T ms | "
-               "torch 1T ms | torch 2T ms | dlcc/ORT 1T | dlcc/torch 1T | dlcc/ORT 2T | dlcc/torch 2T | dlcc 1T GFLOPS |")
-    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-    problems, ratios = [], {"ort": [], "torch": []}
+    names = model_names(dlcc)
+    out.append("| Model | Family | Params | MFLOP | dlcc compile s (wall / CPU) | dlcc 1T ms | best peer 1T | "
+               "its ms | dlcc/best 1T | dlcc 2T ms | best peer 2T | its ms | dlcc/best 2T | dlcc 1T GFLOPS |")
+    out.append("|---|---|--:|--:|--:|--:|---|--:|--:|--:|---|--:|--:|--:|")
+    problems = ["- **%s %dT: the whole peer failed** — %s" % (
+                    PEERS[p], t, " / ".join(str(res["error"]).splitlines()[-5:]))
+                for p in PEERS for t in (1, 2)
+                for res in [peers.get("results", {}).get(p, {}).get(str(t), {})] if isinstance(res.get("error"), str)]
     for nm in names:
         r = dlcc[nm]
-        d = r.get("median_ms") if "error" not in r else None
-        d2 = r.get("median_ms_2t") if "error_2t" not in r else None
-        # dlcc's times alongside ORT when the peers were interleaved with it (the ratios' numerators)
-        d = paired(peers, "ort", 1, nm) or d
-        d2 = paired(peers, "ort", 2, nm) or d2
-        cells = [nm, "%d" % r["params"] if r.get("params") is not None else "—",
+        cells = [nm, family(nm), "%d" % r["params"] if r.get("params") is not None else "—",
                  "%.2f" % (r["flops"] / 1e6) if r.get("flops") is not None else "—",
-                 "%.2f / %.2f" % (r["compile_s"], r.get("compile_cpu_s", float("nan"))) if "compile_s" in r else "—",
-                 fmt_ms(d) if d is not None else "**failed**"]
-        cells.append(fmt_ms(d2) if d2 is not None else "**failed**" if "error_2t" in r else "—")
+                 "%.2f / %.2f" % (r["compile_s"], r.get("compile_cpu_s", float("nan"))) if "compile_s" in r else "—"]
         if "error" in r:
             problems.append("- **%s: dlcc** — %s" % (nm, " / ".join(r["error"].splitlines())))
         if "error_2t" in r:
             problems.append("- **%s: dlcc --threads 2** — %s" % (nm, " / ".join(r["error_2t"].splitlines())))
-        pm = {}
-        for peer in ("ort", "torch"):
-            for t in (1, 2):
-                ms, chk = peer_ms(peers, peer, t, nm)
-                pm[peer, t] = ms
-                if not chk.startswith("ok"):
-                    problems.append("- **%s: %s %dT** — %s" % (nm, peer, t, chk))
-                pd = alongside(peers, peer, t, nm)
-                if pd and not str(pd.get("check", "")).startswith("ok"):
-                    problems.append("- **%s: dlcc %dT alongside %s** — %s" % (
-                        nm, t, peer, pd.get("error") or pd.get("check")))
-        cells += [fmt_ms(pm["ort", 1]), fmt_ms(pm["ort", 2]), fmt_ms(pm["torch", 1]), fmt_ms(pm["torch", 2])]
         for t in (1, 2):
-            for peer in ("ort", "torch"):
-                dt = paired(peers, peer, t, nm) or (d if t == 1 else d2)
-                ratio = dt / pm[peer, t] if dt is not None and pm[peer, t] else None
-                if t == 1 and ratio:
-                    ratios[peer].append(ratio)
-                cells.append(fmt_ratio(ratio))
-        cells.append("%.3f" % (r["flops"] / (d * 1e6)) if d and r.get("flops") else "—")
+            peer, pm, d, ratio = best_peer(dlcc, peers, nm, t)
+            failed = "error" in r or (t == 2 and "error_2t" in r)
+            cells += ["**failed**" if failed else fmt_ms(d if d is not None else dlcc_own(dlcc, nm, t)),
+                      PEERS.get(peer, "—"), fmt_ms(pm), fmt_ratio(ratio)]
+            for p in PEERS:
+                ms, chk = peer_ms(peers, p, t, nm)
+                if chk != "missing" and not str(chk).startswith("ok"):
+                    problems.append("- **%s: %s %dT** — %s" % (nm, PEERS[p], t, " / ".join(str(chk).splitlines())))
+                pd = alongside(peers, p, t, nm)
+                if pd and not failed and not str(pd.get("check", "")).startswith("ok"):
+                    problems.append("- **%s: dlcc %dT alongside %s** — %s" % (
+                        nm, t, PEERS[p], pd.get("error") or pd.get("check")))
+        d1 = dlcc_own(dlcc, nm, 1)
+        cells.append("%.3f" % (r["flops"] / (d1 * 1e6)) if d1 and r.get("flops") else "—")
         out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("**dlcc against the best peer** (per model and thread count, the fastest of ONNX Runtime, OpenVINO "
+               "and PyTorch whose output matched): " + stats_sentence(dlcc, peers, names) + ".")
     out.append("")
     out.append("dlcc 1T is the object compiled with `-O2 --mcpu native`; dlcc 2T the same with `--threads 2` "
                "(parallel loops as two tasks of the Halide runtime's thread pool, linked with the dlcc runtime). "
-               "2T ratios divide dlcc's 2T time by the peer's 2T time.")
-    if any(paired(peers, p, t, nm) for p in ("ort", "torch") for t in (1, 2) for nm in names):
-        out.append("Each ratio divides by the peer's time dlcc's time measured alongside it: the peer's runs and "
-                   "dlcc's alternate in rounds (bench/peers.py --dlcc), so that a change of the machine's speed "
-                   "during the run (a VM sharing its cores) falls on both sides; the dlcc ms columns are the "
-                   "runs alongside ONNX Runtime. dlcc's own back-to-back runs (bench/dlcc_bench.py) are in "
-                   "BUILD/dlcc.json.")
-    out.append("Times are medians of %d runs after %d warm-up runs; ratios are dlcc time / peer time "
-               "(below 1: dlcc faster). MFLOP counts a multiply-add as 2 (`dlcc info`). "
-               "Geometric mean over the models: dlcc/ORT 1T = %s, dlcc/torch 1T = %s." % (
-                   run.get("runs", 0), run.get("warmup", 0), fmt_ratio(geomean(ratios["ort"])),
-                   fmt_ratio(geomean(ratios["torch"]))))
-    slow = ["%s %s (%s ms at 1T, %s ms at 2T)" % (peer, nm, fmt_ms(peer_ms(peers, peer, 1, nm)[0]),
-                                                fmt_ms(peer_ms(peers, peer, 2, nm)[0]))
-            for peer in ("ort", "torch") for nm in names
-            if peer_ms(peers, peer, 1, nm)[0] and (peer_ms(peers, peer, 2, nm)[0] or 0) > 2 * peer_ms(peers, peer, 1, nm)[0]]
+               "2T ratios divide dlcc's 2T time by the peer's 2T time. Each ratio divides by the peer's time "
+               "dlcc's time measured alongside that peer: the peer's runs and dlcc's alternate in rounds "
+               "(bench/peers.py --dlcc), so that a change of the machine's speed during the run (a VM sharing "
+               "its cores) falls on both sides; the dlcc ms columns are the runs alongside the best peer. "
+               "dlcc's own back-to-back runs (bench/dlcc_bench.py) are in BUILD/dlcc.json, and the GFLOPS "
+               "column is from them. Times are medians of %d runs after %d warm-up runs; ratios are dlcc time / "
+               "peer time (below 1: dlcc faster). MFLOP counts a multiply-add as 2 (`dlcc info`). Names ending in "
+               "`-nofold` are the same model exported with do_constant_folding=False." % (
+                   run.get("runs", 0), run.get("warmup", 0)))
+    out.append("")
+    out.append("Each peer (median ms, and dlcc's time alongside it over the peer's):")
+    out.append("")
+    out.append("| Model | " + " | ".join("%s %dT ms" % (PEERS[p], t) for t in (1, 2) for p in PEERS) + " | " +
+               " | ".join("dlcc/%s %dT" % (PEERS[p], t) for t in (1, 2) for p in PEERS) + " |")
+    out.append("|---|" + "--:|" * (4 * len(PEERS)))
+    ratios = {(p, t): [] for p in PEERS for t in (1, 2)}
+    for nm in names:
+        ms = [peer_ms(peers, p, t, nm)[0] for t in (1, 2) for p in PEERS]
+        rs = []
+        for t in (1, 2):
+            for p in PEERS:
+                rs.append(versus(dlcc, peers, p, t, nm)[2])
+                if rs[-1] and not nm.endswith("-nofold"):
+                    ratios[p, t].append(rs[-1])
+        out.append("| " + " | ".join([nm] + [fmt_ms(x) for x in ms] + [fmt_ratio(x) for x in rs]) + " |")
+    out.append("")
+    out.append("Geometric means over the folded exports: " + ", ".join(
+        "dlcc/%s %dT = %s" % (PEERS[p], t, fmt_ratio(geomean(ratios[p, t]))) for t in (1, 2) for p in PEERS) + ".")
+    cfg = {t: (peers.get("results", {}).get("ov", {}).get(str(t), {}).get("_call_overhead") or {}).get("config")
+           for t in (1, 2)}
+    if any(cfg.values()):
+        out.append("")
+        out.append("OpenVINO's compiled-model properties as it reported them: " + "; ".join(
+            "%dT: %s" % (t, ", ".join("%s=%s" % kv for kv in sorted(c.items()))) for t, c in cfg.items() if c) + ".")
+    slow = ["%s %s (%s ms at 1T, %s ms at 2T)" % (PEERS[p], nm, fmt_ms(peer_ms(peers, p, 1, nm)[0]),
+                                                fmt_ms(peer_ms(peers, p, 2, nm)[0]))
+            for p in PEERS for nm in names
+            if peer_ms(peers, p, 1, nm)[0] and (peer_ms(peers, p, 2, nm)[0] or 0) > 2 * peer_ms(peers, p, 1, nm)[0]]
     if slow:
         out.append("")
         out.append("**2-thread times more than twice the 1-thread time** (two threads on two cores that other "
                    "processes also use: a preempted thread stalls the other at every barrier; these 2T cells "
                    "measure the shared machine, not the peer): " + "; ".join(slow) + ".")
-    ov = [(peer, t, peer_ms(peers, peer, t, "_call_overhead")[0]) for peer in ("ort", "torch") for t in (1, 2)]
+    ov = [(p, t, peer_ms(peers, p, t, "_call_overhead")[0]) for p in PEERS for t in (1, 2)]
     out.append("")
     out.append("The peers are timed around their Python call, as a user calls them; one call of an empty model "
                "(Identity on [1,64]) takes (median ms) " + ", ".join(
-                   "%s %dT %s" % (p, t, fmt_ms(ms)) for p, t, ms in ov) +
+                   "%s %dT %s" % (PEERS[p], t, fmt_ms(ms)) for p, t, ms in ov) +
                ", which is most of the time of the smallest models. dlcc is timed around the C call.")
     out.append("")
-    out.append("The same ratios from the minimum of the runs instead of the median (closer to an unloaded "
-               "machine when other processes share the CPUs):")
+    out.append("The same against the best peer from the minimum of the runs instead of the median (closer to an "
+               "unloaded machine when other processes share the CPUs):")
     out.append("")
-    out.append("| Model | dlcc min ms | ORT 1T min ms | torch 1T min ms | dlcc/ORT 1T (min) | dlcc/torch 1T (min) |")
-    out.append("|---|--:|--:|--:|--:|--:|")
-    mins = {"ort": [], "torch": []}
+    out.append("| Model | dlcc 1T min ms | best peer 1T (min) | its min ms | dlcc/best 1T (min) |")
+    out.append("|---|--:|---|--:|--:|")
     for nm in names:
-        d0 = dlcc[nm].get("min_ms") if "error" not in dlcc[nm] else None
-        cells = [nm, fmt_ms(paired(peers, "ort", 1, nm, "min_ms") or d0)]
-        rs = []
-        for peer in ("ort", "torch"):
-            r = peers.get("results", {}).get(peer, {}).get("1", {}).get(nm)
-            pm = r.get("min_ms") if isinstance(r, dict) else None
-            d = paired(peers, peer, 1, nm, "min_ms") or d0
-            cells.append(fmt_ms(pm))
-            rs.append(d / pm if d and pm else None)
-            if rs[-1]:
-                mins[peer].append(rs[-1])
-        out.append("| " + " | ".join(cells + [fmt_ratio(x) for x in rs]) + " |")
+        peer, pm, d, ratio = best_peer(dlcc, peers, nm, 1, "min_ms")
+        out.append("| %s | %s | %s | %s | %s |" % (nm, fmt_ms(d if d else dlcc_own(dlcc, nm, 1, "min_ms")),
+                                                   PEERS.get(peer, "—"), fmt_ms(pm), fmt_ratio(ratio)))
     out.append("")
-    out.append("Geometric mean of the min-based ratios: dlcc/ORT 1T = %s, dlcc/torch 1T = %s." % (
-        fmt_ratio(geomean(mins["ort"])), fmt_ratio(geomean(mins["torch"]))))
+    out.append("Min-based: " + stats_sentence(dlcc, peers, names, "min_ms") + ".")
     checks = ["%s: %s%s" % (nm, dlcc[nm].get("check"), " (2T: %s)" % dlcc[nm]["check_2t"]
                            if dlcc[nm].get("check_2t") else "") for nm in names]
     out.append("")
@@ -214,6 +292,26 @@ def models_section(dlcc, peers, run):
         out.append("Compile time of ResNet-18 at -O2 (`dlcc`, model.onnx to .o and .h): %.2f s wall, %.2f s CPU "
                    "(the target is at most 2 s; with other processes on the CPUs the wall time overstates it)." % (
                        rn["compile_s"], rn.get("compile_cpu_s", float("nan"))))
+    return "\n".join(out)
+
+
+def console_summary(dlcc, peers):
+    """The plain-text summary bench/run.sh prints: per model dlcc's time, the best peer's, the ratio."""
+    names = model_names(dlcc)
+    out = ["%-26s %-11s %5s %10s %-8s %10s %8s   %10s %-8s %10s %8s" % (
+        "model", "family", "check", "dlcc 1T", "best 1T", "peer ms", "ratio", "dlcc 2T", "best 2T", "peer ms",
+        "ratio")]
+    for nm in names:
+        r = dlcc[nm]
+        row = [nm, family(nm), "ERROR" if "error" in r else "ok" if str(r.get("check")).startswith("ok") else "WRONG"]
+        for t in (1, 2):
+            peer, pm, d, ratio = best_peer(dlcc, peers, nm, t)
+            row += [fmt_ms(d if d else dlcc_own(dlcc, nm, t)), PEERS.get(peer, "—"), fmt_ms(pm), fmt_ratio(ratio)]
+        out.append("%-26s %-11s %5s %10s %-8s %10s %8s   %10s %-8s %10s %8s" % tuple(row))
+    out.append("dlcc / best peer: " + stats_sentence(dlcc, peers, names))
+    bad = [nm for nm in names if "error" in dlcc[nm] or not str(dlcc[nm].get("check")).startswith("ok")]
+    if bad:
+        out.append("dlcc failed or mismatched on: " + ", ".join(bad) + " (errors in the report)")
     return "\n".join(out)
 
 
@@ -295,10 +393,18 @@ def main():
     ap.add_argument("--build", type=Path, default=HERE / "build")
     ap.add_argument("--dlcc", default=str(HERE / "build" / "dlcc" / "tools" / "dlcc"))
     ap.add_argument("--cc", default="cc")
+    ap.add_argument("--summary", action="store_true",
+                    help="print the plain-text summary (dlcc against the best peer per model) instead")
     a = ap.parse_args()
-    run = json.loads((a.build / "run.json").read_text())
-    dlcc = json.loads((a.build / "dlcc.json").read_text())
-    peers = json.loads((a.build / "peers.json").read_text())
+    try:
+        dlcc = json.loads((a.build / "dlcc.json").read_text())
+        peers = json.loads((a.build / "peers.json").read_text())
+        run = {} if a.summary else json.loads((a.build / "run.json").read_text())
+    except (OSError, ValueError) as e:
+        sys.exit("report.py: cannot read the run's results in %s: %s" % (a.build, e))
+    if a.summary:
+        print(console_summary(dlcc, peers))
+        return 0
     gemm = (a.build / "gemm.txt").read_text() if (a.build / "gemm.txt").exists() else ""
     peak = (a.build / "peak.txt").read_text() if (a.build / "peak.txt").exists() else ""
     host = sh("hostname -s")
@@ -318,7 +424,9 @@ def main():
     print("## Models (batch 1)")
     print()
     import models as bm
-    print("Models: " + "; ".join("`%s` %s" % (k, v[3]) for k, v in bm.MODELS.items()) + ".")
+    run_models = {bm.base(n)[0] for n in dlcc}
+    print("Models: " + "; ".join("`%s` (%s) %s" % (k, v.family, v.desc) for k, v in bm.MODELS.items()
+                                 if k in run_models) + ".")
     print()
     print(models_section(dlcc, peers, run))
     print()
