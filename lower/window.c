@@ -220,7 +220,11 @@ int low_conv(Low *L)
     int r = tile_conv(L);
     return r <= 0 ? r : conv_float(L, 0);
 }
-int low_convtranspose(Low *L) { return conv_float(L, 1); }
+int low_convtranspose(Low *L)
+{
+    int r = tile_convtranspose(L);
+    return r <= 0 ? r : conv_float(L, 1);
+}
 
 int low_convinteger(Low *L)
 {

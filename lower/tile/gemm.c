@@ -140,10 +140,18 @@ static int pack_bias(Low *L, Gemm *t)
 
 static LoopExpr *mm_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
 
+static LoopExpr *ct_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col);
+static void ct_pixel(Low *L, const Gemm *t, int g, LoopExpr *row, LoopExpr **oh, LoopExpr **ow);
+
 /* Y[row, col] of a GEMM block through tile_out_store. */
 static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col, LoopExpr *v)
 {
     LoopExpr *flat = t->y_index(L, t, n, g, row, col);
+    if (t->y_index == ct_y_index) {           /* ConvTranspose: the output pixel of the phase */
+        LoopExpr *sp[2];
+        ct_pixel(L, t, g, loop_expr_copy(L->p, row), &sp[0], &sp[1]);
+        return tile_out_store(L, flat, low_v(L, n), loop_expr_copy(L->p, col), NULL, NULL, sp, v);
+    }
     if (t->mm)                 /* the row over all groups: the output's leading dims, unflattened */
         return tile_out_store(L, flat, NULL, NULL, t->G > 1 ? add(L, mul(L, low_v(L, g), t->M), row) : row, col,
                               NULL, v);
@@ -822,6 +830,122 @@ int tile_conv(Low *L)
         return low_oom(L);
     t.a_base = conv_a_base;
     t.a_koff = conv_a_koff;
+    return gemm_emit(L, &t);
+}
+
+/* ---------------------------------------------------------- ConvTranspose */
+
+/* A ConvTranspose whose kernel equals its stride (no pads, dilation 1, one
+ * group, no output padding: a U-Net's 2x2 / 2 up-convolution) gives every
+ * output pixel exactly one tap, so it is s_h * s_w pointwise products, one
+ * per phase (a, b) of an output pixel in its s_h x s_w cell:
+ *   Y[n, m, s_h i + a, s_w j + b] = bias[m] + sum_c X[n, c, i, j] W[c, m, a, b]
+ * one GEMM per phase, a group of the GEMM form: rows the input pixels,
+ * columns the output channels, k the input channels.  (The plain template
+ * tests every tap of every output pixel for the one that reaches it.) */
+static LoopExpr *ct_a_base(Low *L, const Gemm *t, int n, int g, LoopExpr *row)
+{
+    (void)g;
+    return add(L, mul(L, low_v(L, n), t->x_strides[0]), row);
+}
+
+static LoopExpr *ct_a_koff(Low *L, const Gemm *t) { return mul(L, low_v(L, t->kv[0]), t->x_strides[1]); }
+
+/* Output pixel (s_h i + a, s_w j + b) of input pixel row = i W + j in phase g = a s_w + b. */
+static void ct_pixel(Low *L, const Gemm *t, int g, LoopExpr *row, LoopExpr **oh, LoopExpr **ow)
+{
+    int64_t W = t->win.in[1], sh = t->win.stride[0], sw = t->win.stride[1];
+    LoopExpr *i = low_bin(L, LOOP_DIV, row, low_i(L, W));
+    LoopExpr *j = low_bin(L, LOOP_MOD, loop_expr_copy(L->p, row), low_i(L, W));
+    *oh = add(L, mul(L, i, sh), low_bin(L, LOOP_DIV, low_v(L, g), low_i(L, sw)));
+    *ow = add(L, mul(L, j, sw), low_bin(L, LOOP_MOD, low_v(L, g), low_i(L, sw)));
+}
+
+static LoopExpr *ct_y_index(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col)
+{
+    const LoopBuf *y = low_buf(L, t->y);
+    LoopExpr *oh, *ow;
+    ct_pixel(L, t, g, loop_expr_copy(L->p, row), &oh, &ow);
+    LoopExpr *e = add(L, mul(L, low_v(L, n), y->strides[0]), mul(L, loop_expr_copy(L->p, col), y->strides[1]));
+    return add(L, add(L, e, mul(L, oh, y->strides[2])), ow);
+}
+
+static float ct_b_at(const Gemm *t, int64_t g, int64_t k, int64_t col)
+{
+    const IrWindow *w = &t->win;
+    return t->w[((k * t->N + col) * w->kernel[0] + g / w->stride[1]) * w->kernel[1] + g % w->stride[1]];
+}
+
+static float ct_bias_at(const Gemm *t, int64_t g, int64_t col)
+{
+    (void)g;
+    return t->bv[col];
+}
+
+/* Are all n values of list attribute key of node n equal to v (absent: dflt)? */
+static int ints_all(const IrNode *n, IrAttrKey key, int64_t v, int dflt)
+{
+    const int64_t *a;
+    int k = ir_attr_ints(n, key, &a);
+    if (k <= 0)
+        return dflt;
+    for (int i = 0; i < k; i++)
+        if (a[i] != v)
+            return 0;
+    return 1;
+}
+
+int tile_convtranspose(Low *L)
+{
+    Gemm t;
+    const IrNode *n = L->n;
+    if (!tile_init(L->s, &t) || n->n_in < 2)
+        return 1;
+    int x = low_in(L, 0), y = low_out(L, 0);
+    const IrArray *wk = low_known(L, 1), *bk = low_has(L, 2) ? low_known(L, 2) : NULL;
+    if (x < 0 || y < 0 || !wk || (low_has(L, 2) && !bk))
+        return x < 0 || y < 0 ? low_oom(L) : 1;
+    const LoopBuf *X = low_buf(L, x), *Y = low_buf(L, y);
+    const char *ap = ir_attr_str(n, IR_A_auto_pad);
+    if (X->dtype != IR_DT_F32 || Y->dtype != IR_DT_F32 || wk->dtype != IR_DT_F32 || (bk && bk->dtype != IR_DT_F32) ||
+        X->shape.rank != 4 || wk->shape.rank != 4 || ir_attr_int(n, IR_A_group) > 1 ||
+        (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || !ints_all(n, IR_A_pads, 0, 1) ||
+        !ints_all(n, IR_A_dilations, 1, 1) || !ints_all(n, IR_A_output_padding, 0, 1) ||
+        loop_buf_has_halo(X) || loop_buf_has_halo(Y) || X->strides[3] != 1 || X->strides[2] != X->shape.dims[3] ||
+        X->strides[1] != X->shape.dims[2] * X->shape.dims[3])
+        return 1;
+    const int64_t *st;
+    int64_t kh = wk->shape.dims[2], kw = wk->shape.dims[3];
+    if (ir_attr_ints(n, IR_A_strides, &st) != 2 || st[0] != kh || st[1] != kw || kh < 1 || kw < 1 ||
+        Y->shape.dims[2] != X->shape.dims[2] * kh || Y->shape.dims[3] != X->shape.dims[3] * kw)
+        return 1;
+    t.win.rank = 2;
+    t.win.in[0] = X->shape.dims[2];
+    t.win.in[1] = X->shape.dims[3];
+    t.win.kernel[0] = t.win.stride[0] = kh;
+    t.win.kernel[1] = t.win.stride[1] = kw;
+    t.batch = X->shape.dims[0];
+    t.G = kh * kw;                                  /* the phases */
+    t.M = X->shape.dims[2] * X->shape.dims[3];
+    t.N = Y->shape.dims[1];
+    t.K = X->shape.dims[1];
+    if (wk->shape.dims[0] != t.K || wk->shape.dims[1] != t.N || !tile_pays(L->s, &t))
+        return 1;
+    memcpy(t.x_strides, X->strides, sizeof t.x_strides);
+    t.a = x;
+    t.y = y;
+    t.w = wk->data;
+    t.b_rt = -1;
+    t.bv = bk ? bk->data : NULL;
+    t.b_at = ct_b_at;
+    t.bias_at = bk ? ct_bias_at : NULL;
+    t.nk = 1;
+    t.kext[0] = t.K;
+    if (low_vars(L, 1, "ci", &t.kv[0]))
+        return low_oom(L);
+    t.a_base = ct_a_base;
+    t.a_koff = ct_a_koff;
+    t.y_index = ct_y_index;
     return gemm_emit(L, &t);
 }
 
