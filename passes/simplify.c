@@ -95,6 +95,15 @@ static const IrNode *root(const Match *m) { return &m->g->nodes[m->node[0]]; }
  * point tensors only (integer shape arithmetic is folded, not simplified). */
 static int g_float(const Match *m) { return ir_dtype_is_float(cap(m, 0)->v.dtype); }
 
+/* The HardSigmoid (node 1) is HardSwish's: alpha 1/6 (as float32, as
+ * exporters write it), beta 1/2. */
+static int g_hardsigmoid_sixth(const Match *m)
+{
+    const IrNode *h = &m->g->nodes[m->node[1]];
+    return g_float(m) && (float)ir_attr_float(h, IR_A_alpha) == (float)(1.0 / 6) &&
+           ir_attr_float(h, IR_A_beta) == 0.5;
+}
+
 /* A variadic operator (Concat, Sum, Max, Min, Mean) of one input. */
 static int g_one_input(const Match *m) { return root(m)->n_in == 1; }
 

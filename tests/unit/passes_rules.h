@@ -2,6 +2,22 @@
  * test_passes.c: { rule, graph, golden ir_print after simplify }.  Each
  * golden was checked by hand against the rule's algebra; the test also
  * runs both graphs through the interpreter (rtol 1e-5). */
+{ "silu",
+  "x = input f32 [2,3]; s = Sigmoid x; t = Mul x s; y = Relu t; out y",
+  "graph t (opset 21) {\n"
+  "  input %x: float32[2,3]\n"
+  "  %t__0: float32[2,3] = Swish(%x)  # t\n"
+  "  %y: float32[2,3] = Relu(%t__0)\n"
+  "  return %y\n"
+  "}\n" },
+{ "hardswish",
+  "x = input f32 [2,3]; s = HardSigmoid x {alpha=0.16666667 beta=0.5}; t = Mul s x; y = Relu t; out y",
+  "graph t (opset 21) {\n"
+  "  input %x: float32[2,3]\n"
+  "  %t__0: float32[2,3] = HardSwish(%x)  # t\n"
+  "  %y: float32[2,3] = Relu(%t__0)\n"
+  "  return %y\n"
+  "}\n" },
 { "mul_one",
   "x = input f32 [2,3]; o = const f32 [] 1; t = Mul o x; y = Relu t; out y",
   "graph t (opset 21) {\n"
