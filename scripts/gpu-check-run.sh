@@ -13,7 +13,12 @@
 #     FAIL cnn       gpu: device error (m_run_ptrs returned -2): dlcc-gpu: cuModuleLoadDataEx (the PTX) failed: ...
 # Times are medians of one m_run_ptrs call, host memory in and out (the GPU's: copies, launches).
 # The harnesses' messages (the GPU's with DLCC_GPU_VERBOSE=1) are kept in LOG (default: a new
-# folder under ${TMPDIR:-/tmp}).  Exit status 0 when every model passed, else 1.
+# folder under ${TMPDIR:-/tmp}).  A model folder that holds only one side (the folder split to fit
+# a transfer) gets a line for that side: "GPU  name ..." or "CPU  name ...".
+#
+# SANITIZER (e.g. "compute-sanitizer --tool initcheck"): after the timed pass, each GPU harness runs
+# once more under it, one line per model: "SAN  name clean" or "SAN  name ERRORS: <its summary>".
+# Exit status 0 when every model passed (and the sanitizer found nothing), else 1.
 cd "$(dirname "$0")" || exit 2
 RUNS=${1:-20}
 WARMUP=${2:-3}
@@ -49,10 +54,28 @@ first() { printf '%s\n' "$1" | sed -n 's/^first_ms //p' | head -n 1; }
 status=0
 for dir in */; do
   m=${dir%/}
-  [ -x "$m/gpu/harness" ] || continue
+  [ -x "$m/gpu/harness" ] || [ -x "$m/cpu/harness" ] || continue
+  if [ ! -x "$m/gpu/harness" ]; then   # the CPU side alone
+    if [ -n "$cpu_missing" ]; then
+      printf 'CPU  %-10s not run, this CPU lacks%s\n' "$m" "$cpu_missing"
+      continue
+    fi
+    cpu=$($TIMEOUT "./$m/cpu/harness" "$RUNS" "$WARMUP" 1e-3 1e-4 "$m" 2>"$LOG/$m.cpu.log")
+    crc=$?
+    if [ $crc = 0 ]; then
+      printf 'CPU  %-10s cpu %s ms (the GPU side in another folder)\n' "$m" "$(printf '%.3f' "$(median "$cpu")")"
+    else
+      status=1
+      printf 'FAIL %-10s cpu: %s\n' "$m" "$(why $crc "$cpu" "$LOG/$m.cpu.log")"
+    fi
+    continue
+  fi
   gpu=$(DLCC_GPU_VERBOSE=1 $TIMEOUT "./$m/gpu/harness" "$RUNS" "$WARMUP" 1e-3 1e-4 "$m" 2>"$LOG/$m.gpu.log")
   grc=$?
-  if [ -n "$cpu_missing" ]; then
+  if [ ! -x "$m/cpu/harness" ]; then
+    crc=0
+    cpu="(the CPU side in another folder)"
+  elif [ -n "$cpu_missing" ]; then
     crc=0
     cpu="(cpu: not run, this CPU lacks$cpu_missing)"
   else
@@ -74,5 +97,20 @@ for dir in */; do
     [ $crc = 0 ] || printf 'FAIL %-10s cpu: %s\n' "$m" "$(why $crc "$cpu" "$LOG/$m.cpu.log")"
   fi
 done
+if [ -n "${SANITIZER:-}" ]; then
+  for dir in */; do
+    m=${dir%/}
+    [ -x "$m/gpu/harness" ] || continue
+    $TIMEOUT $SANITIZER --error-exitcode 99 "./$m/gpu/harness" 1 1 1e-3 1e-4 "$m" >"$LOG/$m.san.log" 2>&1
+    src=$?
+    if [ $src = 0 ]; then
+      printf 'SAN  %-10s clean\n' "$m"
+    else
+      status=1
+      printf 'SAN  %-10s ERRORS (status %d): %s\n' "$m" $src \
+        "$(grep -E 'ERROR SUMMARY|^=+ [A-Z]' "$LOG/$m.san.log" | head -n 3 | tr '\n' ' ')"
+    fi
+  done
+fi
 echo "logs: $LOG"
 exit $status

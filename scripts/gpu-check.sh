@@ -6,8 +6,10 @@
 #     scripts/gpu-check.sh [OUT]                   (OUT defaults to build-gpu-check)
 #     ... copy OUT to the NVIDIA machine, then there:  OUT/run.sh [RUNS [WARMUP]]
 #
-# Models: each model of tests/e2e, and one CNN of 1-2 G multiply-adds (CNN, a model of
-# bench/models.py exported with Debian's /usr/bin/python3; default resnet18, 224x224: 1.8 G).
+# Models: each model of tests/e2e, one CNN of 1-2 G multiply-adds (CNN, a model of bench/models.py
+# exported with Debian's /usr/bin/python3; default resnet18, 224x224: 1.8 G), and the bench models
+# named in MODELS (default: one or two of each family the e2e models miss: recurrent, attention,
+# encoder-decoder, 1-D audio, MLP-Mixer).
 # For each, OUT/<model>/ holds
 #   input_K.npy, output_K.npy   its inputs and the reference interpreter's outputs (`dlcc run`)
 #   gpu/harness                 bench/harness.c linked with the model compiled with `-t gpu --gpu-arch
@@ -19,7 +21,11 @@
 # one: its device error), and `ldd` of every harness may name only the C library's own libraries
 # (libc, libm, libdl, libpthread, the dynamic loader): the drivers link everything else statically.
 #
-# Environment: BUILD (a configured Meson build folder, default build), GPU_ARCH, CPU, CNN, CC
+# The folder is larger than the CNN's two harnesses (ResNet-18: 45 MB for the GPU, 57 MB for the CPU,
+# its weights in each); it can be split by model folder, and a side (gpu/ or cpu/) left out: run.sh runs
+# what is there.
+#
+# Environment: BUILD (a configured Meson build folder, default build), GPU_ARCH, CPU, CNN, MODELS, CC
 # (default cc), WORK (where the exported CNN is kept between runs, default $BUILD/gpu-check-models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +34,7 @@ BUILD=${BUILD:-build}
 GPU_ARCH=${GPU_ARCH:-sm_90}
 CPU=${CPU:-x86-64-v3}
 CNN=${CNN:-resnet18}
+MODELS=${MODELS-lstm_kws gru_bi2 lstm_bi2 transformer_encoder gpt_decoder unet_small m5 mlp_mixer}
 CC=${CC:-cc}
 WORK=${WORK:-$BUILD/gpu-check-models}
 PY=/usr/bin/python3
@@ -49,19 +56,22 @@ DLCC=$BUILD/tools/dlcc
 RUNTIME=$BUILD/runtime/libdlcc_runtime.a
 [ -f "$RUNTIME" ] || die "$RUNTIME was not built (the GPU runtime needs libhalide14-0-dev)"
 
-if [ ! -f "$WORK/$CNN/model.onnx" ]; then
-  log "exporting $CNN (bench/models.py)"
-  $PY bench/models.py --out "$WORK" "$CNN" >&2
-fi
+for m in $CNN $MODELS; do
+  if [ ! -f "$WORK/$m/model.onnx" ]; then
+    log "exporting $m (bench/models.py)"
+    $PY bench/models.py --out "$WORK" "$m" >&2
+  fi
+done
 models=()
 for d in tests/e2e/*/; do
   [ -f "$d/model.json" ] && [ -f "$d/input_0.npy" ] && models+=("$(basename "$d")=${d%/}/model.json")
 done
-models+=("$CNN=$WORK/$CNN/model.onnx")
+for m in $CNN $MODELS; do models+=("$m=$WORK/$m/model.onnx"); done
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
 install -m 755 scripts/gpu-check-run.sh "$OUT/run.sh"
+install -m 644 scripts/gpu-check-torch.py "$OUT/torch-peer.py"
 printf '%s\n' "$cpu_flags" > "$OUT/cpu-flags"
 glibc=""
 for entry in "${models[@]}"; do
@@ -120,7 +130,7 @@ done
 
 {
   echo "dlcc $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo +changes), built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m)"
-  echo "gpu: -t gpu --gpu-arch $GPU_ARCH; cpu: --mcpu $CPU; CNN: $CNN (bench/models.py)"
+  echo "gpu: -t gpu --gpu-arch $GPU_ARCH; cpu: --mcpu $CPU; CNN: $CNN; bench models: $MODELS (bench/models.py)"
   echo "harnesses need $glibc or newer and, for gpu/, the NVIDIA driver (libcuda.so.1)"
 } > "$OUT/BUILD-INFO"
 cat "$OUT/BUILD-INFO" >&2
