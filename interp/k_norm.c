@@ -55,6 +55,24 @@ static void stats(const IrArray *x, int64_t base, int64_t len, double eps, doubl
     *inv = 1.0 / sqrt((len ? v / (double)len : 0.0) + eps);
 }
 
+/* Mean and (biased) variance of channel c of x viewed as [N, C, inner]:
+ * BatchNormalization's statistics in training mode. */
+static void batch_stats(const IrArray *x, int64_t outer, int64_t ch, int64_t inner, int64_t c, double *mean,
+                        double *var)
+{
+    double s = 0.0, v = 0.0, cnt = (double)(outer * inner);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < inner; k++)
+            s += ld(x, (o * ch + c) * inner + k);
+    *mean = cnt > 0 ? s / cnt : 0.0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < inner; k++) {
+            double t = ld(x, (o * ch + c) * inner + k) - *mean;
+            v += t * t;
+        }
+    *var = cnt > 0 ? v / cnt : 0.0;
+}
+
 /* Per-channel affine normalization of x viewed as [N, C, inner]:
  * y = scale[c] * (x - mean) * inv + B[c], with mean/var the BatchNormalization
  * inputs, or the statistics of each (n, c) instance for InstanceNormalization. */
@@ -70,7 +88,10 @@ static int channel_norm(const IrGraph *g, const IrNode *n, const IrArray *const 
     for (int64_t o = 0; o < outer; o++)
         for (int64_t c = 0; c < ch; c++) {
             double mean, inv;
-            if (n->op == IR_OP_BatchNormalization) {
+            if (n->op == IR_OP_BatchNormalization && ir_attr_int(n, IR_A_training_mode)) {
+                batch_stats(x, outer, ch, inner, c, &mean, &inv);
+                inv = 1.0 / sqrt(inv + eps);
+            } else if (n->op == IR_OP_BatchNormalization) {
                 mean = ld(in[3], c);
                 inv = 1.0 / sqrt(ld(in[4], c) + eps);
             } else {
@@ -87,9 +108,19 @@ static int channel_norm(const IrGraph *g, const IrNode *n, const IrArray *const 
 int interp_k_batchnorm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
                        UtilDiag *d)
 {
-    if (ir_attr_int(n, IR_A_training_mode))
-        return ir_node_error(g, n, d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
-    return channel_norm(g, n, in, out[0], d);
+    if (channel_norm(g, n, in, out[0], d))
+        return -1;
+    /* training mode: running statistics = input * momentum + the batch's * (1 - momentum) */
+    const IrArray *x = in[0];
+    int64_t outer = x->shape.dims[0], ch = x->shape.dims[1], inner = prod_dims(&x->shape, 2, x->shape.rank);
+    double mom = ir_attr_float(n, IR_A_momentum);
+    for (int k = 1; k < n->n_out && k < 3; k++)
+        for (int64_t c = 0; out[k] && c < ch; c++) {
+            double mean, var;
+            batch_stats(x, outer, ch, inner, c, &mean, &var);
+            ir_store_f64(out[k]->dtype, out[k]->data, c, ld(in[2 + k], c) * mom + (k == 1 ? mean : var) * (1 - mom));
+        }
+    return 0;
 }
 
 int interp_k_instancenorm(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,

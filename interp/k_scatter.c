@@ -3,6 +3,7 @@
  * NonZero, ReverseSequence.  Runtime indices are bounds-checked; elements are
  * combined in double (float types) or int64 (integers, wrapping). */
 #include "interp/kernels.h"
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -176,6 +177,48 @@ int interp_k_nonzero(const IrGraph *g, const IrNode *n, const IrArray *const *in
     if (j != total)
         return ir_node_error(g, n, d, "the input has fewer nonzero values than the compile-time shape "
                              "(data-dependent output shape is not supported by a static compiler)");
+    return 0;
+}
+
+int interp_k_unique(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,
+                    UtilDiag *d)
+{
+    const IrArray *x = in[0];
+    int axis = -1;
+    if (ir_has_attr(n, IR_A_axis)) {
+        int64_t a = ir_attr_int(n, IR_A_axis);
+        axis = (int)(a < 0 ? a + x->shape.rank : a);
+    }
+    int64_t nsl = axis < 0 ? ir_array_numel(x) : x->shape.dims[axis];
+    int64_t *first = malloc(((size_t)nsl + 1) * sizeof *first);
+    if (!first)
+        return ir_node_error(g, n, d, "out of memory");
+    int64_t *inverse = n->n_out > 2 && out[2] ? out[2]->data : NULL, *counts = n->n_out > 3 && out[3] ? out[3]->data : NULL;
+    int64_t u = ir_unique(x, axis, ir_attr_int(n, IR_A_sorted) != 0, first, inverse, counts);
+    IrArray *y = out[0];
+    int64_t want = axis < 0 ? y->shape.dims[0] : y->shape.dims[axis];
+    if (u != want) {
+        free(first);
+        return u < 0 ? ir_node_error(g, n, d, "out of memory")
+                     : ir_node_error(g, n, d, "the input has %lld distinct values, the compile-time shape %lld (%s)",
+                                     (long long)u, (long long)want,
+                                     "data-dependent output shape is not supported by a static compiler");
+    }
+    /* y: the first occurrence of each distinct slice, as [outer, u, inner] */
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; axis >= 0 && k < x->shape.rank; k++)
+        if (k < axis)
+            outer *= x->shape.dims[k];
+        else if (k > axis)
+            inner *= x->shape.dims[k];
+    size_t es = ir_dtype_size(x->dtype), row = (size_t)inner * es;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < u && row; j++)
+            memcpy((char *)y->data + (size_t)(o * u + j) * row, (const char *)x->data + (size_t)(o * nsl + first[j]) * row,
+                   row);
+    if (n->n_out > 1 && out[1])
+        memcpy(out[1]->data, first, (size_t)u * sizeof *first);
+    free(first);
     return 0;
 }
 

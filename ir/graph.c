@@ -14,6 +14,7 @@ IrGraph *ir_graph_new(const char *name, const char *file)
     g->name = util_arena_strdup(&g->arena, name ? name : "model");
     g->file = util_arena_strdup(&g->arena, file ? file : "");
     g->opset = 21;
+    g->need_value = -1;
     return g;
 }
 
@@ -403,6 +404,50 @@ int ir_toposort(IrGraph *g, UtilDiag *d)
     }
     free(pending); free(order); free(heap);
     return rc;
+}
+
+int ir_bind_input(IrGraph *g, int t, const IrArray *v, UtilDiag *d)
+{
+    int k = 0;
+    while (k < g->n_inputs && g->inputs[k] != t)
+        k++;
+    IrTensor *x = &g->tensors[t];
+    if (k == g->n_inputs)
+        return util_error(d, x->loc, "'%s' is not a runtime input of the model", x->name);
+    if (v->dtype != x->v.dtype || (x->shape_known && !ir_shape_equal(&v->shape, &x->v.shape))) {
+        char want[256], got[256];
+        ir_shape_str(&x->v.shape, want, sizeof want);
+        ir_shape_str(&v->shape, got, sizeof got);
+        return util_error(d, x->loc, "input '%s' is %s %s; the value bound to it is %s %s", x->name,
+                          ir_dtype_name(x->v.dtype), want, ir_dtype_name(v->dtype), got);
+    }
+    size_t bytes = ir_array_bytes(v);
+    void *p = ir_alloc(g, bytes ? bytes : 1);
+    if (!p)
+        return util_error(d, x->loc, "out of memory");
+    if (bytes)
+        memcpy(p, v->data, bytes);
+    x->kind = IR_TK_CONST;
+    x->v.shape = v->shape;
+    x->shape_known = 1;
+    x->v.data = p;
+    memmove(g->inputs + k, g->inputs + k + 1, (size_t)(g->n_inputs - k - 1) * sizeof *g->inputs);
+    g->n_inputs--;
+    return 0;
+}
+
+void ir_mark_ancestors(const IrGraph *g, int t, char *mark)
+{
+    mark[t] = 1;
+    for (int i = g->n_nodes - 1; i >= 0; i--) {
+        const IrNode *n = &g->nodes[i];
+        int hit = 0;
+        for (int k = 0; k < n->n_out && !hit; k++)
+            hit = n->out[k] >= 0 && mark[n->out[k]];
+        for (int k = 0; hit && k < n->n_in; k++)
+            if (n->in[k] >= 0)
+                mark[n->in[k]] = 1;
+    }
 }
 
 int ir_build_uses(IrGraph *g)

@@ -153,9 +153,11 @@ static int const_operand(IrGraph *g, IrNode *n, int i, const char *what, UtilDia
     const IrTensor *t = ir_in(g, n, i);
     if (!t)
         return ir_node_error(g, n, d, "the %s input is missing", what);
-    if (!t->v.data)
+    if (!t->v.data) {
+        g->need_value = n->in[i];
         return ir_node_error(g, n, d, "the %s input '%s' must be a constant or computable at compile time "
                              "(dlcc compiles static shapes)", what, t->name);
+    }
     if (t->v.shape.rank > 1)
         return ir_node_error(g, n, d, "the %s input '%s' must be a 1-D tensor", what, t->name);
     *tp = t;

@@ -92,9 +92,11 @@ int ir_infer_const_scalar(IrGraph *g, IrNode *n, int i, const char *what, int64_
         return ir_node_error(g, n, d, "the %s input is missing", what);
     if (ir_shape_numel(&t->v.shape) != 1)
         return ir_node_error(g, n, d, "the %s input '%s' must hold exactly one value", what, t->name);
-    if (!t->v.data)
+    if (!t->v.data) {
+        g->need_value = n->in[i];
         return ir_node_error(g, n, d, "the %s input '%s' must be a constant or computable at compile time "
                              "(dlcc compiles static shapes)", what, t->name);
+    }
     *v = ir_load_i64(t->v.dtype, t->v.data, 0);          /* floats truncate; NaN reads 0 */
     return 0;
 }

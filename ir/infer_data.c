@@ -619,9 +619,11 @@ int ir_infer_range(IrGraph *g, IrNode *n, UtilDiag *d)
         if (t[i]->v.dtype != t[0]->v.dtype)
             return ir_node_error(g, n, d, "%s is %s but start is %s", names[i], ir_dtype_name(t[i]->v.dtype),
                                  ir_dtype_name(t[0]->v.dtype));
-        if (!t[i]->v.data)
+        if (!t[i]->v.data) {
+            g->need_value = n->in[i];
             return ir_node_error(g, n, d, "%s '%s' must be a constant or computable at compile time "
                                  "(dlcc compiles static shapes)", names[i], t[i]->name);
+        }
     }
     IrDType dt = t[0]->v.dtype;
     if (!ir_dtype_is_float(dt) && !ir_dtype_is_int(dt))

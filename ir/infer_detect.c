@@ -222,10 +222,12 @@ int ir_infer_nms(IrGraph *g, IrNode *n, UtilDiag *d)
     }
     for (int i = 0; i < n->n_in; i++) {
         const IrTensor *p = ir_in(g, n, i);
-        if (p && !p->v.data && ir_shape_numel(&p->v.shape) > 0)
+        if (p && !p->v.data && ir_shape_numel(&p->v.shape) > 0) {
+            g->need_value = n->in[i];
             return ir_node_error(g, n, d, "data-dependent output shape is not supported by a static compiler: the "
                                  "number of selected boxes depends on the input values: '%s' must be a constant or "
                                  "computable at compile time", p->name);
+        }
     }
     if (have[3] && (v[3] < 0 || v[3] > 1))
         return ir_node_error(g, n, d, "iou_threshold must be in [0, 1], got %g", v[3]);

@@ -16,11 +16,12 @@ int ir_infer_batchnorm(IrGraph *g, IrNode *n, UtilDiag *d)
     const IrTensor *x = ir_in(g, n, 0);
     const IrShape *s = &x->v.shape;
     static const char *const what[] = { "", "scale", "B", "mean", "var" };
-    if (ir_attr_int(n, IR_A_training_mode))
-        return ir_node_error(g, n, d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
-    if (n->n_out > 1)
-        return ir_node_error(g, n, d, "the running_mean / running_var outputs exist only in training mode, "
-                             "which is not supported (dlcc compiles inference graphs)");
+    int64_t training = ir_attr_int(n, IR_A_training_mode);
+    if (training != 0 && training != 1)
+        return ir_node_error(g, n, d, "training_mode must be 0 or 1, not %lld", (long long)training);
+    if (n->n_out > 1 && !training)
+        return ir_node_error(g, n, d, "the running_mean / running_var outputs exist only in training mode "
+                             "(training_mode=1)");
     if (ir_infer_need_float(g, n, 0, d))
         return -1;
     if (s->rank < 2)
@@ -34,6 +35,9 @@ int ir_infer_batchnorm(IrGraph *g, IrNode *n, UtilDiag *d)
     if (ir_attr_float(n, IR_A_epsilon) < 0)
         return ir_node_error(g, n, d, "epsilon must not be negative");
     ir_infer_set(g, n, 0, x->v.dtype, s);
+    IrShape c = { .rank = 1, .dims = { s->dims[1] } };
+    for (int k = 1; k < n->n_out; k++)          /* training: running_mean, running_var */
+        ir_infer_set(g, n, k, ir_in(g, n, 2 + k)->v.dtype, &c);
     return 0;
 }
 

@@ -147,6 +147,30 @@ int ir_infer_eyelike(IrGraph *g, IrNode *n, UtilDiag *d)
 
 static const char data_dependent[] = "data-dependent output shape is not supported by a static compiler";
 
+/* The output size of n depends on the value of its input `slot` ("the
+ * condition input", "the input"): it must be known (IrGraph.need_value). */
+static int need_known(IrGraph *g, IrNode *n, int slot, const char *what, UtilDiag *d)
+{
+    const IrTensor *t = ir_in(g, n, slot);
+    if (t->v.data)
+        return 0;
+    g->need_value = n->in[slot];
+    return ir_node_error(g, n, d, "%s '%s' must be a constant or computable at compile time (%s)", what, t->name,
+                         data_dependent);
+}
+
+/* The optional axis attribute of Compress and Unique, normalized into *axis
+ * (-1 when absent: the flattened input). */
+static int optional_axis(IrGraph *g, IrNode *n, const IrShape *s, const char *x, int *axis, UtilDiag *d)
+{
+    *axis = -1;
+    if (!ir_has_attr(n, IR_A_axis))
+        return 0;
+    if (s->rank < 1)
+        return ir_node_error(g, n, d, "input '%s' is a scalar; axis needs rank >= 1", x);
+    return (*axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d)) < 0 ? -1 : 0;
+}
+
 /* Number of true values of Compress's condition that select an element of an
  * axis of length dim; -1 with a diagnostic if one lies beyond it. */
 int64_t ir_compress_count(const IrGraph *g, const IrNode *n, const IrArray *cond, int64_t dim, UtilDiag *d)
@@ -168,16 +192,13 @@ int ir_infer_compress(IrGraph *g, IrNode *n, UtilDiag *d)
     const IrShape *s = &x->v.shape;
     if (c->v.dtype != IR_DT_BOOL || c->v.shape.rank != 1)
         return ir_node_error(g, n, d, "condition '%s' must be a 1-D bool tensor", c->name);
-    if (!c->v.data)
-        return ir_node_error(g, n, d, "the condition input '%s' must be a constant or computable at compile time "
-                             "(%s)", c->name, data_dependent);
+    if (need_known(g, n, 1, "the condition input", d))
+        return -1;
     IrShape o;
-    int axis = -1;
-    if (ir_has_attr(n, IR_A_axis)) {
-        if (s->rank < 1)
-            return ir_node_error(g, n, d, "input '%s' is a scalar; axis needs rank >= 1", x->name);
-        if ((axis = ir_norm_axis(g, n, ir_attr_int(n, IR_A_axis), s->rank, d)) < 0)
-            return -1;
+    int axis;
+    if (optional_axis(g, n, s, x->name, &axis, d))
+        return -1;
+    if (axis >= 0) {
         o = *s;
     } else {
         o = (IrShape){ .rank = 1, .dims = { ir_shape_numel(s) } };
@@ -194,15 +215,144 @@ int ir_infer_compress(IrGraph *g, IrNode *n, UtilDiag *d)
 int ir_infer_nonzero(IrGraph *g, IrNode *n, UtilDiag *d)
 {
     const IrTensor *x = ir_in(g, n, 0);
-    if (!x->v.data)
-        return ir_node_error(g, n, d, "the input '%s' must be a constant or computable at compile time (%s)",
-                             x->name, data_dependent);
+    if (need_known(g, n, 0, "the input", d))
+        return -1;
     int64_t cnt = 0, len = ir_shape_numel(&x->v.shape);
     for (int64_t i = 0; i < len; i++)
         cnt += ir_dtype_is_float(x->v.dtype) ? ir_load_f64(x->v.dtype, x->v.data, i) != 0
                                              : ir_load_i64(x->v.dtype, x->v.data, i) != 0;
     IrShape o = { .rank = 2, .dims = { x->v.shape.rank ? x->v.shape.rank : 1, cnt } };
     ir_infer_set(g, n, 0, IR_DT_I64, &o);
+    return 0;
+}
+
+/* Unique's slices: slice i holds the elements (o, i, k) of x seen as
+ * [outer, n, inner], compared in (o, k) order. */
+typedef struct UniqueSlices {
+    const IrArray *x;
+    int64_t outer, n, inner;
+} UniqueSlices;
+
+static double unique_value(const IrArray *x, int64_t i)
+{
+    return ir_dtype_is_float(x->dtype) ? ir_load_f64(x->dtype, x->data, i) : (double)ir_load_i64(x->dtype, x->data, i);
+}
+
+static int unique_cmp(const UniqueSlices *s, int64_t a, int64_t b)
+{
+    for (int64_t o = 0; o < s->outer; o++)
+        for (int64_t k = 0; k < s->inner; k++) {
+            int64_t ia = (o * s->n + a) * s->inner + k, ib = (o * s->n + b) * s->inner + k;
+            if (!ir_dtype_is_float(s->x->dtype)) {
+                int64_t va = ir_load_i64(s->x->dtype, s->x->data, ia), vb = ir_load_i64(s->x->dtype, s->x->data, ib);
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+                continue;
+            }
+            double va = unique_value(s->x, ia), vb = unique_value(s->x, ib);
+            int na = va != va, nb = vb != vb;             /* NaN: after every number, equal to NaN */
+            if (na || nb) {
+                if (na != nb)
+                    return na ? 1 : -1;
+            } else if (va != vb) {
+                return va < vb ? -1 : 1;
+            }
+        }
+    return 0;
+}
+
+/* Stable merge sort of idx[0..n) by the slices' order (tmp: n entries). */
+static void unique_sort(const UniqueSlices *s, int64_t *idx, int64_t *tmp, int64_t n)
+{
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, o = lo;
+            while (a < mid || b < hi)
+                tmp[o++] = b >= hi || (a < mid && unique_cmp(s, idx[a], idx[b]) <= 0) ? idx[a++] : idx[b++];
+        }
+        memcpy(idx, tmp, (size_t)n * sizeof *idx);
+    }
+}
+
+int64_t ir_unique(const IrArray *x, int axis, int sorted, int64_t *first, int64_t *inverse, int64_t *counts)
+{
+    UniqueSlices s = { x, 1, ir_array_numel(x), 1 };
+    if (axis >= 0) {
+        s.n = x->shape.dims[axis];
+        for (int k = 0; k < axis; k++)
+            s.outer *= x->shape.dims[k];
+        for (int k = axis + 1; k < x->shape.rank; k++)
+            s.inner *= x->shape.dims[k];
+        if (s.outer * s.inner == 0)     /* empty slices: all equal */
+            s.outer = s.inner = 0;
+    }
+    int64_t n = s.n, u = 0;
+    int64_t *idx = malloc(((size_t)n + 1) * sizeof *idx), *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    int64_t *grp = malloc(((size_t)n + 1) * sizeof *grp), *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    if (!idx || !tmp || !grp || !pos) {
+        u = -1;
+        goto out;
+    }
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = i;
+    unique_sort(&s, idx, tmp, n);
+    /* grp[i]: slice i's group in sorted order; tmp[g]: the group's first slice (stable: the smallest index) */
+    for (int64_t j = 0; j < n; j++) {
+        if (j == 0 || unique_cmp(&s, idx[j - 1], idx[j]) != 0)
+            tmp[u++] = idx[j];
+        grp[idx[j]] = u - 1;
+    }
+    /* pos[g]: the group's place in the output order */
+    if (sorted) {
+        for (int64_t g = 0; g < u; g++)
+            pos[g] = g;
+    } else {
+        int64_t next = 0;
+        for (int64_t g = 0; g < u; g++)
+            pos[g] = -1;
+        for (int64_t i = 0; i < n; i++)
+            if (pos[grp[i]] < 0)
+                pos[grp[i]] = next++;
+    }
+    for (int64_t g = 0; g < u; g++) {
+        if (first)
+            first[pos[g]] = tmp[g];
+        if (counts)
+            counts[pos[g]] = 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (inverse)
+            inverse[i] = pos[grp[i]];
+        if (counts)
+            counts[pos[grp[i]]]++;
+    }
+out:
+    free(idx);
+    free(tmp);
+    free(grp);
+    free(pos);
+    return u;
+}
+
+int ir_infer_unique(IrGraph *g, IrNode *n, UtilDiag *d)
+{
+    const IrTensor *x = ir_in(g, n, 0);
+    const IrShape *s = &x->v.shape;
+    int axis;
+    if (optional_axis(g, n, s, x->name, &axis, d) || need_known(g, n, 0, "the input", d))
+        return -1;
+    int64_t u = ir_unique(&x->v, axis, ir_attr_int(n, IR_A_sorted) != 0, NULL, NULL, NULL);
+    if (u < 0)
+        return ir_node_error(g, n, d, "out of memory");
+    IrShape y = { .rank = 1, .dims = { u } }, idx = { .rank = 1, .dims = { u } };
+    IrShape inv = { .rank = 1, .dims = { axis < 0 ? ir_shape_numel(s) : s->dims[axis] } };
+    if (axis >= 0) {
+        y = *s;
+        y.dims[axis] = u;
+    }
+    ir_infer_set(g, n, 0, x->v.dtype, &y);
+    for (int k = 1; k < n->n_out; k++)
+        ir_infer_set(g, n, k, IR_DT_I64, k == 2 ? &inv : &idx);
     return 0;
 }
 

@@ -71,9 +71,11 @@ int ir_infer_dft(IrGraph *g, IrNode *n, UtilDiag *d)
     const IrTensor *operands[2] = { l, ax };
     static const char *const what[2] = { "dft_length", "axis" };
     for (int i = 0; i < 2; i++)
-        if (operands[i] && !operands[i]->v.data && ir_shape_numel(&operands[i]->v.shape) > 0)
+        if (operands[i] && !operands[i]->v.data && ir_shape_numel(&operands[i]->v.shape) > 0) {
+            g->need_value = n->in[1 + i];
             return ir_node_error(g, n, d, "the %s input '%s' must be a constant or computable at compile time "
                                  "(dlcc compiles static shapes)", what[i], operands[i]->name);
+        }
     int axis;
     int64_t len;
     if (ir_dft_params(g, n, &x->v, l ? &l->v : NULL, ax ? &ax->v : NULL, &axis, &len, d))

@@ -220,6 +220,11 @@ typedef struct IrGraph {
     int *use_node;          /* consumer node per use */
     int *use_slot;          /* input slot per use */
     int uses_valid;
+    /* The tensor whose value inference needed at compile time when it last
+     * failed for that reason (a Reshape's shape, a ReduceSum's axes, ...), else
+     * -1: a caller that knows the values of runtime inputs binds those it
+     * depends on and infers again (pass_infer_bound, `dlcc run`, --bind). */
+    int need_value;
 } IrGraph;
 
 IrGraph *ir_graph_new(const char *name, const char *file);
@@ -271,6 +276,15 @@ int ir_node_error(const IrGraph *g, const IrNode *n, UtilDiag *d, const char *fm
 /* Orders nodes so that every tensor is produced before it is used (stable:
  * keeps the given order where legal).  A cycle is an error naming a node on it. */
 int  ir_toposort(IrGraph *g, UtilDiag *d);
+/* Turns runtime input `t` (a tensor index) into a constant holding a copy of
+ * v, whose dtype and shape must be the input's declared ones; t leaves
+ * g->inputs.  A caller that knows an input's value binds it so that shape
+ * inference can use it (`dlcc run`, --bind NAME=FILE.npy; docs/cli.md). */
+int  ir_bind_input(IrGraph *g, int t, const IrArray *v, UtilDiag *d);
+/* Sets mark[u] = 1 (mark: n_tensors entries) for t and every tensor t's value
+ * is computed from, through the nodes producing them; the nodes must be in
+ * topological order (ir_toposort). */
+void ir_mark_ancestors(const IrGraph *g, int t, char *mark);
 /* Drops dead nodes and tensors no longer referenced (inputs/outputs kept). */
 void ir_compact(IrGraph *g);
 int  ir_build_uses(IrGraph *g);          /* -1 on out of memory */
@@ -403,6 +417,15 @@ int ir_scatter_reduction(const IrNode *n);
 /* Compress: number of true values of cond (bool, 1-D) selecting an element of
  * an axis of length dim; a true value beyond dim is an error. */
 int64_t ir_compress_count(const IrGraph *g, const IrNode *n, const IrArray *cond, int64_t dim, UtilDiag *d);
+
+/* Unique over x's slices along axis (axis < 0: x's elements, flattened),
+ * ordered ascending (lexicographically over a slice's elements in row-major
+ * order; NaN after every number and equal to NaN) when sorted, else by first
+ * occurrence.  Returns the number u of distinct slices, or -1 when out of
+ * memory.  Each non-NULL array receives: first[u] the index of each distinct
+ * slice's first occurrence, inverse[n] (n slices) each slice's position among
+ * the distinct ones, counts[u] their multiplicities. */
+int64_t ir_unique(const IrArray *x, int axis, int sorted, int64_t *first, int64_t *inverse, int64_t *counts);
 
 /* CenterCropPad: normalized axes (attribute, or 0..rank-1) into ax; count. */
 int ir_centercrop_axes(const IrGraph *g, const IrNode *n, int rank, int *ax, UtilDiag *d);

@@ -450,7 +450,8 @@ int low_channelnorm(Low *L)
     IrDType t = low_ctype(xb->dtype);
     double eps = ir_attr_float(n, IR_A_epsilon);
     if (n->op == IR_OP_BatchNormalization && ir_attr_int(n, IR_A_training_mode))
-        return ir_node_error(L->g, n, L->d, "training_mode=1 is not supported (dlcc compiles inference graphs)");
+        return ir_node_error(L->g, n, L->d, "training_mode=1 (batch statistics) is computed by the reference "
+                             "interpreter only (dlcc run); compiled code is for inference");
     /* outer loops (n, c); the spatial axes are "reduced" for the statistics */
     Red r = { .x = x, .rank = xb->shape.rank, .keep = 0, .orank = xb->shape.rank >= 2 ? 2 : xb->shape.rank };
     for (int i = r.orank; i < r.rank; i++)

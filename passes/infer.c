@@ -2,6 +2,9 @@
 #include "passes/passes.h"
 #include "interp/interp.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static int all_inputs_known(const IrGraph *g, const IrNode *n)
 {
     if (ir_op_info(n->op)->flags & IR_OPF_SHAPEVAL)
@@ -43,4 +46,48 @@ int pass_infer(IrGraph *g, UtilDiag *d)
             return util_error(d, t->loc, "graph output '%s' is never produced", t->name);
     }
     return ir_verify(g, d);
+}
+
+int pass_infer_bound(IrGraph *g, const IrArray *values, char *bound, UtilDiag *d)
+{
+    int ni = g->n_inputs, rc = -1;
+    int *orig = malloc(((size_t)ni + 1) * sizeof *orig);
+    char *mark = malloc((size_t)g->n_tensors + 1);
+    if (!orig || !mark) {
+        free(orig);
+        free(mark);
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    }
+    memcpy(orig, g->inputs, (size_t)ni * sizeof *orig);
+    memset(bound, 0, (size_t)ni);
+    for (;;) {                          /* each round binds at least one input: at most ni + 1 rounds */
+        g->need_value = -1;
+        if (!pass_infer(g, d)) {
+            rc = 0;
+            break;
+        }
+        if (g->need_value < 0)
+            break;
+        memset(mark, 0, (size_t)g->n_tensors);
+        ir_mark_ancestors(g, g->need_value, mark);
+        int more = 0;
+        for (int i = 0; i < ni; i++)
+            if (!bound[i] && values[i].data && mark[orig[i]]) {
+                UtilDiag d2;
+                util_diag_init(&d2);
+                if (ir_bind_input(g, orig[i], &values[i], &d2)) {
+                    *d = d2;
+                    goto out;
+                }
+                bound[i] = 1;
+                more = 1;
+            }
+        if (!more)
+            break;                      /* d says which value was needed */
+        util_diag_init(d);
+    }
+out:
+    free(orig);
+    free(mark);
+    return rc;
 }

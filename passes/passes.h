@@ -17,6 +17,14 @@
  * computes small values whose inputs are all known; then verifies the graph.
  * Errors name the offending node or tensor. */
 int pass_infer(IrGraph *g, UtilDiag *d);
+/* pass_infer for a caller that knows the values of the runtime inputs
+ * (`dlcc run`): values[i] is g->inputs[i]'s as the graph lists them on entry
+ * (data NULL: unknown).  When inference needs a value at compile time that is
+ * computed from runtime inputs (a Reshape's shape, Resize's scales, a
+ * NonZero's input; IrGraph.need_value), the inputs it depends on are bound to
+ * their values (ir_bind_input) and inference runs again: the model runs as
+ * given, as ONNX Runtime runs it.  bound[i] = 1 for each input bound. */
+int pass_infer_bound(IrGraph *g, const IrArray *values, char *bound, UtilDiag *d);
 
 /* ------------------------------------------------- graph optimization */
 

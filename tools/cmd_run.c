@@ -180,31 +180,86 @@ int dlcc_run_graph(const IrGraph *g, int n_files, const DlccInputFile *files, co
     return dlcc_run_graph_on(g, 0, n_files, files, outdir, summary, d);
 }
 
-int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFile *files, const char *outdir,
-                      UtilBuf *summary, UtilDiag *d)
+/* Runs the inferred graph g on `in` (one array per graph input) and writes
+ * the outputs. */
+static int run_arrays(const IrGraph *g, int cpu, const IrArray *in, const char *outdir, UtilBuf *summary,
+                      UtilDiag *d)
 {
-    int ni = g->n_inputs, no = g->n_outputs, rc = -1;
-    int *which = calloc((size_t)ni + 1, sizeof *which);
-    IrArray *in = calloc((size_t)ni + 1, sizeof *in), *outv = calloc((size_t)no + 1, sizeof *outv);
+    int no = g->n_outputs, rc = -1, ran = 0;
+    IrArray *outv = calloc((size_t)no + 1, sizeof *outv);
     char **fname = calloc((size_t)no + 1, sizeof *fname);
-    int ran = 0;
-    if (!which || !in || !outv || !fname)
+    if (!outv || !fname)
         util_error(d, util_loc_file(g->file), "out of memory");
-    else if (!bind_inputs(g, n_files, files, which, d) && !output_names(g, fname, d) &&
-             !read_inputs(g, files, which, in, d) && !run_backend(g, cpu, in, outv, d)) {
+    else if (!output_names(g, fname, d) && !run_backend(g, cpu, in, outv, d)) {
         ran = 1;
         rc = write_outputs(g, outv, fname, outdir, summary, d);
     }
-    for (int i = 0; in && i < ni; i++)
-        interp_array_free(&in[i]);
     for (int o = 0; ran && o < no; o++)
         interp_array_free(&outv[o]);
     for (int o = 0; fname && o < no; o++)
         free(fname[o]);
-    free(which);
-    free(in);
     free(outv);
     free(fname);
+    return rc;
+}
+
+/* Reads every graph input of g from its -i file into in[] (g->n_inputs + 1
+ * zeroed entries). */
+static int read_files(const IrGraph *g, int n_files, const DlccInputFile *files, IrArray *in, UtilDiag *d)
+{
+    int *which = calloc((size_t)g->n_inputs + 1, sizeof *which);
+    int rc = !which ? util_error(d, util_loc_file(g->file), "out of memory")
+                    : bind_inputs(g, n_files, files, which, d) || read_inputs(g, files, which, in, d) ? -1 : 0;
+    free(which);
+    return rc;
+}
+
+static void free_arrays(IrArray *in, int n)
+{
+    for (int i = 0; in && i < n; i++)
+        interp_array_free(&in[i]);
+    free(in);
+}
+
+int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFile *files, const char *outdir,
+                      UtilBuf *summary, UtilDiag *d)
+{
+    int ni = g->n_inputs, rc = -1;
+    IrArray *in = calloc((size_t)ni + 1, sizeof *in);
+    if (!in)
+        util_error(d, util_loc_file(g->file), "out of memory");
+    else if (!read_files(g, n_files, files, in, d))
+        rc = run_arrays(g, cpu, in, outdir, summary, d);
+    free_arrays(in, ni);
+    return rc;
+}
+
+/* dlcc run's own loading: the inputs are read before inference, so that an
+ * input whose value inference needs (a Reshape's shape, ...) is bound to it
+ * (pass_infer_bound); the model then runs on the other inputs. */
+static int infer_and_run(IrGraph *g, const PassOptions *po, int cpu, int n_files, const DlccInputFile *files,
+                         const char *outdir, UtilBuf *summary, UtilDiag *d)
+{
+    int ni = g->n_inputs, rc = -1;
+    IrArray *in = calloc((size_t)ni + 1, sizeof *in);
+    char *bound = calloc((size_t)ni + 1, 1);
+    if (!in || !bound)
+        util_error(d, util_loc_file(g->file), "out of memory");
+    else if (!read_files(g, n_files, files, in, d) && !pass_infer_bound(g, in, bound, d) &&
+             !fe_check_declared_outputs(g, d) && !pass_run_pipeline(g, po, d)) {
+        int k = 0;
+        for (int i = 0; i < ni; i++) {        /* the unbound inputs, in order: g->inputs now */
+            if (bound[i])
+                interp_array_free(&in[i]);
+            else
+                in[k++] = in[i];
+        }
+        for (int i = k; i < ni; i++)
+            in[i] = (IrArray){ 0 };
+        rc = run_arrays(g, cpu, in, outdir, summary, d);
+    }
+    free_arrays(in, ni);
+    free(bound);
     return rc;
 }
 
@@ -255,10 +310,14 @@ int dlcc_cmd_run(int argc, char **argv)
         free(files);
         return status;
     }
+    for (int f = 0; f < n_files && !status; f++)
+        for (int b = 0; b < a.binds.n && !status; b++)
+            if (strcmp(files[f].name, a.binds.b[b].name) == 0)
+                status = dlcc_usage_error("input '%s' is given with both -i and --bind", files[f].name);
     UtilDiag d;
     util_diag_init(&d);
     IrGraph *g;
-    if ((status = dlcc_args_load(&a, &g))) {
+    if (status || (status = dlcc_args_load_raw(&a, &g))) {
         free(files);
         return status;
     }
@@ -266,9 +325,7 @@ int dlcc_cmd_run(int argc, char **argv)
     util_buf_init(&summary);
     int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
     PassOptions po = pass_options(level);
-    int rc = pass_run_pipeline(g, &po, &d);
-    if (!rc)
-        rc = dlcc_run_graph_on(g, which_backend, n_files, files, outdir, &summary, &d);
+    int rc = infer_and_run(g, &po, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)
         rc = dlcc_write_stdout(&summary, &d);
     util_buf_free(&summary);

@@ -2,6 +2,7 @@
  * the compile command's option checking (docs/cli.md). */
 #include "tools/tools.h"
 #include "passes/passes.h"
+#include "interp/interp.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -23,7 +24,8 @@ static const char usage[] =
     "       dlcc partition MODEL --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
     "                      [--time-limit SECONDS] [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc calibrate [-o FILE] [--name NAME] [--threads N]\n"
-    "Common options: --input-shape NAME=D0,D1,... binds unknown input dims (default 1).\n";
+    "Common options: --input-shape NAME=D0,D1,... binds unknown input dims (default 1);\n"
+    "                --bind NAME=FILE.npy freezes an input to the file's value (a shape, axes, scales ...).\n";
 
 int dlcc_write_stdout(const UtilBuf *buf, UtilDiag *d)
 {
@@ -51,18 +53,6 @@ int dlcc_usage_error(const char *fmt, ...)
     fprintf(stderr, "\n%s", usage);
     va_end(ap);
     return 2;
-}
-
-IrGraph *dlcc_load_model(const char *path, const FeOptions *opt, UtilDiag *d)
-{
-    IrGraph *g = fe_load(path, opt, d);
-    if (!g)
-        return NULL;
-    if (pass_infer(g, d) || fe_check_declared_outputs(g, d)) {
-        ir_graph_free(g);
-        return NULL;
-    }
-    return g;
 }
 
 int dlcc_parse_shape_override(char *arg, FeShapeOverride *o)
@@ -143,6 +133,23 @@ static int add_shape(DlccShapes *sh, char *value)
     return 0;
 }
 
+static int add_bind(DlccBinds *bs, char *value)
+{
+    char *eq = strchr(value, '=');
+    if (!eq || eq == value || !eq[1])
+        return dlcc_usage_error("--bind wants NAME=FILE.npy, not '%s'", value);
+    if (bs->n >= DLCC_MAX_SHAPES)
+        return dlcc_usage_error("too many --bind options (at most %d)", DLCC_MAX_SHAPES);
+    *eq = 0;                                    /* split in place: NAME\0FILE */
+    for (int i = 0; i < bs->n; i++)
+        if (strcmp(bs->b[i].name, value) == 0)
+            return dlcc_usage_error("--bind given twice for '%s'", value);
+    bs->b[bs->n].name = value;
+    bs->b[bs->n].file = eq + 1;
+    bs->n++;
+    return 0;
+}
+
 int dlcc_arg_common(DlccArgs *a)
 {
     char *arg = a->argv[a->i];
@@ -159,6 +166,10 @@ int dlcc_arg_common(DlccArgs *a)
     }
     if ((v = dlcc_arg_value(a, "--input-shape"))) {
         a->status = add_shape(&a->shapes, (char *)v);
+        return 1;
+    }
+    if ((v = dlcc_arg_value(a, "--bind"))) {
+        a->status = add_bind(&a->binds, (char *)v);
         return 1;
     }
     return a->status != 0;
@@ -182,7 +193,54 @@ int dlcc_args_finish(DlccArgs *a)
     return a->status;
 }
 
-int dlcc_args_load(DlccArgs *a, IrGraph **g)
+/* Binds each --bind input to its file's value. */
+static int apply_binds(IrGraph *g, const DlccBinds *bs, UtilDiag *d)
+{
+    for (int i = 0; i < bs->n; i++) {
+        int t = ir_find_tensor(g, bs->b[i].name);
+        int k = 0;
+        while (t >= 0 && k < g->n_inputs && g->inputs[k] != t)
+            k++;
+        if (t < 0 || k == g->n_inputs)
+            return util_error(d, util_loc_file(g->file), "--bind %s: the model has no runtime input named '%s'",
+                              bs->b[i].name, bs->b[i].name);
+        IrArray v;
+        if (fe_npy_read(bs->b[i].file, &v, d))
+            return -1;
+        int rc = ir_bind_input(g, t, &v, d);
+        interp_array_free(&v);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* After inference failed for want of a value (IrGraph.need_value): names the
+ * runtime inputs that value is computed from, which --bind can freeze. */
+static void hint_bind(const IrGraph *g, UtilDiag *d)
+{
+    if (g->need_value < 0)
+        return;
+    char *mark = calloc((size_t)g->n_tensors + 1, 1);
+    if (!mark)
+        return;
+    ir_mark_ancestors(g, g->need_value, mark);
+    size_t len = strlen(d->msg);
+    int named = 0;
+    for (int i = 0; i < g->n_inputs && len + 1 < sizeof d->msg; i++) {
+        const char *nm = g->tensors[g->inputs[i]].name;
+        if (!mark[g->inputs[i]])
+            continue;
+        int w = snprintf(d->msg + len, sizeof d->msg - len, "%s--bind %s=FILE.npy", named++ ? ", " : "; it is "
+                         "computed from a runtime input: freeze it with ", nm);
+        if (w < 0)
+            break;
+        len += (size_t)w < sizeof d->msg - len ? (size_t)w : sizeof d->msg - len - 1;
+    }
+    free(mark);
+}
+
+int dlcc_args_load_raw(DlccArgs *a, IrGraph **g)
 {
     *g = NULL;
     if (dlcc_args_finish(a))
@@ -190,8 +248,28 @@ int dlcc_args_load(DlccArgs *a, IrGraph **g)
     UtilDiag d;
     util_diag_init(&d);
     FeOptions opt = { a->shapes.n, a->shapes.s };
-    *g = dlcc_load_model(a->model, &opt, &d);
+    *g = fe_load(a->model, &opt, &d);
+    if (*g && apply_binds(*g, &a->binds, &d)) {
+        ir_graph_free(*g);
+        *g = NULL;
+    }
     return *g ? 0 : dlcc_report(&d);
+}
+
+int dlcc_args_load(DlccArgs *a, IrGraph **g)
+{
+    int status = dlcc_args_load_raw(a, g);
+    if (status)
+        return status;
+    UtilDiag d;
+    util_diag_init(&d);
+    if (pass_infer(*g, &d) || fe_check_declared_outputs(*g, &d)) {
+        hint_bind(*g, &d);
+        ir_graph_free(*g);
+        *g = NULL;
+        return dlcc_report(&d);
+    }
+    return 0;
 }
 
 int dlcc_arg_opt_level(const char *arg)

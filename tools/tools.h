@@ -24,9 +24,6 @@ int dlcc_write_stdout(const UtilBuf *buf, UtilDiag *d);
 int dlcc_report(const UtilDiag *d);
 /* Prints "dlcc: error: MSG" plus a hint to --help, returns 2. */
 int dlcc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Loads MODEL and runs inference (pass_infer); NULL after printing nothing
- * (the caller reports d). */
-IrGraph *dlcc_load_model(const char *path, const FeOptions *opt, UtilDiag *d);
 /* Parses NAME=d0,d1,... for --input-shape into o (the name points into arg). */
 int dlcc_parse_shape_override(char *arg, FeShapeOverride *o);
 
@@ -39,6 +36,16 @@ typedef struct DlccShapes {
     FeShapeOverride s[DLCC_MAX_SHAPES];
 } DlccShapes;
 
+/* --bind NAME=FILE.npy options of one command: runtime inputs frozen to a
+ * value before inference (docs/cli.md). */
+typedef struct DlccBind {
+    const char *name, *file;    /* point into the argument */
+} DlccBind;
+typedef struct DlccBinds {
+    int n;
+    DlccBind b[DLCC_MAX_SHAPES];
+} DlccBinds;
+
 typedef struct DlccArgs {
     int argc;
     char **argv;
@@ -48,12 +55,13 @@ typedef struct DlccArgs {
     const char *cmd;    /* "run", "info", "convert"; NULL for compiling */
     const char *model;  /* the MODEL operand */
     DlccShapes shapes;
+    DlccBinds binds;
 } DlccArgs;
 
 void dlcc_args_init(DlccArgs *a, int argc, char **argv, const char *cmd);
-/* Consumes what every command accepts: the MODEL operand, "--" and
- * --input-shape NAME=D0,D1,...; returns 1 if argv[i] was one of them (status
- * is 2 if it was malformed), 0 otherwise. */
+/* Consumes what every command accepts: the MODEL operand, "--",
+ * --input-shape NAME=D0,D1,... and --bind NAME=FILE.npy; returns 1 if argv[i]
+ * was one of them (status is 2 if it was malformed), 0 otherwise. */
 int dlcc_arg_common(DlccArgs *a);
 /* If argv[i] is option `name` taking a value, returns the value and advances
  * past it; NULL otherwise.  Accepted spellings: "-o X" and "-oX" for short
@@ -68,10 +76,14 @@ void dlcc_arg_unknown(DlccArgs *a);
 /* After the scan: the status, or 2 with a usage error if no model was given
  * (printed once; calling again returns the same status). */
 int dlcc_args_finish(DlccArgs *a);
-/* dlcc_args_finish, then loads the model with the --input-shape bindings
- * (dlcc_load_model).  Returns 0 with *g set, 2 after a usage error, or 1
- * after reporting why the model did not load. */
+/* dlcc_args_finish, then loads the model with the --input-shape bindings,
+ * binds the --bind inputs to their values and runs inference.  Returns 0 with
+ * *g set, 2 after a usage error, or 1 after reporting why the model did not
+ * load (when inference needed the value of a runtime input, the message says
+ * to --bind it). */
 int dlcc_args_load(DlccArgs *a, IrGraph **g);
+/* The same without inference (`dlcc run` infers knowing its inputs' values). */
+int dlcc_args_load_raw(DlccArgs *a, IrGraph **g);
 /* Parses -O0..-O3; returns the level or -1. */
 int dlcc_arg_opt_level(const char *arg);
 

@@ -13,7 +13,7 @@ static const struct { const char *ops, *why; } declined[] = {
     { "If, Loop, Scan", "control flow with subgraphs: dlcc compiles one static dataflow graph" },
     { "Unique, NonZero / Compress / NonMaxSuppression on runtime values",
       "the output shape depends on runtime values; dlcc compiles static shapes (they work when the operand is "
-      "known at compile time)" },
+      "known at compile time: a constant, --bind, or any input under dlcc run, docs/cli.md)" },
     { "SequenceEmpty, SequenceInsert, SequenceMap, SplitToSequence, ConcatFromSequence, Optional*",
       "sequence and optional types are not tensors" },
     { "StringNormalizer, StringConcat, StringSplit, RegexFullMatch, TfIdfVectorizer, LabelEncoder",
@@ -21,7 +21,8 @@ static const struct { const char *ops, *why; } declined[] = {
     { "ImageDecoder", "decodes compressed images from byte strings at run time" },
     { "RandomNormal, RandomNormalLike, RandomUniform, RandomUniformLike, Bernoulli, Multinomial",
       "random operators: generated code is deterministic" },
-    { "training-mode BatchNormalization / Dropout, Momentum, Adagrad, Adam, Gradient",
+    { "training-mode Dropout, Momentum, Adagrad, Adam, Gradient; training-mode BatchNormalization in compiled "
+      "code (the reference interpreter computes it: dlcc run)",
       "training only: dlcc compiles inference graphs" },
     { "float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0), int4, uint4, float4 element types, complex, string",
       "element types outside dlcc's list (docs/model-format.md)" },

@@ -373,6 +373,45 @@ static int model(Cli *c)
     run(c, "%D/tiny.json", "--emit", "ptx", "-o", "%D/emu", NULL);
     check(c, "compile: --emit ptx for cpu", 1, "--emit ptx, hls and c belong to the gpu and fpga targets", NULL);
 
+    /* a shape-like operand that is a runtime input (docs/cli.md, "Runtime shape inputs") */
+    static const char reshape_json[] =
+        "{\"format\": \"dlcc-graph\", \"version\": 1, \"name\": \"rs\", \"opset\": 13,\n"
+        " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [2, 3]},\n"
+        "            {\"name\": \"shape\", \"dtype\": \"int64\", \"shape\": [2]}],\n"
+        " \"outputs\": [{\"name\": \"y\"}],\n"
+        " \"nodes\": [{\"name\": \"r\", \"op\": \"Reshape\", \"inputs\": [\"x\", \"shape\"], \"outputs\": [\"t\"]},\n"
+        "           {\"name\": \"a\", \"op\": \"Relu\", \"inputs\": [\"t\"], \"outputs\": [\"y\"]}]}\n";
+    write_file(c, "rs.json", reshape_json, sizeof reshape_json - 1);
+    int64_t shp[2] = { 3, -1 }, s2[] = { 2 };
+    write_npy(c, "shape.npy", IR_DT_I64, 1, s2, shp);
+    run(c, "run", "%D/rs.json", "-i", "x=%D/x.npy", "-i", "shape=%D/shape.npy", "-o", "%D/rsout", NULL);
+    snprintf(want, sizeof want, "y: float32 [3,2] = [0, 0, 0.5, 3, 0, 7] -> %s/rsout/y.npy\n", c->dir);
+    check(c, "run: a Reshape's shape given at run time", 0, NULL, want);
+    run(c, "run", "%D/rs.json", "-i", "x=%D/x.npy", "--bind", "shape=%D/shape.npy", "-o", "%D/rsout2", NULL);
+    snprintf(want, sizeof want, "y: float32 [3,2] = [0, 0, 0.5, 3, 0, 7] -> %s/rsout2/y.npy\n", c->dir);
+    check(c, "run --bind", 0, NULL, want);
+    run(c, "run", "%D/rs.json", "-i", "x=%D/x.npy", "-i", "shape=%D/shape.npy", "--bind", "shape=%D/shape.npy",
+        "-o", "%D/rsout3", NULL);
+    check(c, "run: -i and --bind of one input", 2, "input 'shape' is given with both -i and --bind", NULL);
+    run(c, "%D/rs.json", "-o", "%D/rsobj", NULL);
+    check(c, "compile: a runtime shape input", 1,
+          "the shape input 'shape' must be a constant or computable at compile time (dlcc compiles static shapes); "
+          "it is computed from a runtime input: freeze it with --bind shape=FILE.npy", NULL);
+    run(c, "%D/rs.json", "--bind", "shape=%D/shape.npy", "--name", "rs", "-o", "%D/rsobj", NULL);
+    check(c, "compile --bind", 0, NULL, NULL);
+    snprintf(p, sizeof p, "%s/rsobj/rs.h", c->dir);
+    slurp(p, c->out, sizeof c->out);
+    ok = strstr(c->out, "rs_INPUT_x_BYTES") && !strstr(c->out, "rs_INPUT_shape") && strstr(c->out, "rs_OUTPUT_y_BYTES");
+    printf("%s compile --bind: the header has input x only\n", ok ? "ok  " : "FAIL");
+    c->failed += !ok;
+    c->passed += ok;
+    run(c, "info", "%D/rs.json", "--bind", "nope=%D/shape.npy", NULL);
+    check(c, "--bind: no such input", 1, "--bind nope: the model has no runtime input named 'nope'", NULL);
+    run(c, "info", "%D/rs.json", "--bind", "shape=%D/x.npy", NULL);
+    check(c, "--bind: wrong dtype", 1, "input 'shape' is int64 [2]; the value bound to it is float32 [2,3]", NULL);
+    run(c, "info", "%D/rs.json", "--bind", "shape", NULL);
+    check(c, "--bind without a file", 2, "--bind wants NAME=FILE.npy, not 'shape'", NULL);
+
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny.txt", NULL);
     check(c, "convert: not a .json name", 1, "the output must be a .json file name", NULL);
     run(c, "convert", "%D/tiny.json", "-o", "%D/conv/tiny2.json", NULL);

@@ -417,120 +417,46 @@ static void bf16_quirk(IrArray *a, IrDType want)
         a->dtype = IR_DT_BF16;
 }
 
-/* The graph input named in a "'NAME' must be a constant or computable at
- * compile time" diagnostic, or -1. */
-static int static_operand_input(const IrGraph *g, const char *msg)
-{
-    const char *e = strstr(msg, "' must be a constant or computable at compile time");
-    if (!e)
-        return -1;
-    const char *b = e;
-    while (b > msg && b[-1] != '\'')
-        b--;
-    if (b == msg)
-        return -1;
-    for (int i = 0; i < g->n_inputs; i++) {
-        const char *nm = g->tensors[g->inputs[i]].name;
-        if (strlen(nm) == (size_t)(e - b) && strncmp(nm, b, (size_t)(e - b)) == 0)
-            return i;
-    }
-    return -1;
-}
-
-/* Turns graph input i into a constant holding v (test data). */
-static int bind_input(IrGraph *g, int i, const IrArray *v)
-{
-    IrTensor *t = &g->tensors[g->inputs[i]];
-    if (v->dtype != t->v.dtype || !ir_shape_equal(&v->shape, &t->v.shape))
-        return -1;
-    size_t bytes = ir_array_bytes(v);
-    void *p = ir_alloc(g, bytes ? bytes : 1);
-    if (!p)
-        return -1;
-    memcpy(p, v->data, bytes);
-    t->kind = IR_TK_CONST;
-    t->v.data = p;
-    return 0;
-}
-
-/* One test_data_set: loads the model, binds the inputs marked in `bound`
- * as constants, infers, runs, compares.  Static shapes: an input that
- * inference needs as a compile-time value (a Reshape shape, Resize scales,
- * ...) is retried bound to the test's value; r->bound counts them. */
+/* One test_data_set: loads the model, infers it knowing the test's inputs
+ * (pass_infer_bound: an input that inference needs as a compile-time value, a
+ * Reshape shape or Resize scales, is bound to the test's value, as `dlcc run`
+ * does; r->bound counts them), runs, compares. */
 static void run_set(const Case *c, IrArray *ins, int ni, IrArray *want, int no, Result *r)
 {
-    char bound[IR_VARIADIC + 1] = { 0 };
-    for (int attempt = 0; attempt <= ni && ni <= IR_VARIADIC; attempt++) {
-        UtilDiag d;
-        util_diag_init(&d);
-        IrGraph *g = load_model(c, &d);
-        if (!g) {
-            classify_error(r, &d);
-            return;
-        }
-        if (ni != g->n_inputs) {
-            char a[32], b[32];
-            snprintf(a, sizeof a, "%d", ni);
-            snprintf(b, sizeof b, "%d", g->n_inputs);
-            fail(r, "the test data has %s inputs, the graph %s runtime inputs", a, b);
-            ir_graph_free(g);
-            return;
-        }
-        IrArray *run_in = xrealloc(NULL, (size_t)(ni + 1) * sizeof *run_in);
-        int keep = 0, nb = 0, rc = 0;
-        for (int i = 0; i < ni; i++) {
-            bf16_quirk(&ins[i], g->tensors[g->inputs[i]].v.dtype);
-            if (!bound[i]) {
-                run_in[keep++] = ins[i];
-            } else if (bind_input(g, i, &ins[i])) {
-                fail(r, "input '%s' of the test data does not match the graph's declaration%s",
-                     g->tensors[g->inputs[i]].name, "");
-                rc = -1;
-                break;
-            } else {
-                nb++;
-            }
-        }
-        if (!rc) {
-            /* keep only unbound inputs, in order */
-            int k = 0;
-            for (int i = 0; i < g->n_inputs; i++)
-                if (g->tensors[g->inputs[i]].kind == IR_TK_INPUT)
-                    g->inputs[k++] = g->inputs[i];
-            g->n_inputs = k;
-            r->bound = nb;
-            if (pass_infer(g, &d)) {
-                int b = static_operand_input(g, d.msg), orig = -1;
-                /* map the (compacted) input index back to the test data's */
-                for (int i = 0, k2 = 0; b >= 0 && i < ni; i++)
-                    if (!bound[i] && k2++ == b)
-                        orig = i;
-                if (orig < 0 && strstr(d.msg, "must be a constant or computable at compile time")) {
-                    /* the operand is computed from runtime inputs: bind the
-                     * small integer inputs it can depend on, all at once */
-                    for (int i = 0; i < ni; i++)
-                        if (!bound[i] && ir_dtype_is_int(ins[i].dtype) && ir_array_numel(&ins[i]) <= 64) {
-                            bound[i] = 1;
-                            orig = i;
-                        }
-                }
-                if (orig >= 0) {
-                    bound[orig] = 1;
-                    free(run_in);
-                    ir_graph_free(g);
-                    continue;
-                }
-                classify_error(r, &d);
-            } else {
-                for (int o = 0; o < no && o < g->n_outputs; o++)
-                    bf16_quirk(&want[o], g->tensors[g->outputs[o]].v.dtype);
-                run_and_compare(c, g, run_in, want, no, r);
-            }
-        }
-        free(run_in);
+    UtilDiag d;
+    util_diag_init(&d);
+    IrGraph *g = load_model(c, &d);
+    if (!g) {
+        classify_error(r, &d);
+        return;
+    }
+    if (ni != g->n_inputs) {
+        char a[32], b[32];
+        snprintf(a, sizeof a, "%d", ni);
+        snprintf(b, sizeof b, "%d", g->n_inputs);
+        fail(r, "the test data has %s inputs, the graph %s runtime inputs", a, b);
         ir_graph_free(g);
         return;
     }
+    for (int i = 0; i < ni; i++)
+        bf16_quirk(&ins[i], g->tensors[g->inputs[i]].v.dtype);
+    char *bound = xrealloc(NULL, (size_t)ni + 1);
+    IrArray *run_in = xrealloc(NULL, (size_t)(ni + 1) * sizeof *run_in);
+    if (pass_infer_bound(g, ins, bound, &d)) {
+        classify_error(r, &d);
+    } else {
+        int keep = 0;
+        for (int i = 0; i < ni; i++)
+            if (!bound[i])
+                run_in[keep++] = ins[i];
+        r->bound = ni - keep;
+        for (int o = 0; o < no && o < g->n_outputs; o++)
+            bf16_quirk(&want[o], g->tensors[g->outputs[o]].v.dtype);
+        run_and_compare(c, g, run_in, want, no, r);
+    }
+    free(run_in);
+    free(bound);
+    ir_graph_free(g);
 }
 
 static void run_case(const Case *c, Result *r)

@@ -19,7 +19,7 @@
  * Every operator with an integer attribute has a case; the ones that cannot
  * are listed in `excluded` with the reason.  A node whose inputs are all
  * constants (Range, the windows, MelWeightMatrix, NonMaxSuppression,
- * Compress, Constant, ConstantOfShape; Shape) is computed at compile time:
+ * Compress, Unique, Constant, ConstantOfShape; Shape) is computed at compile time:
  * there inference and the interpreter's kernel are what is checked.  Run it
  * under ASan + UBSan (docs/limits.md gives the build) to catch overflow in
  * the rules' and the lowering's index arithmetic.
@@ -208,6 +208,7 @@ static const Case cases[] = {
     { IR_OP_OneHot, 1, { INT(I64, -5, 4, 2, 3), OP0(5), K(F32, V(-1, 3), 2) }, { AI(axis, -1) } },
     { IR_OP_EyeLike, 1, { IN(4, 6) }, { AI(k, 1), AI(dtype, 1) } },
     { IR_OP_Compress, 1, { K(F32, V(1, 2, 3, 4, 5, 6), 3, 2), K(BOOL, V(1, 0, 1), 3) }, { AI(axis, 0) } },
+    { IR_OP_Unique, 4, { K(F32, V(2, 1, 1, 3, 2, 1), 3, 2) }, { AI(axis, 0), AI(sorted, 1) } },
     { IR_OP_ReverseSequence, 1, { IN(4, 3, 2), K(I64, V(4, 1, 2), 3) }, { AI(batch_axis, 1), AI(time_axis, 0) } },
     { IR_OP_CenterCropPad, 1, { IN(5, 4, 3), OPN(3, 6) }, { AL(axes, 0, -1) } },
     { IR_OP_MaxUnpool, 1, { IN(1, 1, 2, 2), K(I64, V(0, 3, 9, 15), 1, 1, 2, 2) },

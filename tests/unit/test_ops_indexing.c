@@ -398,6 +398,76 @@ static void test_compress_nonzero(void **state)
                    "is not supported by a static compiler)");
 }
 
+/* A Unique node over x with its four outputs; inference computes them (x is
+ * a constant); each output is checked against want[k] (n[k] values). */
+static void unique_case(IrShape xs, const double *xv, int axis, int sorted, const double *const *want,
+                        const int *n)
+{
+    B b;
+    b_init(&b);
+    int in[] = { f32(&b, xs, xv) }, out[4];
+    static const char *const names[4] = { "y", "indices", "inverse", "counts" };
+    for (int k = 0; k < 4; k++) {
+        out[k] = ir_add_tensor(b.g, names[k], IR_TK_VALUE, util_loc_file("t"), &b.d);
+        ir_add_output(b.g, out[k]);
+    }
+    b.node = ir_add_node(b.g, IR_OP_Unique, "n", 1, in, 4, out, util_loc_file("t"));
+    if (axis != 99)
+        a_int(&b, IR_A_axis, axis);
+    a_int(&b, IR_A_sorted, sorted);
+    int rc = pass_infer(b.g, &b.d);
+    if (rc)
+        print_error("unexpected error: %s\n", b.d.msg);
+    assert_int_equal(rc, 0);
+    for (int k = 0; k < 4; k++) {
+        const IrTensor *t = &b.g->tensors[out[k]];
+        assert_non_null(t->v.data);
+        assert_int_equal(ir_shape_numel(&t->v.shape), n[k]);
+        assert_int_equal(t->v.dtype, k ? IR_DT_I64 : IR_DT_F32);
+        for (int j = 0; j < n[k]; j++) {
+            double got = ir_load_f64(t->v.dtype, t->v.data, j);
+            if (want[k][j] != want[k][j])
+                assert_true(got != got);
+            else
+                assert_true(got == want[k][j]);
+        }
+    }
+    ir_graph_free(b.g);
+}
+
+static void test_unique(void **state)
+{
+    (void)state;
+    /* ONNX's examples: flattened, sorted and in first-seen order */
+    static const double x1[] = { 2, 1, 1, 3, 4, 3 };
+    const double *s1[] = { V(1, 2, 3, 4), V(1, 0, 3, 4), V(1, 0, 0, 2, 3, 2), V(2, 1, 2, 1) };
+    unique_case(SH(6), x1, 99, 1, s1, (const int[]){ 4, 4, 6, 4 });
+    const double *u1[] = { V(2, 1, 3, 4), V(0, 1, 3, 4), V(0, 1, 1, 2, 3, 2), V(1, 2, 2, 1) };
+    unique_case(SH(6), x1, 99, 0, u1, (const int[]){ 4, 4, 6, 4 });
+    /* rows along axis 0 (and -2), compared lexicographically */
+    static const double x2[] = { 2, 3, 4, 1, 0, 0, 1, 0, 0 };
+    const double *s2[] = { V(1, 0, 0, 2, 3, 4), V(1, 0), V(1, 0, 0), V(2, 1) };
+    unique_case(SH(3, 3), x2, 0, 1, s2, (const int[]){ 6, 2, 3, 2 });
+    unique_case(SH(3, 3), x2, -2, 1, s2, (const int[]){ 6, 2, 3, 2 });
+    /* columns along axis 1 of a 2x4: columns (1,5) (0,2) (1,5) (0,1) */
+    static const double x3[] = { 1, 0, 1, 0, 5, 2, 5, 1 };
+    const double *s3[] = { V(0, 0, 1, 1, 2, 5), V(3, 1, 0), V(2, 1, 2, 0), V(1, 1, 2) };
+    unique_case(SH(2, 4), x3, 1, 1, s3, (const int[]){ 6, 3, 4, 3 });
+    /* NaN after every number, all NaNs one value */
+    const double nan = NAN;
+    const double x4[] = { nan, 1, nan, -1 };
+    const double *s4[] = { (const double[]){ -1, 1, nan }, V(3, 1, 0), V(2, 1, 2, 0), V(1, 1, 2) };
+    unique_case(SH(4), x4, 99, 1, s4, (const int[]){ 3, 3, 4, 3 });
+
+    /* a runtime input: inference asks for its value (IrGraph.need_value) */
+    B b;
+    b_init(&b);
+    int in[] = { tens(&b, 1, IR_DT_F32, SH(4), NULL) };
+    node(&b, IR_OP_Unique, 1, in);
+    expect_err(&b, "the input 'c0' must be a constant or computable at compile time (data-dependent output shape "
+                   "is not supported by a static compiler)");
+}
+
 static void test_reversesequence(void **state)
 {
     (void)state;
@@ -822,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_onehot),
         cmocka_unit_test(test_eyelike),
         cmocka_unit_test(test_compress_nonzero),
+        cmocka_unit_test(test_unique),
         cmocka_unit_test(test_reversesequence),
         cmocka_unit_test(test_centercroppad),
         cmocka_unit_test(test_maxunpool),

@@ -768,12 +768,26 @@ static void test_batchnorm(void **state)
            TOL);
     ir_graph_free(g);
 
+    /* training mode: the batch's statistics per channel (c0 {1, 3}: mean 2, var 1; c1 {2, 6}: mean 4,
+     * var 4), running statistics = input * 0.9 + the batch's * 0.1 (ONNX's reference) */
+    g = ir_graph_new("g", "t.json");
+    in[0] = cst(g, IR_DT_F32, 3, D(2, 2, 1), V(1, 2, 3, 6));
+    for (int i = 1; i < 5; i++)
+        in[i] = cst(g, IR_DT_F32, 1, D(2), i == 2 ? V(0, 0) : V(1, 1));
+    bn = node(g, IR_OP_BatchNormalization, 5, in, 3);
+    attr_i(g, bn, IR_A_training_mode, 1);
+    infer_ok(g);
+    expect(g, bn, 0, IR_DT_F32, 3, D(2, 2, 1),
+           V(-0.9999950000374997, -0.9999987500023437, 0.9999950000374997, 0.9999987500023437), TOL);
+    expect(g, bn, 1, IR_DT_F32, 1, D(2), V(1.1, 1.3), TOL);
+    expect(g, bn, 2, IR_DT_F32, 1, D(2), V(1.0, 1.3), TOL);
+    ir_graph_free(g);
+
     g = ir_graph_new("g", "t.json");
     for (int i = 0; i < 5; i++)
         in[i] = cst(g, IR_DT_F32, i ? 1 : 3, i ? D(2) : D(1, 2, 2), V(1, 1, 1, 1));
-    bn = node(g, IR_OP_BatchNormalization, 5, in, 1);
-    attr_i(g, bn, IR_A_training_mode, 1);
-    infer_err(g, "training_mode=1 is not supported");
+    bn = node(g, IR_OP_BatchNormalization, 5, in, 3);
+    infer_err(g, "exist only in training mode");
     ir_graph_free(g);
 
     g = ir_graph_new("g", "t.json");
