@@ -188,6 +188,24 @@ def make_jet():
                          nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 5), nn.Softmax(dim=-1))
 
 
+class Recurrent(nn.Module):
+    """A 2-layer bidirectional LSTM, a GRU over its output (linear_before_reset, as PyTorch
+    exports it), a Linear on every step: batch 2 of 12 steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 24, 2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(48, 20, batch_first=True)
+        self.fc = nn.Linear(20, 5)
+
+    def forward(self, x):
+        return self.fc(self.gru(self.lstm(x)[0])[0])
+
+
+def make_rnn():
+    return Recurrent()
+
+
 def raider_data(gen, n):
     """4 classes of 16×16 binary images: a horizontal bar, a vertical bar, a diagonal, a square
     outline, at random positions, with 5% of the pixels flipped."""
@@ -256,6 +274,7 @@ MODELS = {
     "resnet": (make_resnet, [1, 3, 16, 16], 5, {}),
     "raider": (make_raider, [1, 1, 16, 16], 6, {}),
     "jet": (make_jet, [4, 16], 7, {}),
+    "rnn": (make_rnn, [2, 12, 8], 8, {}),
 }
 
 # The README's Quick start model (examples/), kept identical to the test model.
