@@ -22,9 +22,23 @@
  *     candidate's columns from r * h after z and r), then the gate math per
  *     hidden unit;
  * every loop over the packed columns runs along memory, so the CPU schedule
- * vectorizes it. */
+ * vectorizes it.
+ *
+ * The GPU form (LowSchedule.rnn_tasks; docs/targets/gpu.md, "Recurrent
+ * kernels"): one PARALLEL loop over the tasks direction x batch row (task =
+ * dir * batch + b; the GPU schedule gives each a block, whose state buffers
+ * are its shared memory).  In the packed form the input projection of every
+ * direction, step and row is a kernel of its own before it, in the form of a
+ * matrix product (the GPU schedule tiles it):
+ *     XW[d][t][b][col] = bias[d][col] + sum_i X[t, b, i] * Wt[d][i][col]
+ * and each step computes G one column at a time, a dot product over the
+ * state (the block's threads take the columns):
+ *     G[col] = XW[d][t][b][col] + sum_j h[j] * Rt[d][j][col]
+ * (GRU with linear_before_reset: the candidate's columns start at Rbh
+ * instead), in the CPU form's order of summation. */
 #include "lower/lower_impl.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef struct Rnn {
@@ -41,6 +55,7 @@ typedef struct Rnn {
     int wt, rt, bias, rbh, xw;           /* ... its packed weights, biases, input projection */
     int aux;                             /* ... GRU's z and r * h, 2 * hp (-1: none) */
     int64_t hp, gp;                      /* ... padded hidden size, packed columns (gates * hp) */
+    int gpu;                             /* the GPU form (above) */
     int dir;                             /* direction being emitted */
     int bt, tv;                          /* batch variable, time-index variable */
 } Rnn;
@@ -270,7 +285,7 @@ static int pack(Low *L, Rnn *c)
     c->rt = low_const_table(L, "rnn_rt", D * H * gp, &rt);
     c->bias = low_const_table(L, "rnn_bias", D * gp, &bias);
     c->rbh = c->lbr ? low_const_table(L, "rnn_rbh", D * hp, &rbh) : -1;
-    IrShape xs = { .rank = 1, .dims = { c->seq * c->batch * gp } };
+    IrShape xs = { .rank = 1, .dims = { (c->gpu ? D : 1) * c->seq * c->batch * gp } };
     c->xw = loop_add_buf(L->p, "rnn_xw", IR_DT_F32, &xs, LOOP_ST_WORKSPACE);
     if (c->wt < 0 || c->rt < 0 || c->bias < 0 || (c->lbr && c->rbh < 0) || c->xw < 0)
         return -1;
@@ -298,6 +313,13 @@ static int pack(Low *L, Rnn *c)
     return 0;
 }
 
+/* Offset of step c->tv, row c->bt in XW (the GPU form's holds every direction). */
+static LoopExpr *xw_row(Low *L, const Rnn *c)
+{
+    LoopExpr *r = MUL(ADD(MUL(V(c->tv), I(c->batch)), V(c->bt)), I(c->gp));
+    return c->gpu ? ADD(I((int64_t)c->dir * c->seq * c->batch * c->gp), r) : r;
+}
+
 /* Direction c->dir's input projection of every step, into XW:
  *   for t, b: XW[t][b][:] = bias[:]; for i: XW[t][b][:] += X[t, b, i] * Wt[i][:] */
 static int project(Low *L, const Rnn *c, LoopStmt *blk)
@@ -321,6 +343,38 @@ static int project(Low *L, const Rnn *c, LoopStmt *blk)
     return low_add(L, blk, low_nest(L, 2, vars, ext, row));
 }
 
+/* GPU form: the input projection of every direction, step and row, a kernel
+ * of its own in the form of a matrix product (rows t, b; columns d, col;
+ * the reduction over i):
+ *   XW[d][t][b][col] = bias[d][col] + sum_i X[t, b, i] * Wt[d][i][col]
+ * Returns its flops, -1 out of memory. */
+static int64_t project_gpu(Low *L, const Rnn *c)
+{
+    int v[4], i;                                   /* d, t, b, col */
+    LoopStmt *body = loop_block(L->p);
+    if (!body || low_vars(L, 1, "d", &v[0]) || low_vars(L, 1, "t", &v[1]) || low_vars(L, 1, "b", &v[2]) ||
+        low_vars(L, 1, "col", &v[3]) || low_vars(L, 1, "i", &i))
+        return -1;
+    LoopExpr *x0 = c->layout ? ADD(MUL(V(v[2]), I(c->seq)), V(v[1])) : ADD(MUL(V(v[1]), I(c->batch)), V(v[2]));
+    int acc = low_let(L, body, "acc", ld(L, c, c->bias, ADD(MUL(V(v[0]), I(c->gp)), V(v[3]))), 1);
+    if (acc < 0)
+        return -1;
+    LoopExpr *x = ld(L, c, c->x, ADD(MUL(x0, I(c->isz)), V(i)));
+    LoopExpr *w = ld(L, c, c->wt, ADD(MUL(ADD(MUL(V(v[0]), I(c->isz)), V(i)), I(c->gp)), V(v[3])));
+    LoopExpr *at = ADD(MUL(ADD(MUL(ADD(MUL(V(v[0]), I(c->seq)), V(v[1])), I(c->batch)), V(v[2])), I(c->gp)), V(v[3]));
+    int64_t ext[4] = { c->dirs, c->seq, c->batch, c->gp };
+    if (low_add(L, body, loop_for(L->p, i, I(c->isz), LOOP_SERIAL, loop_assign(L->p, acc, ADD(V(acc), MUL(x, w))))) ||
+        low_add(L, body, low_store(L, c->xw, at, V(acc))))
+        return -1;
+    char name[256];
+    snprintf(name, sizeof name, "%s_xw", L->n->name && *L->n->name ? L->n->name : ir_op_name(L->n->op));
+    if (low_kernel_named(L, name, low_nest(L, 4, v, ext, body), -1))
+        return -1;
+    int64_t flops = 2 * (int64_t)c->dirs * c->seq * c->batch * c->gates * c->hs * c->isz;
+    L->p->kernels[L->p->n_kernels - 1].flops = flops;
+    return flops;
+}
+
 /* G[lo, lo + n) += sum_j src[src_off + j] * Rt[j][lo, lo + n) */
 static int recur(Low *L, const Rnn *c, LoopStmt *blk, int src, int64_t src_off, int64_t lo, int64_t n)
 {
@@ -333,6 +387,30 @@ static int recur(Low *L, const Rnn *c, LoopStmt *blk, int src, int64_t src_off, 
     return low_add(L, blk, loop_for(L->p, j, I(c->hs), LOOP_SERIAL, body));
 }
 
+/* GPU form: G[lo + col] = init + sum_j src[src_off + j] * Rt[j][lo + col] for
+ * col < n, one dot product per column; init is XW's column, or Rbh from
+ * column 2Hp on for GRU with linear_before_reset.  recur's arguments. */
+static int dot_cols(Low *L, const Rnn *c, LoopStmt *blk, int src, int64_t src_off, int64_t lo, int64_t n)
+{
+    int v, j;
+    LoopStmt *body = loop_block(L->p);
+    if (!body || low_vars(L, 1, "col", &v) || low_vars(L, 1, "j", &j))
+        return -1;
+    LoopExpr *init = ld(L, c, c->xw, ADD(xw_row(L, c), ADD(I(lo), V(v))));
+    if (c->lbr)       /* a guarded load: Rbh is read only from column 2Hp on */
+        init = loop_select(L->p, low_bin(L, LOOP_LE, I(2 * c->hp), ADD(I(lo), V(v))),
+                           ld(L, c, c->rbh, ADD(I((int64_t)c->dir * c->hp - 2 * c->hp + lo), V(v))), init);
+    int acc = low_let(L, body, "acc", init, 1);
+    if (acc < 0)
+        return -1;
+    LoopExpr *m = ld(L, c, c->rt, ADD(MUL(ADD(I((int64_t)c->dir * c->hs), V(j)), I(c->gp)), ADD(I(lo), V(v))));
+    LoopStmt *st = loop_assign(L->p, acc, ADD(V(acc), MUL(ld(L, c, src, ADD(I(src_off), V(j))), m)));
+    if (low_add(L, body, loop_for(L->p, j, I(c->hs), LOOP_SERIAL, st)) ||
+        low_add(L, body, low_store(L, c->tmp, ADD(I(lo), V(v)), V(acc))))
+        return -1;
+    return low_add(L, blk, loop_for(L->p, v, I(n), LOOP_SERIAL, body));
+}
+
 /* One time step of the packed form into blk: G (c->tmp) from XW and R h,
  * then h (and cs) per hidden unit; c->aux holds GRU's z and r * h. */
 static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
@@ -341,13 +419,16 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
     int v, k, k2;
     if (low_vars(L, 1, "col", &v) || low_vars(L, 1, "k", &k) || low_vars(L, 1, "k", &k2))
         return -1;
-    LoopExpr *xw0 = MUL(ADD(MUL(V(c->tv), I(c->batch)), V(c->bt)), I(c->gp));
+    LoopExpr *xw0 = xw_row(L, c);
     int gru = c->op == IR_OP_GRU;
-    /* G = XW (GRU with linear_before_reset: the candidate's columns start at Rbh) */
+    /* CPU: G = XW (GRU with linear_before_reset: the candidate's columns start at
+     * Rbh), then R h added column by column; GPU: dot_cols does both */
+    int (*gates_from)(Low *, const Rnn *, LoopStmt *, int, int64_t, int64_t, int64_t) = c->gpu ? dot_cols : recur;
     int64_t from_xw = gru && c->lbr ? 2 * hp : c->gp;
-    if (lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, ADD(xw0, V(v))))))
+    LoopExpr *xw_at = ADD(loop_expr_copy(L->p, xw0), V(v));
+    if (!c->gpu && lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, xw_at))))
         return -1;
-    if (gru && c->lbr) {
+    if (!c->gpu && gru && c->lbr) {
         int v2;
         if (low_vars(L, 1, "col", &v2) ||
             lanes_loop(L, blk, v2, hp, low_store(L, c->tmp, ADD(I(2 * hp), V(v2)),
@@ -355,7 +436,7 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
             return -1;
     }
     /* G += R h: every gate's columns, but a GRU candidate's without linear_before_reset */
-    if (recur(L, c, blk, c->h, 0, 0, gru && !c->lbr ? 2 * hp : c->gp))
+    if (gates_from(L, c, blk, c->h, 0, 0, gru && !c->lbr ? 2 * hp : c->gp))
         return -1;
     LoopStmt *b1 = loop_block(L->p), *b2 = loop_block(L->p);
     if (!b1 || !b2)
@@ -383,7 +464,7 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
         }
         if (low_add(L, b1, low_store(L, c->aux, V(k), V(z))) ||
             low_add(L, b1, low_store(L, c->aux, ADD(I(hp), V(k)), MUL(V(r), ld(L, c, c->h, V(k))))) ||
-            low_add(L, blk, over_h(L, c, k, b1)) || recur(L, c, blk, c->aux, hp, 2 * hp, hp))
+            low_add(L, blk, over_h(L, c, k, b1)) || gates_from(L, c, blk, c->aux, hp, 2 * hp, hp))
             return -1;
         LoopExpr *z2 = ld(L, c, c->aux, V(k2));
         LoopExpr *hh = act(L, c, b2, 1, ld(L, c, c->tmp, col(L, c, 2, V(k2))), 0);
@@ -424,11 +505,11 @@ static LoopExpr *y_index(Low *L, const Rnn *c, LoopExpr *t, int k)
 static int direction(Low *L, Rnn *c, LoopStmt *kblk)
 {
     int rev = c->dir == 1 || c->reverse0, s, k;
-    if (c->fast && project(L, c, kblk))
+    if (c->fast && !c->gpu && project(L, c, kblk))
         return -1;
     LoopStmt *row = loop_block(L->p), *init = loop_block(L->p);
-    if (low_vars(L, 1, "b", &c->bt) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k))
-        return -1;
+    if ((!c->gpu && low_vars(L, 1, "b", &c->bt)) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k))
+        return -1;                                 /* GPU form: c->bt is the task's */
     /* the row's length, clamped to [0, seq] */
     LoopExpr *len = c->sl >= 0 ? low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_load(L, c->sl, V(c->bt), IR_DT_I64), I(0)),
                                          I(c->seq))
@@ -479,7 +560,31 @@ static int direction(Low *L, Rnn *c, LoopStmt *kblk)
         return -1;
     if (fin->u.block.n && low_add(L, row, over_h(L, c, kf, fin)))
         return -1;
-    return low_add(L, kblk, loop_for(L->p, c->bt, I(c->batch), LOOP_SERIAL, row));
+    return low_add(L, kblk, c->gpu ? row : loop_for(L->p, c->bt, I(c->batch), LOOP_SERIAL, row));
+}
+
+/* The GPU form's kernels: the packed form's input projection, then the tasks
+ * direction x batch row, task = dir * batch + b, in one PARALLEL loop. */
+static int gpu_kernels(Low *L, Rnn *c)
+{
+    int64_t proj = c->fast ? project_gpu(L, c) : 0;
+    int task;
+    LoopStmt *body = loop_block(L->p), *rows[2] = { loop_block(L->p), loop_block(L->p) };
+    if (proj < 0 || !body || !rows[0] || !rows[1] || low_vars(L, 1, "task", &task))
+        return -1;
+    c->bt = c->dirs == 1 ? task : low_let(L, body, "b", low_bin(L, LOOP_MOD, V(task), I(c->batch)), 0);
+    if (c->bt < 0)
+        return -1;
+    for (c->dir = 0; c->dir < c->dirs; c->dir++)
+        if (direction(L, c, rows[c->dir]) != 0)
+            return -1;
+    LoopStmt *dirs = c->dirs == 1 ? rows[0]                                   /* task < batch: direction 0 */
+                                  : loop_if(L->p, low_bin(L, LOOP_LT, V(task), I(c->batch)), rows[0], rows[1]);
+    if (low_add(L, body, dirs) || low_kernel(L, loop_for(L->p, task, I(c->dirs * c->batch), LOOP_PARALLEL, body)))
+        return -1;
+    LoopKernel *k = &L->p->kernels[L->p->n_kernels - 1];
+    k->flops = k->flops > proj ? k->flops - proj : 0;
+    return 0;
 }
 
 int low_rnn(Low *L)
@@ -506,9 +611,10 @@ int low_rnn(Low *L)
     c.reverse0 = !strcmp(ir_attr_str(n, IR_A_direction), "reverse");
     if (ir_rnn_activations(L->g, n, c.dirs, c.act, L->d))
         return -1;
-    /* the packed form: float32, SIMD, W R B known (P is read as it is) */
+    /* the packed form: float32, SIMD or the GPU form, W R B known (P is read as it is) */
     const IrArray *bk = c.b >= 0 ? low_known(L, 3) : NULL;
-    c.fast = L->s && L->s->vectorize && low_buf(L, c.x)->dtype == IR_DT_F32 && low_known(L, 1) &&
+    c.gpu = L->s && L->s->rnn_tasks;
+    c.fast = L->s && (L->s->vectorize || c.gpu) && low_buf(L, c.x)->dtype == IR_DT_F32 && low_known(L, 1) &&
              low_known(L, 2) && (c.b < 0 || bk) && low_buf(L, c.w)->dtype == IR_DT_F32 &&
              low_buf(L, c.r)->dtype == IR_DT_F32 && (c.b < 0 || low_buf(L, c.b)->dtype == IR_DT_F32);
     c.t = c.fast ? IR_DT_F32 : IR_DT_F64;
@@ -526,6 +632,8 @@ int low_rnn(Low *L)
     if (c.h < 0 || (n->op == IR_OP_LSTM && c.cs < 0) || c.tmp < 0 || !k ||
         (c.fast && n->op == IR_OP_GRU && !c.lbr && c.aux < 0) || (c.fast && pack(L, &c)))
         return low_oom(L);
+    if (c.gpu)
+        return gpu_kernels(L, &c) ? low_oom(L) : 0;
     for (c.dir = 0; c.dir < c.dirs; c.dir++)
         if (direction(L, &c, k) != 0)
             return low_oom(L);

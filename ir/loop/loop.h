@@ -126,7 +126,8 @@ struct LoopExpr {
 
 typedef enum LoopForKind {
     LOOP_SERIAL,
-    LOOP_PARALLEL,       /* iterations are independent; CPU: split across threads */
+    LOOP_PARALLEL,       /* iterations are independent (LOCAL buffers too); CPU: split across threads;
+                            GPU, outermost: a block each (targets/gpu/coop.c) */
     LOOP_VECTORIZED,     /* innermost, constant extent: one SIMD operation per statement */
     LOOP_UNROLLED,       /* constant extent: fully unrolled by the code generator */
     LOOP_GPU_BLOCK_X, LOOP_GPU_BLOCK_Y, LOOP_GPU_BLOCK_Z,

@@ -45,13 +45,13 @@ static int gpu_schedule(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
 {
     (void)g;
     const TgtOptions *o = arg;
-    TgtGpuOptions gs = { .block_size = 256, .tile = 16 };
+    TgtGpuOptions gs = { .block_size = 256, .tile = 16, .coop_threads = 512, .shared_bytes = 48 << 10 };
     return tgt_gpu_schedule(p, &gs, d) || (o->gpu_emulate && tgt_gpu_split_barriers(p, d)) ? -1 : 0;
 }
 
 LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 {
-    LowSchedule sched = { .target = "gpu" };                 /* plain loop nests: the GPU schedule binds them */
+    LowSchedule sched = { .target = "gpu", .rnn_tasks = 1 };   /* plain loop nests: the GPU schedule binds them */
     TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = gpu_schedule, .arg = o,
                        .schedule_name = "the GPU schedule", .plan_memory = 1, .reuse = o->opt_level > 0 };
     return tgt_loop_program(g, &pl, d);                      /* device workspace offsets */

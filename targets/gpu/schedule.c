@@ -16,8 +16,12 @@
  *    acc = acc + A(.., m, k) * B(.., k, n); store y = f(acc)`, the form
  *    lowering gives MatMul, Gemm and — with k running over the window —
  *    Conv) get shared-memory tiles: see tile_product below.
- *  - A kernel with none of these (a top-level LET, a reduction to a scalar)
- *    stays as it is and runs on one thread (grid 1, block 1).
+ *  - A kernel with none of these whose sequential outer loop (RNN/GRU/LSTM's
+ *    time loop, a top-level LET) holds data-parallel loops takes the
+ *    cooperative schedule (coop.c): one block per outer PARALLEL iteration,
+ *    its threads sharing each inner nest, barriers between.
+ *  - A kernel with none of these at all (a reduction to a scalar) stays as
+ *    it is and runs on one thread (grid 1, block 1).
  */
 #include "targets/gpu/gpu_impl.h"
 
@@ -31,20 +35,21 @@ typedef struct Scan {
     const LoopProgram *p;
     unsigned char *bound;      /* per var: bound inside the statement scanned */
     int var;                   /* the candidate parallel loop variable */
+    int local;                 /* stores to LOCAL buffers allowed */
     int ok;
 } Scan;
 
-static void mark_bound(Scan *sc, const LoopStmt *s)
+void tgt_gpu_mark_bound(const LoopStmt *s, unsigned char *bound)
 {
     if (!s)
         return;
     switch (s->kind) {
-    case LOOP_S_FOR: sc->bound[s->u.loop.var] = 1; mark_bound(sc, s->u.loop.body); break;
-    case LOOP_S_LET: sc->bound[s->u.let.var] = 1; break;
-    case LOOP_S_IF: mark_bound(sc, s->u.cond.then_); mark_bound(sc, s->u.cond.else_); break;
+    case LOOP_S_FOR: bound[s->u.loop.var] = 1; tgt_gpu_mark_bound(s->u.loop.body, bound); break;
+    case LOOP_S_LET: bound[s->u.let.var] = 1; break;
+    case LOOP_S_IF: tgt_gpu_mark_bound(s->u.cond.then_, bound); tgt_gpu_mark_bound(s->u.cond.else_, bound); break;
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
-            mark_bound(sc, s->u.block.items[i]);
+            tgt_gpu_mark_bound(s->u.block.items[i], bound);
         break;
     default: break;
     }
@@ -52,7 +57,8 @@ static void mark_bound(Scan *sc, const LoopStmt *s)
 
 /* Iterations of the loop over sc->var are independent: no assignment to a
  * variable bound outside, every store's index mentions the variable (so two
- * iterations write different elements), no LOCAL buffer, no barrier. */
+ * iterations write different elements), no store to a LOCAL buffer unless
+ * sc->local, no barrier. */
 static void check_parallel(Scan *sc, const LoopStmt *s)
 {
     if (!s || !sc->ok)
@@ -64,7 +70,8 @@ static void check_parallel(Scan *sc, const LoopStmt *s)
             sc->ok = 0;
         break;
     case LOOP_S_STORE:
-        if (!loop_expr_uses(s->u.store.index, sc->var) || sc->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL)
+        if (!loop_expr_uses(s->u.store.index, sc->var) ||
+            (!sc->local && sc->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL))
             sc->ok = 0;
         break;
     case LOOP_S_IF: check_parallel(sc, s->u.cond.then_); check_parallel(sc, s->u.cond.else_); break;
@@ -77,22 +84,24 @@ static void check_parallel(Scan *sc, const LoopStmt *s)
     }
 }
 
-static int is_parallel(const LoopProgram *p, const LoopStmt *loop)
+int tgt_gpu_independent(const LoopProgram *p, const LoopStmt *loop, int local)
 {
     if (loop->kind != LOOP_S_FOR || loop->u.loop.extent->kind != LOOP_E_INT || loop->u.loop.extent->u.i < 1 ||
         (loop->u.loop.kind != LOOP_SERIAL && loop->u.loop.kind != LOOP_PARALLEL))
         return 0;
-    Scan sc = { p, calloc((size_t)p->n_vars + 1, 1), loop->u.loop.var, 1 };
+    Scan sc = { p, calloc((size_t)p->n_vars + 1, 1), loop->u.loop.var, local, 1 };
     if (!sc.bound)
         return 0;
-    mark_bound(&sc, loop->u.loop.body);
+    tgt_gpu_mark_bound(loop->u.loop.body, sc.bound);
     check_parallel(&sc, loop->u.loop.body);
     free(sc.bound);
     return sc.ok;
 }
 
+static int is_parallel(const LoopProgram *p, const LoopStmt *loop) { return tgt_gpu_independent(p, loop, 0); }
+
 /* The statement itself, or the only item of a one-item block. */
-static LoopStmt *single(LoopStmt *s)
+LoopStmt *tgt_gpu_single(LoopStmt *s)
 {
     while (s && s->kind == LOOP_S_BLOCK && s->u.block.n == 1)
         s = s->u.block.items[0];
@@ -265,7 +274,7 @@ static LoopStmt *sink_lets(Gs *g, LoopStmt *parent)
     if (b->kind != LOOP_S_BLOCK || b->u.block.n < 2)
         return NULL;
     int n = b->u.block.n;
-    LoopStmt *f = single(b->u.block.items[n - 1]);
+    LoopStmt *f = tgt_gpu_single(b->u.block.items[n - 1]);
     for (int i = 0; i < n - 1; i++)
         if (b->u.block.items[i]->kind != LOOP_S_LET || b->u.block.items[i]->u.let.mutable_)
             return NULL;
@@ -300,14 +309,14 @@ static LoopStmt *map_kernel(Gs *g, LoopStmt *body)
 {
     LoopStmt *chain[IR_MAX_RANK * 2];
     int n = 0;
-    LoopStmt *s = single(body);
+    LoopStmt *s = tgt_gpu_single(body);
     while (s && n < IR_MAX_RANK * 2 && is_parallel(g->p, s)) {
         chain[n++] = s;
         LoopStmt *inner = n < IR_MAX_RANK * 2 ? sink_lets(g, s) : NULL;
-        s = inner ? inner : single(s->u.loop.body);
+        s = inner ? inner : tgt_gpu_single(s->u.loop.body);
     }
     if (n == 0)
-        return body;
+        return tgt_gpu_coop(g->p, g->o, body);     /* a sequential outer loop (coop.c) */
     LoopStmt *r = tgt_gpu_tile_product(g->p, g->o, chain, n);
     if (r)
         return r;

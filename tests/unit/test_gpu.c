@@ -1,7 +1,10 @@
 /* tests/unit/test_gpu.c — the GPU target's loop rewrites and code generation:
  * block/thread binding with a guarded tail, shared-memory tiles with
  * barriers, barrier splitting for --gpu-emulate (numbers checked against a
- * hand-computed product), and the PTX text of the NVPTX path. */
+ * hand-computed product), the cooperative schedule of a recurrence (its
+ * barriers, each of which the emulated result needs, tasks as blocks, state
+ * past the shared-memory budget in the workspace), and the PTX text of the
+ * NVPTX path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
+#include "lower/lower.h"
 #include "targets/gpu/gpu_impl.h"
 
 static int io_buf(LoopProgram *p, const char *name, LoopStorage st, int64_t rows, int64_t cols)
@@ -141,7 +145,9 @@ static void test_tiled_matmul_structure(void **state)
     barriers = threads = blocks = 0;
     count(p->kernels[0].body, &barriers, &threads, &blocks);
     assert_int_equal(barriers, 0);
-    assert_int_equal(threads, 2 * 4);   /* before the k loop, fill, product, store */
+    /* the k-tile loop rotated: one nest for what precedes it, the fill and the store after
+     * it (emulate.c), one for the product */
+    assert_int_equal(threads, 2 * 2);
     loop_program_free(p);
 }
 
@@ -342,22 +348,28 @@ static const char *libdevice(void)
     return access(path, R_OK) == 0 ? path : NULL;
 }
 
+/* p compiled to PTX (NUL-terminated in r->ptx); the diagnostic printed on failure. */
+static void compile_ptx(LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    cg_gpu_result_init(r);
+    int rc = cg_compile_gpu(p, o, r, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    util_buf_put(&r->ptx, "", 1);
+}
+
 static void test_ptx_text(void **state)
 {
     (void)state;
     LoopProgram *p = matmul();
     schedule_ok(p);
     loop_simplify(p);
-    UtilDiag d;
-    util_diag_init(&d);
     CgGpuOptions o = { .arch = "sm_75", .opt_level = 2 };
     CgGpuResult r;
-    cg_gpu_result_init(&r);
-    int rc = cg_compile_gpu(p, &o, &r, &d);
-    if (rc)
-        print_error("%s\n", d.msg);
-    assert_int_equal(rc, 0);
-    util_buf_put(&r.ptx, "", 1);
+    compile_ptx(p, &o, &r);
     const char *ptx = r.ptx.data;
     assert_non_null(strstr(ptx, ".target sm_75"));
     assert_non_null(strstr(ptx, ".visible .entry mm_matmul("));
@@ -408,6 +420,238 @@ static void test_ptx_math_and_errors(void **state)
     loop_program_free(p);
 }
 
+/* ---------------------------------------------------- cooperative schedule */
+
+enum { RS = 5, RN = 40, RB = 3 };   /* steps, state size, tasks */
+
+/* A recurrence over RS steps with its state h in a LOCAL buffer, per task b
+ * (tasks > 1: an outer PARALLEL loop, the form of lower/rnn.c's tasks):
+ *     h[k] = 0.01 k
+ *     for s: tmp[k] = x[b, s, k] + sum_j h[j] w[j, k]; h[k] = tanh(tmp[k]) / 2; y[b, s, k] = h[k]
+ * The phases race: the second writes the h the first read (a barrier
+ * between them), the next step's first reads the h the second wrote (one at
+ * the end of the loop body), the first reads the initial h (one before the
+ * loop): three barriers. */
+static LoopProgram *recurrence(int tasks)
+{
+    LoopProgram *p = loop_program_new("rc");
+    int x = io_buf(p, "x", LOOP_ST_INPUT, tasks * RS, RN), w = io_buf(p, "w", LOOP_ST_INPUT, RN, RN);
+    int y = io_buf(p, "y", LOOP_ST_OUTPUT, tasks * RS, RN);
+    IrShape ls = { .rank = 1, .dims = { RN } };
+    int h = loop_add_buf(p, "h", IR_DT_F32, &ls, LOOP_ST_LOCAL);
+    int tmp = loop_add_buf(p, "tmp", IR_DT_F32, &ls, LOOP_ST_LOCAL);
+    int b = loop_add_var(p, "b", IR_DT_I64), s = loop_add_var(p, "s", IR_DT_I64);
+    int k0 = loop_add_var(p, "k", IR_DT_I64), k1 = loop_add_var(p, "k", IR_DT_I64);
+    int k2 = loop_add_var(p, "k", IR_DT_I64), k3 = loop_add_var(p, "k", IR_DT_I64);
+    int j = loop_add_var(p, "j", IR_DT_I64), acc = loop_add_var(p, "acc", IR_DT_F32);
+    LoopExpr *row = B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, b), I(p, RS)), V(p, s));     /* b * RS + s */
+    LoopStmt *body = loop_block(p), *step = loop_block(p), *a = loop_block(p);
+    loop_block_add(p, body, loop_for(p, k0, I(p, RN), LOOP_SERIAL,
+                                     loop_store(p, h, V(p, k0), B2(p, LOOP_MUL, loop_cast(p, IR_DT_F32, V(p, k0)),
+                                                                   loop_float(p, IR_DT_F32, 0.01)))));
+    LoopExpr *xa = loop_load(p, x, B2(p, LOOP_ADD, B2(p, LOOP_MUL, row, I(p, RN)), V(p, k1)));
+    loop_block_add(p, a, loop_let(p, acc, xa, 1));
+    LoopExpr *hw = B2(p, LOOP_MUL, loop_load(p, h, V(p, j)),
+                      loop_load(p, w, B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, j), I(p, RN)), V(p, k1))));
+    loop_block_add(p, a, loop_for(p, j, I(p, RN), LOOP_SERIAL, loop_assign(p, acc, B2(p, LOOP_ADD, V(p, acc), hw))));
+    loop_block_add(p, a, loop_store(p, tmp, V(p, k1), V(p, acc)));
+    loop_block_add(p, step, loop_for(p, k1, I(p, RN), LOOP_SERIAL, a));
+    LoopExpr *t = loop_load(p, tmp, V(p, k2));
+    loop_block_add(p, step, loop_for(p, k2, I(p, RN), LOOP_SERIAL,
+                                     loop_store(p, h, V(p, k2), B2(p, LOOP_MUL, loop_call(p, LOOP_I_tanh, 1, &t),
+                                                                   loop_float(p, IR_DT_F32, 0.5)))));
+    LoopExpr *at = B2(p, LOOP_ADD, B2(p, LOOP_MUL, loop_expr_copy(p, row), I(p, RN)), V(p, k3));
+    loop_block_add(p, step, loop_for(p, k3, I(p, RN), LOOP_SERIAL, loop_store(p, y, at, loop_load(p, h, V(p, k3)))));
+    loop_block_add(p, body, loop_for(p, s, I(p, RS), LOOP_SERIAL, step));
+    LoopStmt *k = tasks > 1 ? loop_for(p, b, I(p, tasks), LOOP_PARALLEL, body) : body;
+    if (tasks == 1) {                /* b bound once all the same */
+        LoopStmt *kb = loop_block(p);
+        loop_block_add(p, kb, loop_let(p, b, I(p, 0), 0));
+        loop_block_add(p, kb, body);
+        k = kb;
+    }
+    assert_true(loop_add_kernel(p, "rec", k) >= 0);
+    return p;
+}
+
+static float rx[RB * RS * RN], rw[RN * RN];
+
+static void recurrence_data(void)
+{
+    for (int i = 0; i < RB * RS * RN; i++)
+        rx[i] = (float)((i * 37) % 23) / 23.0f - 0.5f;
+    for (int i = 0; i < RN * RN; i++)
+        rw[i] = (float)((i * 11) % 17) / 17.0f * 0.2f - 0.1f;
+}
+
+/* The emulated outputs' largest error against the recurrence in double. */
+static double recurrence_error(CgRunFn run, int tasks, void *ws)
+{
+    static float y[RB * RS * RN];
+    const void *in[2] = { rx, rw };
+    void *out[1] = { y };
+    memset(y, 0, sizeof y);
+    assert_int_equal(run(in, out, ws), 0);
+    double err = 0;
+    for (int b = 0; b < tasks; b++) {
+        double h[RN], t[RN];
+        for (int k = 0; k < RN; k++)
+            h[k] = (double)(float)((float)k * 0.01f);
+        for (int s = 0; s < RS; s++) {
+            for (int k = 0; k < RN; k++) {
+                t[k] = rx[(b * RS + s) * RN + k];
+                for (int j = 0; j < RN; j++)
+                    t[k] += h[j] * rw[j * RN + k];
+            }
+            for (int k = 0; k < RN; k++) {
+                h[k] = tanh(t[k]) * 0.5;
+                double e = fabs(y[(b * RS + s) * RN + k] - h[k]);
+                err = isnan(e) || e > err ? (isnan(e) ? INFINITY : e) : err;
+            }
+        }
+    }
+    return err;
+}
+
+static LoopStmt **nth_barrier(LoopStmt **at, int *n)
+{
+    LoopStmt *s = *at;
+    if (!s)
+        return NULL;
+    switch (s->kind) {
+    case LOOP_S_BARRIER: return (*n)-- == 0 ? at : NULL;
+    case LOOP_S_FOR: return nth_barrier(&s->u.loop.body, n);
+    case LOOP_S_IF: {
+        LoopStmt **r = nth_barrier(&s->u.cond.then_, n);
+        return r ? r : nth_barrier(&s->u.cond.else_, n);
+    }
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++) {
+            LoopStmt **r = nth_barrier(&s->u.block.items[i], n);
+            if (r)
+                return r;
+        }
+        return NULL;
+    default: return NULL;
+    }
+}
+
+static const TgtGpuOptions coop_opts = { .block_size = 256, .tile = 16, .coop_threads = 512, .shared_bytes = 48 << 10 };
+
+/* One block of 64 threads (the 40 state elements rounded up to a warp), three
+ * barriers, the emulated result right; without any one of the barriers the
+ * emulation (threads interleaved at barriers, across loop iterations too)
+ * gets it wrong. */
+static void test_coop_recurrence(void **state)
+{
+    (void)state;
+    recurrence_data();
+    for (int drop = -1; drop < 3; drop++) {
+        LoopProgram *p = recurrence(1);
+        UtilDiag d;
+        util_diag_init(&d);
+        assert_int_equal(tgt_gpu_schedule(p, &coop_opts, &d), 0);
+        assert_int_equal(loop_verify(p, &d), 0);
+        LoopStmt *k = p->kernels[0].body;
+        assert_int_equal(k->u.loop.kind, LOOP_GPU_BLOCK_X);
+        assert_int_equal(k->u.loop.extent->u.i, 1);
+        assert_int_equal(k->u.loop.body->u.loop.kind, LOOP_GPU_THREAD_X);
+        assert_int_equal(k->u.loop.body->u.loop.extent->u.i, 64);
+        int barriers = 0, threads = 0, blocks = 0;
+        count(k, &barriers, &threads, &blocks);
+        assert_int_equal(barriers, 3);
+        if (drop >= 0) {
+            int n = drop;
+            LoopStmt **b = nth_barrier(&p->kernels[0].body, &n);
+            assert_non_null(b);
+            *b = loop_block(p);
+        }
+        CgJit *j;
+        CgRunFn run = emulate(p, &j);
+        double err = recurrence_error(run, 1, NULL);
+        if (drop < 0)
+            assert_true(err < 1e-5);
+        else if (!(err > 1e-3))
+            fail_msg("without barrier %d the emulated recurrence is still right (error %g)", drop, err);
+        cg_jit_free(j);
+        loop_program_free(p);
+    }
+}
+
+/* Tasks (an outer PARALLEL loop) are blocks, each with its own state; past
+ * the shared-memory budget the state is a per-block slice of the workspace. */
+static void test_coop_tasks_and_workspace_state(void **state)
+{
+    (void)state;
+    recurrence_data();
+    for (int spill = 0; spill < 2; spill++) {
+        LoopProgram *p = recurrence(RB);
+        UtilDiag d;
+        util_diag_init(&d);
+        TgtGpuOptions o = coop_opts;
+        o.shared_bytes = spill ? 64 : o.shared_bytes;   /* h and tmp: 160 bytes each */
+        assert_int_equal(tgt_gpu_schedule(p, &o, &d), 0);
+        assert_int_equal(loop_verify(p, &d), 0);
+        LoopStmt *k = p->kernels[0].body;
+        assert_int_equal(k->u.loop.kind, LOOP_GPU_BLOCK_X);
+        assert_int_equal(k->u.loop.extent->u.i, RB);
+        int locals = 0, slices = 0;
+        for (int b = 0; b < p->n_bufs; b++) {
+            locals += p->bufs[b].storage == LOOP_ST_LOCAL;
+            if (strstr(p->bufs[b].name, "_blocks")) {
+                slices++;
+                assert_int_equal(p->bufs[b].storage, LOOP_ST_WORKSPACE);
+                assert_int_equal(p->bufs[b].bytes, RB * RN * 4);
+            }
+        }
+        UtilBuf txt;
+        util_buf_init(&txt);
+        loop_print(p, &txt);
+        util_buf_put(&txt, "", 1);
+        assert_int_equal(slices, spill ? 2 : 0);
+        assert_int_equal(strstr(txt.data, "h[") != NULL, !spill);   /* the LOCAL state unused once spilled */
+        util_buf_free(&txt);
+        (void)locals;
+        assert_int_equal(tgt_gpu_split_barriers(p, &d), 0);
+        loop_simplify(p);
+        assert_int_equal(low_plan_memory_opt(p, NULL, 0, &d), 0);
+        assert_int_equal(loop_verify(p, &d), 0);
+        CgOptions co = { .opt_level = 2, .gpu_emulate = 1 };
+        CgJit *j;
+        assert_int_equal(cg_jit(p, &co, &j, &d), 0);
+        void *ws = p->workspace_bytes ? calloc(1, (size_t)p->workspace_bytes) : NULL;
+        assert_true(recurrence_error(cg_jit_entry(j), RB, ws) < 1e-5);
+        free(ws);
+        cg_jit_free(j);
+        loop_program_free(p);
+    }
+}
+
+/* The cooperative kernel in PTX: its block shape, barriers, shared state. */
+static void test_coop_ptx(void **state)
+{
+    (void)state;
+    LoopProgram *p = recurrence(RB);
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(tgt_gpu_schedule(p, &coop_opts, &d), 0);
+    loop_simplify(p);
+    CgGpuOptions o = { .arch = "sm_90", .opt_level = 2, .libdevice = libdevice() };
+    if (!o.libdevice) {
+        loop_program_free(p);
+        skip();
+    }
+    CgGpuResult r;
+    compile_ptx(p, &o, &r);
+    const char *e = strstr(r.ptx.data, ".entry rc_rec(");
+    assert_non_null(e);
+    assert_non_null(strstr(e, ".maxntid 64, 1, 1"));
+    assert_non_null(strstr(e, "bar.sync"));
+    assert_non_null(strstr(r.ptx.data, ".shared .align 16 .b8 rc_rec_$_h[160]"));   /* the state in shared memory */
+    cg_gpu_result_free(&r);
+    loop_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +662,9 @@ int main(void)
         cmocka_unit_test(test_ptx_math_and_errors),
         cmocka_unit_test(test_split_sink_and_single_thread),
         cmocka_unit_test(test_no_split_across_local),
+        cmocka_unit_test(test_coop_recurrence),
+        cmocka_unit_test(test_coop_tasks_and_workspace_state),
+        cmocka_unit_test(test_coop_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

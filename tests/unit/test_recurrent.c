@@ -20,9 +20,15 @@
  * rows are empty), so an unwritten element fails on the FPGA evaluator's
  * zeroed buffers too.  Tolerance, every element of every output:
  * |got - want| <= 1e-5 + 1e-5 |want| (the plain templates compute in float64
- * like the interpreter, the CPU's packed form in float32), and NaN never
- * matches.  The CPU program must take the packed form (lower/rnn.c: its
- * input projection buffer rnn_xw) and the GPU program the plain one.
+ * like the interpreter, the packed forms in float32), and NaN never
+ * matches.  The CPU and GPU programs must take the packed form (lower/rnn.c:
+ * its input projection buffer rnn_xw) where W, R and B are constants, and
+ * the plain one where they are graph inputs (cases marked w_input).  The GPU
+ * program must take the cooperative schedule (targets/gpu/coop.c): each
+ * recurrent kernel one block per direction x batch row (gpu.block.x of
+ * D * B), of T threads (gpu.thread.x: its widest loop over hidden units or
+ * packed columns rounded up to a warp), with barriers; the packed form's
+ * input projection a kernel of its own with shared-memory tiles (barriers).
  * Every failing case, target and output is printed, then the test fails.
  *
  * Covered (a covering set, not the cross product): every operator x
@@ -33,7 +39,8 @@
  * empty; initial states given or absent; B given or absent; clip; GRU's
  * linear_before_reset 0 and 1; LSTM with and without peepholes, with
  * input_forget; layout 1 for each operator; only Y, only Y_h, only Y_c,
- * Y_h with Y_c; two stacked bidirectional layers for each operator. */
+ * Y_h with Y_c; two stacked bidirectional layers for each operator; W, R and
+ * B as graph inputs (the plain forms) for each operator. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,6 +75,7 @@ typedef struct Case {
     double clip;            /* 0: none */
     unsigned outs;          /* OUT_* of every layer; 0: all */
     int layers;             /* 2: stacked (bidirectional, layout 0); else 1 */
+    int w_input;            /* W, R and B graph inputs (the plain forms), not constants */
 } Case;
 
 #define RNN IR_OP_RNN
@@ -120,6 +128,11 @@ static const Case cases[] = {
     { RNN, BI, 4, 1, 3, 3, .layers = 2 },
     { GRU, BI, 5, 3, 4, 2, SL_INPUT, { 5, 2, 0 }, .init = 1, .lbr = 1, .layers = 2 },
     { LSTM, BI, 3, 1, 5, 4, .init = 1, .peep = 1, .layers = 2 },
+    /* W, R and B graph inputs: the plain forms */
+    { RNN, R, 5, 2, 3, 4, SL_INPUT, { 3, 5 }, .init = 1, .w_input = 1 },
+    { GRU, BI, 4, 3, 3, 5, SL_INPUT, { 4, 0, 2 }, .w_input = 1 },
+    { GRU, F, 4, 1, 4, 3, .init = 1, .lbr = 1, .w_input = 1 },
+    { LSTM, BI, 5, 2, 4, 3, .init = 1, .peep = 1, .w_input = 1 },
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -149,12 +162,13 @@ static void case_label(const Case *c, int idx, char *out, size_t n)
     if (c->outs)
         snprintf(outs, sizeof outs, " outputs%s%s%s", c->outs & OUT_Y ? " Y" : "", c->outs & OUT_H ? " Y_h" : "",
                  c->outs & OUT_C ? " Y_c" : "");
-    snprintf(out, n, "case %d (%s %s T%d B%d I%d H%d%s%s%s%s%s%s%s%s%s%s)", idx, ir_op_name(c->op), c->dir, c->seq,
+    snprintf(out, n, "case %d (%s %s T%d B%d I%d H%d%s%s%s%s%s%s%s%s%s%s%s)", idx, ir_op_name(c->op), c->dir, c->seq,
              c->batch, c->isz, c->hs,
              c->sl == SL_INPUT ? " sequence_lens" : c->sl == SL_CONST ? " sequence_lens (constant)" : "",
              c->init ? " initial states" : "", c->no_bias ? " no B" : "", c->lbr ? " linear_before_reset" : "",
              c->peep ? " peepholes" : "", c->forget ? " input_forget" : "", c->layout ? " layout 1" : "",
-             c->clip > 0 ? " clip" : "", outs, c->layers == 2 ? " 2 layers" : "");
+             c->clip > 0 ? " clip" : "", outs, c->layers == 2 ? " 2 layers" : "",
+             c->w_input ? " W R B inputs" : "");
 }
 
 /* A constant of random values in [lo, hi). */
@@ -182,12 +196,15 @@ static void add_layer(TG *t, const Case *c, int l, int x, int64_t isz, int sl, i
     char nm[32];
     int in[8] = { x, -1, -1, -1, sl, -1, -1, -1 };
     snprintf(nm, sizeof nm, "W%d", l);
-    in[1] = rand_const(t, nm, TG_INTS(D, G * H, isz), -0.6, 0.6, s);
+    in[1] = c->w_input ? tg_input(t, nm, IR_DT_F32, TG_INTS(D, G * H, isz))
+                       : rand_const(t, nm, TG_INTS(D, G * H, isz), -0.6, 0.6, s);
     snprintf(nm, sizeof nm, "R%d", l);
-    in[2] = rand_const(t, nm, TG_INTS(D, G * H, H), -0.6, 0.6, s);
+    in[2] = c->w_input ? tg_input(t, nm, IR_DT_F32, TG_INTS(D, G * H, H))
+                       : rand_const(t, nm, TG_INTS(D, G * H, H), -0.6, 0.6, s);
     if (!c->no_bias) {
         snprintf(nm, sizeof nm, "B%d", l);
-        in[3] = rand_const(t, nm, TG_INTS(D, 2 * G * H), -0.3, 0.3, s);
+        in[3] = c->w_input ? tg_input(t, nm, IR_DT_F32, TG_INTS(D, 2 * G * H))
+                           : rand_const(t, nm, TG_INTS(D, 2 * G * H), -0.3, 0.3, s);
     }
     int64_t st[3] = { D, B, H };
     if (c->layout)
@@ -306,7 +323,8 @@ static int compare(const char *label, const char *target, const IrGraph *g, int 
 /* The CPU target (emulate 0) or the emulated GPU target (1), as tgt_host_jit
  * builds them, run on NaN-filled outputs and workspace; returns the number
  * of failures (a failed compilation, wrong outputs). */
-static int run_jit(const char *label, const IrGraph *g, int emulate, const IrArray *in, const IrArray *ref)
+static int run_jit(const char *label, const IrGraph *g, int emulate, int want_packed, const IrArray *in,
+                   const IrArray *ref)
 {
     const char *target = emulate ? "gpu-emulate" : "cpu";
     UtilDiag d;
@@ -318,9 +336,9 @@ static int run_jit(const char *label, const IrGraph *g, int emulate, const IrArr
     int packed = 0;
     for (int b = 0; b < p->n_bufs; b++)
         packed |= !strncmp(p->bufs[b].name, "rnn_xw", 6);
-    if (packed == emulate) {
+    if (packed != want_packed) {
         print_error("%s [%s]: the %s form, expected the %s one\n", label, target, packed ? "packed" : "plain",
-                    emulate ? "plain" : "packed");
+                    want_packed ? "packed" : "plain");
         loop_program_free(p);
         return 1;
     }
@@ -352,6 +370,97 @@ static int run_jit(const char *label, const IrGraph *g, int emulate, const IrArr
     }
     free(ws);
     cg_jit_free(j);
+    loop_program_free(p);
+    return fails;
+}
+
+static void count_stmt(const LoopStmt *s, int *barriers, int *blocks)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case LOOP_S_BARRIER: (*barriers)++; break;
+    case LOOP_S_FOR:
+        *blocks += s->u.loop.kind >= LOOP_GPU_BLOCK_X && s->u.loop.kind <= LOOP_GPU_BLOCK_Z;
+        count_stmt(s->u.loop.body, barriers, blocks);
+        break;
+    case LOOP_S_IF: count_stmt(s->u.cond.then_, barriers, blocks); count_stmt(s->u.cond.else_, barriers, blocks); break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            count_stmt(s->u.block.items[i], barriers, blocks);
+        break;
+    default: break;
+    }
+}
+
+typedef struct UsesLocal { const LoopProgram *p; int any; } UsesLocal;
+
+static void uses_local(void *ctx, int buf, int store)
+{
+    (void)store;
+    UsesLocal *u = ctx;
+    u->any |= !strncmp(u->p->bufs[buf].name, "rnn_", 4) && u->p->bufs[buf].storage == LOOP_ST_LOCAL;
+}
+
+/* The GPU program (not emulated: barriers in place) takes the cooperative
+ * schedule: every recurrent kernel (the ones using the state buffers) is
+ * `for bx < D*B gpu.block.x { for tx < T gpu.thread.x { ... } }` with T its
+ * widest phase rounded up to a warp (packed: the gates' columns, GRU without
+ * linear_before_reset the first two gates'; plain: H) and barriers; the
+ * packed form's projections are tiled products (barriers, three block
+ * loops) unless they have one row.
+ * Returns the number of failures. */
+static int gpu_schedule(const char *label, const IrGraph *g, const Case *c)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    TgtOptions o = { .name = "rec", .opt_level = 2 };
+    LoopProgram *p = tgt_gpu_program(g, &o, &d);
+    if (!p)
+        return failed_diag(label, "gpu", "the loop pipeline", &d);
+    int64_t D = !strcmp(c->dir, BI) ? 2 : 1, hp = (c->hs + 15) / 16 * 16;
+    int64_t gates = c->op == LSTM ? 4 : c->op == GRU ? 3 : 1;
+    int64_t wide = c->w_input ? c->hs : c->op == GRU && !c->lbr ? 2 * hp : gates * hp;
+    int64_t T = (wide + 31) / 32 * 32;
+    int fails = 0, recurrent = 0, projections = 0;
+    for (int k = 0; k < p->n_kernels; k++) {
+        const LoopStmt *s = p->kernels[k].body;
+        int barriers = 0, blocks = 0;
+        count_stmt(s, &barriers, &blocks);
+        const char *nm = p->kernels[k].name;
+        size_t len = strlen(nm);
+        if (len > 3 && !strcmp(nm + len - 3, "_xw")) {
+            projections++;                          /* one row (T * B = 1): a flat mapping */
+            int tiled = c->seq * c->batch > 1;
+            if (barriers != (tiled ? 2 : 0) || blocks != (tiled ? 3 : 1)) {
+                print_error("%s, gpu: projection %s: %d barriers, %d block loops\n", label,
+                            nm, barriers, blocks);
+                fails++;
+            }
+            continue;
+        }
+        UsesLocal u = { p, 0 };
+        loop_stmt_buffers(s, uses_local, &u);
+        if (!u.any)
+            continue;
+        recurrent++;
+        const LoopStmt *t = s->kind == LOOP_S_FOR ? s->u.loop.body : NULL;
+        while (t && t->kind == LOOP_S_BLOCK && t->u.block.n == 1)
+            t = t->u.block.items[0];
+        if (s->kind != LOOP_S_FOR || s->u.loop.kind != LOOP_GPU_BLOCK_X || s->u.loop.extent->u.i != D * c->batch ||
+            !t || t->kind != LOOP_S_FOR || t->u.loop.kind != LOOP_GPU_THREAD_X || t->u.loop.extent->u.i != T ||
+            blocks != 1 || barriers < 1) {
+            print_error("%s, gpu: kernel %s is not %lld blocks of %lld threads with barriers\n", label, nm,
+                        (long long)(D * c->batch), (long long)T);
+            fails++;
+        }
+    }
+    int layers = c->layers == 2 ? 2 : 1;
+    if (recurrent != layers || projections != (c->w_input ? 0 : layers)) {
+        print_error("%s, gpu: %d recurrent kernels and %d projections, want %d and %d\n", label, recurrent,
+                    projections, layers, c->w_input ? 0 : layers);
+        fails++;
+    }
     loop_program_free(p);
     return fails;
 }
@@ -475,7 +584,8 @@ static int run_case(const Case *c, int idx)
         if (!nz && !empty)
             fail_msg("%s: the reference output %s is all zeros", label, g->tensors[g->outputs[k]].name);
     }
-    int fails = run_jit(label, g, 0, in, ref) + run_jit(label, g, 1, in, ref) + run_fpga(label, g, in, ref);
+    int fails = run_jit(label, g, 0, !c->w_input, in, ref) + run_jit(label, g, 1, !c->w_input, in, ref) +
+                gpu_schedule(label, g, c) + run_fpga(label, g, in, ref);
     for (int i = 0; i < g->n_inputs; i++)
         free(in[i].data);
     for (int k = 0; k < g->n_outputs; k++)
