@@ -1015,6 +1015,8 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
                 return 1;
             groups *= bs->dims[i];
         }
+        if (groups == 0)                                /* an empty batch: the generic template */
+            return 1;
     }
     if (trans_a) {                                      /* Gemm: A is [K, M] */
         if (as->rank != 2)
