@@ -100,6 +100,8 @@ static int trailing_ones(FeUp *u, int n, int a, int b, int64_t axis)
 {
     int ra = fe_up_rank(u, a), rb = fe_up_rank(u, b), known = 0;
     int64_t k = 0;
+    if (axis < -IR_MAX_RANK || axis > IR_MAX_RANK)     /* no rank reaches it (and -axis below stays defined) */
+        return ir_node_error(u->g, NODE(u, n), u->d, "legacy broadcast axis %lld is out of range", (long long)axis);
     if (axis < 0 && ra >= 0)
         axis += ra;
     if (axis < 0 && rb >= 0) {
