@@ -182,6 +182,12 @@ def make_raider():
         nn.Flatten(), nn.Linear(8 * 4 * 4, 16), nn.ReLU(), nn.Linear(16, 4))
 
 
+def make_cedr():
+    # the CEDR poster's network: [1,3,6,6] → conv 3×3 3→8 + relu → [1,8,4,4] → maxpool 2 → [1,8,2,2]
+    # → linear 32→16 (the heterogeneous target's reference model, docs/targets/hetero.md)
+    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 2 * 2, 16))
+
+
 def make_jet():
     # the hls4ml jet-tagging MLP: 16 features → 64 → 32 → 32 → 5 classes
     return nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
@@ -275,6 +281,7 @@ MODELS = {
     "raider": (make_raider, [1, 1, 16, 16], 6, {}),
     "jet": (make_jet, [4, 16], 7, {}),
     "rnn": (make_rnn, [2, 12, 8], 8, {}),
+    "cedr": (make_cedr, [1, 3, 6, 6], 9, {}),
 }
 
 # The README's Quick start model (examples/), kept identical to the test model.
