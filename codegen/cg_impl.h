@@ -104,6 +104,15 @@ LLVMValueRef cg_muladd(CgCtx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z,
 LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> register form */
 int cg_fail(CgCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val);
+/* A private, constant global of c->mod initialized to init (the descriptors
+ * of the GPU and heterogeneous host objects: read-only data, no writable
+ * globals). */
+LLVMValueRef cg_private_const(CgCtx *c, LLVMValueRef init, const char *name, unsigned align);
+/* An exported entry point `name` taking n_params (<= 7) pointers and
+ * returning int32_t, that tail-calls the runtime function `callee` with
+ * `first` (the object's descriptor) and its own arguments: how the GPU and
+ * heterogeneous host objects hand their calls to the runtime library. */
+void cg_forward(CgCtx *c, const char *name, int n_params, const char *callee, LLVMValueRef first);
 
 /* vector.c: a VECTORIZED loop of constant extent W whose body qualifies,
  * emitted as W-lane vector operations without a loop; 1 when the loop does

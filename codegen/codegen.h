@@ -33,7 +33,8 @@
  *    runtime's halide_do_par_for).  VECTORIZED loops carry llvm.loop metadata
  *    (vectorize.enable, width = factor) for LLVM's loop vectorizer; UNROLLED
  *    loops carry unroll.full (factor 0) or unroll.count.  GPU_* and HLS_*
- *    loops and BARRIER are diagnosed ("not a CPU loop kind").
+ *    loops and BARRIER are diagnosed ("not a CPU loop kind"), unless
+ *    CgOptions.gpu_emulate / hls_emulate make those loops serial.
  *  - float16 / bfloat16 are stored as half / bfloat and computed in float;
  *    a cast to them rounds.  bool is i1 in registers, one byte in memory.
  *  - Integer division and modulo by zero give 0 and INT_MIN / -1 wraps (no
@@ -67,6 +68,8 @@ typedef struct CgOptions {
     const char *weights_section;  /* section for CONST buffers; NULL = .rodata */
     int gpu_emulate;         /* GPU_BLOCK_* / GPU_THREAD_* loops run as serial loops (--gpu-emulate);
                                 barriers must have been split away (tgt_gpu_split_barriers) */
+    int hls_emulate;         /* HLS_PIPELINE loops run as serial loops and array partitions are ignored: an
+                                FPGA-scheduled program built for the host (-t hetero --emulate) */
     /* Firmware: a zero-initialized, 64-byte aligned internal global of the
      * workspace's size (in workspace_section, NULL = .bss) that NAME_run_ptrs
      * uses when its workspace argument is NULL.  Makes the entry points
@@ -155,6 +158,51 @@ typedef struct CgGpuResult {
 void cg_gpu_result_init(CgGpuResult *r);
 void cg_gpu_result_free(CgGpuResult *r);
 int  cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r, UtilDiag *d);
+
+/* ------------------------------------------------------- heterogeneous
+ * cg_compile_hetero (codegen/hetero.c) writes the host object of a model
+ * partitioned across devices (-t hetero, docs/targets/hetero.md): a constant
+ * DlccHeteroProgram (runtime/dlcc_hetero.h) naming every partition's entry
+ * point NAME_pK_run_ptrs (external: each partition is its own object, or
+ * C file for an FPGA), and NAME_run / NAME_run_ptrs / NAME_submit /
+ * NAME_wait / NAME_release forwarding to the runtime's dlcc_hetero_*
+ * functions (dlcc_hetero_mpi_* when the partitions are placed on several
+ * MPI ranks).  No writable globals. */
+typedef struct CgHeteroDatum {
+    int kind;                /* DLCC_HETERO_INPUT / OUTPUT / INTERMEDIATE */
+    int index;               /* input / output position, or -1 */
+    int64_t bytes;
+    int64_t offset;          /* intermediates: the offset in a slot; -1 otherwise */
+} CgHeteroDatum;
+
+typedef struct CgHeteroPart {
+    const char *name;        /* NAME_pK: the partition's entry point is NAME_pK_run_ptrs */
+    const char *device;      /* the device's name in the plan */
+    int kind;                /* DLCC_HETERO_CPU / GPU / FPGA */
+    unsigned flags;          /* DLCC_HETERO_EMULATED, DLCC_HETERO_BOARD */
+    int release;             /* 1: the partition exports NAME_pK_release (a GPU partition on a device) */
+    int device_index, rank;
+    int64_t ws_bytes, ws_offset;
+    int n_in, n_out;
+    const int *in, *out;     /* data it reads and writes, in its inputs' and outputs' order */
+    double predicted_us;
+} CgHeteroPart;
+
+typedef struct CgHeteroProgram {
+    const char *name;        /* NAME */
+    const char *model;       /* the model's name (messages) */
+    int n_data;
+    const CgHeteroDatum *data;
+    int n_parts;
+    const CgHeteroPart *parts;
+    int n_inputs, n_outputs, n_devices;
+    int in_flight;           /* slots */
+    int64_t slot_bytes;
+    int nodes;               /* MPI ranks; <= 1: one process (dlcc_hetero_*), else dlcc_hetero_mpi_* */
+} CgHeteroProgram;
+
+/* The host object of p for o's triple (NULL: the host) into r->obj. */
+int cg_compile_hetero(const CgHeteroProgram *p, const CgOptions *o, CgResult *r, UtilDiag *d);
 
 /* The host's normalized target triple, malloc'd (for reports and headers). */
 char *cg_host_triple(void);

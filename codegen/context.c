@@ -122,6 +122,36 @@ void cg_add_fn_attr(CgCtx *c, LLVMValueRef fn, const char *name, uint64_t val)
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, kind, val));
 }
 
+LLVMValueRef cg_private_const(CgCtx *c, LLVMValueRef init, const char *name, unsigned align)
+{
+    LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetAlignment(g, align);
+    return g;
+}
+
+void cg_forward(CgCtx *c, const char *name, int n_params, const char *callee, LLVMValueRef first)
+{
+    LLVMTypeRef params[8];
+    for (int i = 0; i <= n_params && i < 8; i++)
+        params[i] = c->t_ptr;
+    LLVMTypeRef callee_t = LLVMFunctionType(c->t_i32, params, (unsigned)n_params + 1, 0);
+    LLVMValueRef target = LLVMGetNamedFunction(c->mod, callee);
+    if (!target)
+        target = LLVMAddFunction(c->mod, callee, callee_t);
+    LLVMValueRef fn = LLVMAddFunction(c->mod, name, LLVMFunctionType(c->t_i32, params, (unsigned)n_params, 0));
+    cg_add_fn_attr(c, fn, "nounwind", 0);
+    LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->ctx, fn, "entry"));
+    LLVMValueRef args[8] = { first };
+    for (int i = 0; i < n_params && i < 7; i++)
+        args[i + 1] = LLVMGetParam(fn, (unsigned)i);
+    LLVMValueRef r = LLVMBuildCall2(c->b, callee_t, target, args, (unsigned)n_params + 1, "");
+    LLVMSetTailCall(r, 1);
+    LLVMBuildRet(c->b, r);
+}
+
 /* Hosted triples (an OS component other than none/unknown) get PIC; bare
  * metal (thumbv7em-none-eabihf, riscv32-unknown-elf) gets static. */
 static LLVMRelocMode reloc_for(const char *triple)

@@ -260,7 +260,7 @@ static int for_loop(CgCtx *c, const LoopStmt *s)
     int gpu_kind = k >= LOOP_GPU_BLOCK_X && k <= LOOP_GPU_THREAD_Z;
     if (gpu_kind && c->gpu)
         return c->hooks->gpu_loop(c, s);     /* ptx.c: the loop variable is a block / thread index */
-    if (!(gpu_kind && c->o.gpu_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
+    if (!(gpu_kind && c->o.gpu_emulate) && !(k == LOOP_HLS_PIPELINE && c->o.hls_emulate) && k != LOOP_SERIAL && k != LOOP_PARALLEL && k != LOOP_VECTORIZED &&
         k != LOOP_UNROLLED)
         return cg_fail(c, "'%s' is not a CPU loop kind", loop_for_kind_name(k));
     if (k == LOOP_VECTORIZED) {          /* vector.c: the body as W-lane operations */

@@ -303,26 +303,16 @@ static int link_libdevice(CgCtx *c, const char *path)
 
 /* ------------------------------------------------------------ host object */
 
-static LLVMValueRef private_const(CgCtx *c, LLVMValueRef init, const char *name, unsigned align)
-{
-    LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMTypeOf(init), name);
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetAlignment(g, align);
-    return g;
-}
-
 static int host_module(CgCtx *h, const DevBufs *db, const UtilBuf *ptx, const UtilBuf *names, const int64_t *table,
                        size_t n_table)
 {
     char name[300];
     const LoopProgram *p = h->p;
     snprintf(name, sizeof name, "%s.ptx", p->name);
-    LLVMValueRef g_ptx = private_const(h, LLVMConstStringInContext(h->ctx, ptx->data, (unsigned)ptx->len, 0), name, 1);
+    LLVMValueRef g_ptx = cg_private_const(h, LLVMConstStringInContext(h->ctx, ptx->data, (unsigned)ptx->len, 0), name, 1);
     snprintf(name, sizeof name, "%s.kernel_names", p->name);
     LLVMValueRef g_names =
-        private_const(h, LLVMConstStringInContext(h->ctx, names->data ? names->data : "", (unsigned)names->len, 0),
+        cg_private_const(h, LLVMConstStringInContext(h->ctx, names->data ? names->data : "", (unsigned)names->len, 0),
                       name, 1);
     LLVMValueRef *vals = malloc((n_table + (size_t)db->n + 1) * sizeof *vals);
     if (!vals)
@@ -330,7 +320,7 @@ static int host_module(CgCtx *h, const DevBufs *db, const UtilBuf *ptx, const Ut
     for (size_t i = 0; i < n_table; i++)
         vals[i] = LLVMConstInt(h->t_i64, (unsigned long long)table[i], 1);
     snprintf(name, sizeof name, "%s.table", p->name);
-    LLVMValueRef g_table = private_const(h, LLVMConstArray2(h->t_i64, vals, n_table), name, 8);
+    LLVMValueRef g_table = cg_private_const(h, LLVMConstArray2(h->t_i64, vals, n_table), name, 8);
     int n_consts = 0;
     for (int j = 0; j < db->n; j++)
         if (p->bufs[db->buf[j]].storage == LOOP_ST_CONST) {
@@ -344,40 +334,21 @@ static int host_module(CgCtx *h, const DevBufs *db, const UtilBuf *ptx, const Ut
     if (n_consts == 0)
         vals[n_consts++] = LLVMConstNull(h->t_ptr);
     snprintf(name, sizeof name, "%s.consts", p->name);
-    LLVMValueRef g_consts = private_const(h, LLVMConstArray2(h->t_ptr, vals, (uint64_t)n_consts), name, 8);
+    LLVMValueRef g_consts = cg_private_const(h, LLVMConstArray2(h->t_ptr, vals, (uint64_t)n_consts), name, 8);
     free(vals);
     LLVMValueRef fields[4] = { g_ptx, g_names, g_table, g_consts };
     snprintf(name, sizeof name, "%s.program", p->name);
-    LLVMValueRef prog = private_const(h, LLVMConstStructInContext(h->ctx, fields, 4, 0), name, 8);
+    LLVMValueRef prog = cg_private_const(h, LLVMConstStructInContext(h->ctx, fields, 4, 0), name, 8);
 
-    LLVMTypeRef rt_params[4] = { h->t_ptr, h->t_ptr, h->t_ptr, h->t_ptr };
-    LLVMTypeRef rt_type = LLVMFunctionType(h->t_i32, rt_params, 4, 0);
-    LLVMValueRef rt = LLVMAddFunction(h->mod, "dlcc_gpu_run", rt_type);
-    LLVMTypeRef params[3] = { h->t_ptr, h->t_ptr, h->t_ptr };
-    LLVMTypeRef ft = LLVMFunctionType(h->t_i32, params, 3, 0);
+    /* NAME_run's structs hold the pointers in order: they are the arrays */
     static const char *const entry[2] = { "run_ptrs", "run" };
-    for (int e = 0; e < 2; e++) {   /* NAME_run's structs hold the pointers in order: they are the arrays */
+    for (int e = 0; e < 2; e++) {
         snprintf(name, sizeof name, "%s_%s", p->name, entry[e]);
-        LLVMValueRef fn = LLVMAddFunction(h->mod, name, ft);
-        cg_add_fn_attr(h, fn, "nounwind", 0);
-        LLVMPositionBuilderAtEnd(h->b, LLVMAppendBasicBlockInContext(h->ctx, fn, "entry"));
-        LLVMValueRef args[4] = { prog, LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), LLVMGetParam(fn, 2) };
-        LLVMValueRef r = LLVMBuildCall2(h->b, rt_type, rt, args, 4, "");
-        LLVMSetTailCall(r, 1);
-        LLVMBuildRet(h->b, r);
+        cg_forward(h, name, 3, "dlcc_gpu_run", prog);
     }
     /* NAME_release(workspace): dlcc_gpu_release with the program, which only this object knows */
-    LLVMTypeRef rel_params[2] = { h->t_ptr, h->t_ptr };
-    LLVMTypeRef rel_type = LLVMFunctionType(h->t_i32, rel_params, 2, 0);
-    LLVMValueRef rel = LLVMAddFunction(h->mod, "dlcc_gpu_release", rel_type);
     snprintf(name, sizeof name, "%s_release", p->name);
-    LLVMValueRef fn = LLVMAddFunction(h->mod, name, LLVMFunctionType(h->t_i32, &h->t_ptr, 1, 0));
-    cg_add_fn_attr(h, fn, "nounwind", 0);
-    LLVMPositionBuilderAtEnd(h->b, LLVMAppendBasicBlockInContext(h->ctx, fn, "entry"));
-    LLVMValueRef args[2] = { prog, LLVMGetParam(fn, 0) };
-    LLVMValueRef r = LLVMBuildCall2(h->b, rel_type, rel, args, 2, "");
-    LLVMSetTailCall(r, 1);
-    LLVMBuildRet(h->b, r);
+    cg_forward(h, name, 1, "dlcc_gpu_release", prog);
     return 0;
 }
 

@@ -20,8 +20,9 @@
 #define DLCC_RETURN_CODES(X) \
     X(OK, 0, "success") \
     X(ERR_NULL, -1, "a required pointer was NULL") \
-    X(ERR_DEVICE, -2, "no CUDA driver or device, or a CUDA call failed") \
-    X(ERR_PROGRAM, -3, "the model's program descriptor does not match the runtime's version")
+    X(ERR_DEVICE, -2, "a device or its runtime failed: no CUDA driver or device, a CUDA call, StarPU") \
+    X(ERR_PROGRAM, -3, "the model's program descriptor does not match the runtime's version") \
+    X(ERR_QUEUE, -4, "submit: as many inputs as may be in flight are; wait: none is in flight")
 
 enum {
 #define DLCC_RETURN_CODE(name, value, doc) DLCC_##name = value,

@@ -12,24 +12,53 @@ void tgt_files_free(TgtFiles *fs)
         free(fs->f[i].name);
         util_buf_free(&fs->f[i].data);
     }
-    fs->n = 0;
+    free(fs->f);
+    fs->f = NULL;
+    fs->n = fs->cap = 0;
+}
+
+/* A new entry named NAME.ext with an empty buffer, or NULL out of memory. */
+static TgtFile *new_file(TgtFiles *fs, const char *name, const char *ext)
+{
+    if (fs->n == fs->cap) {
+        int cap = fs->cap ? 2 * fs->cap : 8;
+        TgtFile *f = realloc(fs->f, (size_t)cap * sizeof *f);
+        if (!f)
+            return NULL;
+        fs->f = f;
+        fs->cap = cap;
+    }
+    size_t n = strlen(name) + strlen(ext) + 1;
+    char *nm = malloc(n);
+    if (!nm)
+        return NULL;
+    snprintf(nm, n, "%s%s", name, ext);
+    TgtFile *f = &fs->f[fs->n++];
+    f->name = nm;
+    util_buf_init(&f->data);
+    return f;
 }
 
 /* Adds NAME.ext holding (a copy of) buf. */
 int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d)
 {
-    if (fs->n >= TGT_MAX_FILES)
-        return util_error(d, util_loc_file(NULL), "internal error: too many output files");
-    TgtFile *f = &fs->f[fs->n++];
-    size_t n = strlen(name) + strlen(ext) + 1;
-    f->name = malloc(n);
-    util_buf_init(&f->data);
-    if (f->name)
-        snprintf(f->name, n, "%s%s", name, ext);
-    util_buf_put(&f->data, buf->data ? buf->data : "", buf->len);
-    if (!f->name || buf->oom || f->data.oom)
+    TgtFile *f = new_file(fs, name, ext);
+    if (f)
+        util_buf_put(&f->data, buf->data ? buf->data : "", buf->len);
+    if (!f || buf->oom || f->data.oom)
         return util_error(d, util_loc_file(NULL), "out of memory writing %s%s", name, ext);
     return 0;
+}
+
+int tgt_take_file(TgtFiles *fs, const char *name, const char *ext, UtilBuf *buf, UtilDiag *d)
+{
+    TgtFile *f = buf->oom ? NULL : new_file(fs, name, ext);
+    if (f)
+        f->data = *buf;
+    else
+        util_buf_free(buf);
+    util_buf_init(buf);
+    return f ? 0 : util_error(d, util_loc_file(NULL), "out of memory writing %s%s", name, ext);
 }
 
 int tgt_add_common_files(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const char *target,

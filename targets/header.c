@@ -210,7 +210,9 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     util_buf_printf(out, "#define %s_WORKSPACE_ALIGN %d\n", name, DLCC_WORKSPACE_ALIGN);
     util_buf_printf(out, "#define %s_WEIGHTS_SIZE %lld   /* bytes of constant data in the object */\n", name,
                     (long long)weights);
-    if (stack_bytes >= 0)
+    if (h->stack_note)
+        util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* %s */\n", name, (long long)stack_bytes, h->stack_note);
+    else if (stack_bytes >= 0)
         util_buf_printf(out, "#define %s_STACK_SIZE %lld   /* worst-case stack bytes of %s_run: LLVM's frame sizes "
                              "of all\n   functions + 16 each + 256 for library calls (docs/firmware.md) */\n", name,
                         (long long)stack_bytes, name);
@@ -250,13 +252,18 @@ int tgt_emit_header(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     util_buf_printf(out, "int32_t %s_run_ptrs(const void *const inputs[], void *const outputs[], void *workspace);\n",
                     name);
     if (h->release) {
-        util_buf_printf(out, "/* Frees the device state the workspace holds (device buffers, loaded kernels); the\n"
-                             " * workspace is then fresh again, to run or to free.  Returns %s_OK (also when it\n"
-                             " * holds nothing), %s_ERR_NULL when workspace is NULL, or %s_ERR_DEVICE when the\n"
-                             " * driver failed to free something (the workspace is fresh all the same). */\n",
-                        name, name, name);
+        if (h->release_doc)
+            util_buf_printf(out, "%s", h->release_doc);
+        else
+            util_buf_printf(out, "/* Frees the device state the workspace holds (device buffers, loaded kernels); the\n"
+                                 " * workspace is then fresh again, to run or to free.  Returns %s_OK (also when it\n"
+                                 " * holds nothing), %s_ERR_NULL when workspace is NULL, or %s_ERR_DEVICE when the\n"
+                                 " * driver failed to free something (the workspace is fresh all the same). */\n",
+                            name, name, name);
         util_buf_printf(out, "int32_t %s_release(void *workspace);\n", name);
     }
+    if (h->extra)
+        util_buf_printf(out, "%s", h->extra);
     util_buf_printf(out, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
     int ok = in && outn && !out->oom;
     free_names(in, g->n_inputs);

@@ -38,6 +38,8 @@ typedef struct TgtOptions {
     const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
     const char *fpga_part;    /* NULL = TGT_FPGA_DEFAULT_PART */
     double fpga_clock_mhz;    /* 0 = 200 */
+    int fpga_emulate;         /* -t fpga: the FPGA-scheduled kernels built for the host (NAME.o, the CPU's header:
+                                 HLS loops serial, intermediates in a planned workspace; -t hetero --emulate) */
     const char *model_file;   /* for diagnostics */
     /* Firmware (docs/firmware.md). */
     const char *weights_section;    /* section of the weights; NULL = .rodata */
@@ -63,15 +65,20 @@ typedef struct TgtFile {
     UtilBuf data;
 } TgtFile;
 
-#define TGT_MAX_FILES 8
+/* The files of one compilation ({0} is empty), and the NAME_WORKSPACE_SIZE
+ * of the entry points they hold (set by the drivers: the -t hetero target
+ * lays out its partitions' workspaces from it). */
 typedef struct TgtFiles {
-    int n;
-    TgtFile f[TGT_MAX_FILES];
+    int n, cap;
+    TgtFile *f;
+    int64_t workspace_bytes;
 } TgtFiles;
 
 void tgt_files_free(TgtFiles *fs);
 /* Adds NAME + ext holding a copy of buf. */
 int tgt_add_file(TgtFiles *fs, const char *name, const char *ext, const UtilBuf *buf, UtilDiag *d);
+/* Adds NAME + ext taking buf's contents (buf is empty afterwards). */
+int tgt_take_file(TgtFiles *fs, const char *name, const char *ext, UtilBuf *buf, UtilDiag *d);
 /* What NAME.h says of a target's entry points beyond the program's own
  * sizes (tgt_emit_header). */
 typedef struct TgtHeader {
@@ -83,6 +90,10 @@ typedef struct TgtHeader {
     const char *note;         /* comment lines after the codes (the workspace's use, what to link), or NULL */
     const char *reentrant;    /* what NAME_run's comment says after "Reentrant: "; NULL: "no global state." */
     int release;              /* declares NAME_release, which frees the workspace's device state */
+    const char *release_doc;  /* the comment before NAME_release; NULL: the GPU's (device buffers, kernels) */
+    const char *stack_note;   /* NAME_STACK_SIZE's comment when the target says what stack_bytes is; NULL: the
+                                 code generator's or the estimate's */
+    const char *extra;        /* declarations after the entry points (-t hetero: NAME_submit, NAME_wait), or NULL */
 } TgtHeader;
 #define TGT_HEADER_CPU(stack) ((TgtHeader){ .stack_bytes = (stack), .workspace_bytes = -1 })
 
@@ -141,7 +152,10 @@ LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 
 /* The FPGA pipeline: lower → HLS schedule (pipeline, unroll, partition) →
  * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl and
- * NAME.report.json (docs/targets/fpga.md).  g must be inferred. */
+ * NAME.report.json (docs/targets/fpga.md).  g must be inferred.  With
+ * o->fpga_emulate (float32 only) the same HLS-scheduled loop program is
+ * compiled for the host instead: NAME.o with the CPU target's header and
+ * report (target "fpga-emulate"). */
 #define TGT_FPGA_DEFAULT_PART "xcu50-fsvh2104-2-e"
 int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
@@ -266,6 +280,20 @@ int  tgt_hetero_partition(const IrGraph *g, const TgtHeteroOptions *o, TgtHetero
 void tgt_hetero_plan_free(TgtHeteroPlan *p);
 /* The plan as text or as one JSON object (sorted keys, 2-space indent). */
 int  tgt_hetero_render(const IrGraph *g, const TgtHeteroPlan *p, int json, UtilBuf *out, UtilDiag *d);
+/* `dlcc MODEL -t hetero` (targets/hetero/compile.c, docs/targets/hetero.md):
+ * the plan, then one model per partition compiled by its device's target
+ * (NAME_p0, NAME_p1, ...: objects, or C for an FPGA), and NAME.o, whose
+ * entry points run the partitions as StarPU tasks through the runtime
+ * library (runtime/dlcc_hetero.h), with NAME.h and NAME.partition.json. */
+typedef struct TgtHeteroCompile {
+    TgtHeteroOptions plan;    /* devices, device file, objective, time limit (opt_level: the TgtOptions') */
+    int emulate;              /* GPU and FPGA partitions built for the host (StarPU CPU workers run them) */
+    int nodes;                /* MPI ranks the partitions are placed on; <= 1: one process */
+    int in_flight;            /* inputs NAME_submit may have in flight; <= 0: TGT_HETERO_IN_FLIGHT */
+} TgtHeteroCompile;
+#define TGT_HETERO_IN_FLIGHT 4
+int  tgt_hetero_compile(const IrGraph *g, const TgtOptions *o, const TgtHeteroCompile *h, TgtFiles *out,
+                        UtilDiag *d);
 /* `dlcc calibrate`: measures this machine's CPU on `threads` threads (<= 0:
  * every online core) and writes a device file holding it as device `name`. */
 int  tgt_hetero_calibrate(int threads, const char *name, UtilBuf *out, UtilDiag *d);

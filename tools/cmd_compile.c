@@ -1,5 +1,6 @@
-/* tools/cmd_compile.c — `dlcc MODEL [-t cpu|gpu|fpga] [-o OUTDIR] ...`:
- * compiles a model into the files of one target (docs/cli.md). */
+/* tools/cmd_compile.c — `dlcc MODEL [-t cpu|gpu|fpga|hetero] [-o OUTDIR] ...`:
+ * compiles a model into the files of one target, or of several devices at
+ * once with -t hetero (docs/cli.md). */
 #include "tools/tools.h"
 #include "passes/passes.h"
 #include "targets/targets.h"
@@ -154,11 +155,35 @@ static int write_depfile(const char *path, const char *outdir, const TgtFiles *f
     return rc ? util_error(d, util_loc_file(path), "cannot write the depfile: %s", strerror(errno)) : 0;
 }
 
+/* What -t hetero refuses: options of the single-device targets (each
+ * partition is compiled with its device's defaults, float32), and a missing
+ * --devices. */
+static int hetero_checks(const TgtOptions *o, const TgtHeteroCompile *hc, const char *fpga_only,
+                         const char *precision, int emit_given, const char *model, UtilDiag *d)
+{
+    const char *bad = fpga_only                                   ? fpga_only
+                      : precision && strcmp(precision, "float32") ? "--precision"
+                      : emit_given                                ? "--emit"
+                      : o->gpu_emulate                            ? "--gpu-emulate (use --emulate)"
+                      : o->threads > 1                            ? "--threads"
+                      : o->static_workspace                       ? "--static-workspace"
+                      : o->weights_section                        ? "--weights-section"
+                      : o->no_libm                                ? "--no-libm"
+                      : o->triple                                 ? "--triple (the host's objects only)"
+                                                                  : NULL;
+    if (bad)
+        return util_error(d, util_loc_file(model), "%s does not apply to -t hetero", bad);
+    if (!hc->plan.devices || !hc->plan.devices[0])
+        return util_error(d, util_loc_file(model), "-t hetero needs --devices, e.g. --devices cpu,gpu,fpga");
+    return 0;
+}
+
 int dlcc_cmd_compile(int argc, char **argv)
 {
     const char *target = "cpu", *outdir = ".", *name = NULL, *unavailable = NULL, *depfile = NULL, *v;
-    const char *fpga_only = NULL, *precision = NULL;
+    const char *fpga_only = NULL, *precision = NULL, *hetero_only = NULL;
     int emit_given = 0;
+    TgtHeteroCompile hc = { .plan = { .time_limit_s = 10 } };
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
     unsigned foreign = 0;
     PassOptions po = pass_options(2);
@@ -172,8 +197,41 @@ int dlcc_cmd_compile(int argc, char **argv)
             continue;
         } else if ((v = dlcc_arg_value(&a, "-t"))) {
             target = v;
-            if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "fpga"))
-                a.status = dlcc_usage_error("unknown target '%s' (cpu, gpu or fpga)", v);
+            if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "fpga") && strcmp(v, "hetero"))
+                a.status = dlcc_usage_error("unknown target '%s' (cpu, gpu, fpga or hetero)", v);
+        } else if ((v = dlcc_arg_value(&a, "--devices"))) {
+            hc.plan.devices = v;
+            hetero_only = "--devices";
+        } else if ((v = dlcc_arg_value(&a, "--device-file"))) {
+            hc.plan.device_file = v;
+            hetero_only = "--device-file";
+        } else if ((v = dlcc_arg_value(&a, "--objective"))) {
+            hetero_only = "--objective";
+            if (!strcmp(v, "latency") || !strcmp(v, "throughput"))
+                hc.plan.objective = !strcmp(v, "latency") ? TGT_HETERO_LATENCY : TGT_HETERO_THROUGHPUT;
+            else
+                a.status = dlcc_usage_error("unknown objective '%s' (latency or throughput)", v);
+        } else if ((v = dlcc_arg_value(&a, "--time-limit"))) {
+            char *end;
+            hetero_only = "--time-limit";
+            hc.plan.time_limit_s = strtod(v, &end);
+            if (end == v || *end || !(hc.plan.time_limit_s > 0 && hc.plan.time_limit_s <= 86400))
+                a.status = dlcc_usage_error("--time-limit wants seconds in (0, 86400], not '%s'", v);
+        } else if (strcmp(arg, "--emulate") == 0) {
+            hc.emulate = 1;
+            hetero_only = "--emulate";
+        } else if ((v = dlcc_arg_value(&a, "--nodes"))) {
+            hetero_only = "--nodes";
+            if (parse_long(v, 1, 1024, &n))
+                a.status = dlcc_usage_error("--nodes wants a number of MPI ranks from 1 to 1024, not '%s'", v);
+            else
+                hc.nodes = (int)n;
+        } else if ((v = dlcc_arg_value(&a, "--in-flight"))) {
+            hetero_only = "--in-flight";
+            if (parse_long(v, 1, 1024, &n))
+                a.status = dlcc_usage_error("--in-flight wants a number from 1 to 1024, not '%s'", v);
+            else
+                hc.in_flight = (int)n;
         } else if ((v = dlcc_arg_value(&a, "-o"))) {
             outdir = v;
         } else if ((v = dlcc_arg_value(&a, "--name"))) {
@@ -259,7 +317,7 @@ int dlcc_cmd_compile(int argc, char **argv)
     char *cname = name ? NULL : util_c_identifier(g->name);
     o.name = name ? name : cname;
     TgtFiles files = { 0 };
-    int rc, fpga = strcmp(target, "fpga") == 0, gpu = strcmp(target, "gpu") == 0;
+    int rc, fpga = strcmp(target, "fpga") == 0, gpu = strcmp(target, "gpu") == 0, hetero = !strcmp(target, "hetero");
     if (fpga && !emit_given)
         o.emit = TGT_EMIT_DEFAULT_FPGA;
     if (gpu && !o.gpu_emulate && !emit_given)
@@ -269,9 +327,10 @@ int dlcc_cmd_compile(int argc, char **argv)
         unavailable = "--precision other than float32 (outside -t fpga)";
     if (fpga && precision && strcmp(precision, "int8") == 0)
         unavailable = "--precision int8 on -t fpga (use fixed<8,I>)";
-    if (strcmp(target, "cpu") && !fpga && !gpu)
-        rc = util_error(&d, util_loc_file(a.model), "code generation for target '%s' is not available in this "
-                        "build yet; 'dlcc run' runs the reference interpreter", target);
+    if (hetero && hetero_checks(&o, &hc, fpga_only, precision, emit_given, a.model, &d))
+        rc = -1;
+    else if (!hetero && hetero_only)
+        rc = util_error(&d, util_loc_file(a.model), "%s belongs to -t hetero", hetero_only);
     else if (!fpga && fpga_only)
         rc = util_error(&d, util_loc_file(a.model), "%s belongs to -t fpga", fpga_only);
     else if (o.gpu_emulate && !gpu)
@@ -298,8 +357,10 @@ int dlcc_cmd_compile(int argc, char **argv)
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         rc = pass_run_pipeline(g, &po, &d);
         if (!rc)
-            rc = gpu ? tgt_gpu_compile(g, &o, &files, &d) : fpga ? tgt_fpga_compile(g, &o, &files, &d)
-                     : tgt_cpu_compile(g, &o, &files, &d);
+            rc = hetero ? tgt_hetero_compile(g, &o, &hc, &files, &d)
+                 : gpu    ? tgt_gpu_compile(g, &o, &files, &d)
+                 : fpga   ? tgt_fpga_compile(g, &o, &files, &d)
+                          : tgt_cpu_compile(g, &o, &files, &d);
     }
     if (!rc)
         rc = write_files(&files, outdir, verbose, &d);

@@ -12,12 +12,14 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-    "usage: dlcc MODEL [-t cpu|gpu|fpga] [-o OUTDIR] [--name NAME] [-O0|-O1|-O2|-O3] [--emit KINDS]\n"
+    "usage: dlcc MODEL [-t cpu|gpu|fpga|hetero] [-o OUTDIR] [--name NAME] [-O0|-O1|-O2|-O3] [--emit KINDS]\n"
     "                  [--triple T] [--mcpu CPU] [--mattr FEATURES] [--threads N] [--gpu-arch sm_XX]\n"
     "                  [--gpu-emulate] [--precision float32|fixed<W,I>|int8] [--fpga-part PART]\n"
     "                  [--fpga-clock MHZ] [--print-after PASS|--print-after-all] [--time-passes] [-v]\n"
     "                  [--weights-section SECTION] [--static-workspace] [--workspace-section SECTION]\n"
     "                  [--no-libm] [--depfile FILE] [--kernel-symbols]\n"
+    "       dlcc MODEL -t hetero --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
+    "                  [--time-limit SECONDS] [--emulate] [--nodes N] [--in-flight N] [-o OUTDIR] [--name NAME]\n"
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"

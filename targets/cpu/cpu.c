@@ -58,6 +58,7 @@ int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
         bad |= tgt_add_file(out, o->name, ".ll", &res.llvm_ir, d);
     if (bad || tgt_add_common_files(g, p, o, "cpu", &TGT_HEADER_CPU(res.stack_bytes), out, d))
         goto done;
+    out->workspace_bytes = p->workspace_bytes;
     rc = 0;
 done:
     if (rc)

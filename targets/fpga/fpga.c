@@ -2,6 +2,7 @@
  * schedule, precision, HLS C, then the testbench, the Vitis HLS script and
  * the report (docs/targets/fpga.md). */
 #include "targets/fpga/fpga_impl.h"
+#include "codegen/codegen.h"
 #include "interp/interp.h"
 #include "lower/lower.h"
 
@@ -10,17 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void add_file(TgtFiles *fs, const char *name, const char *ext, UtilBuf *buf)
-{
-    TgtFile *f = &fs->f[fs->n++];
-    size_t n = strlen(name) + strlen(ext) + 1;
-    f->name = malloc(n);
-    if (f->name)
-        snprintf(f->name, n, "%s%s", name, ext);
-    f->data = *buf;                 /* takes the buffer */
-    util_buf_init(buf);
-}
 
 /* ---------------------------------------------------------- test data */
 
@@ -394,13 +384,41 @@ static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
 }
 
 /* The FPGA target's loop pipeline: the HLS schedule, intermediates on chip
- * (no workspace plan). */
+ * (no workspace plan), or in a planned workspace when the program is built
+ * for the host (o->fpga_emulate). */
 static LoopProgram *fpga_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
 {
     LowSchedule sched = { .target = "fpga" };
     TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas,
-                       .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule" };
+                       .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule",
+                       .plan_memory = o->fpga_emulate, .reuse = o->fpga_emulate && o->opt_level > 0 };
     return tgt_loop_program(g, &pl, d);
+}
+
+/* o->fpga_emulate: the HLS-scheduled program compiled for the host by the
+ * CPU code generator, HLS pipelines as serial loops (docs/targets/hetero.md,
+ * "Emulation"); the object has the CPU target's interface. */
+static int fpga_host_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+{
+    if ((o->precision && strcmp(o->precision, "float32")) || o->precision_file)
+        return util_error(d, util_loc_file(g->file), "the FPGA kernels built for the host are float32 only");
+    CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
+                      .hls_emulate = 1, .emit = CG_EMIT_OBJ };
+    CgResult res;
+    cg_result_init(&res);
+    int rc = -1;
+    LoopProgram *p = fpga_program(g, o, d);
+    if (p && cg_compile(p, &cgo, &res, d) == 0 && tgt_add_file(out, o->name, ".o", &res.obj, d) == 0 &&
+        tgt_add_common_files(g, p, o, "fpga-emulate", &TGT_HEADER_CPU(res.stack_bytes), out, d) == 0) {
+        out->workspace_bytes = p->workspace_bytes;
+        rc = 0;
+    }
+    if (rc)
+        tgt_files_free(out);
+    cg_result_free(&res);
+    if (p)
+        loop_program_free(p);
+    return rc;
 }
 
 int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost **out, int *n, UtilDiag *d)
@@ -439,6 +457,8 @@ int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost *
 
 int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
 {
+    if (o->fpga_emulate)
+        return fpga_host_compile(g, o, out, d);
     const char *part = o->fpga_part ? o->fpga_part : TGT_FPGA_DEFAULT_PART;
     double mhz = o->fpga_clock_mhz > 0 ? o->fpga_clock_mhz : 200;
     CgFixed *fmt = NULL;
@@ -471,30 +491,31 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
                         .io_offset = off };
     if (cg_hls_emit(p, &ho, &text, &dataflow, d))
         goto done;
-    if (o->emit & (TGT_EMIT_C | TGT_EMIT_HLS))
-        add_file(out, o->name, ".c", &text);
+    if ((o->emit & (TGT_EMIT_C | TGT_EMIT_HLS)) && tgt_take_file(out, o->name, ".c", &text, d))
+        goto done;
     util_buf_free(&text);
-    if (o->emit & TGT_EMIT_HEADER) {
-        if (tgt_emit_header(g, p, o, &TGT_HEADER_CPU(-1), &text, d))
-            goto done;
-        add_file(out, o->name, ".h", &text);
-    }
+    if ((o->emit & TGT_EMIT_HEADER) &&
+        (tgt_emit_header(g, p, o, &TGT_HEADER_CPU(-1), &text, d) || tgt_take_file(out, o->name, ".h", &text, d)))
+        goto done;
     if (test_data(g, &td, d))
         goto done;
     if (o->emit & TGT_EMIT_HLS) {
         testbench(g, p, fmt, &td, inf, outf, o->name, &text);
-        add_file(out, o->name, "_tb.c", &text);
+        if (tgt_take_file(out, o->name, "_tb.c", &text, d))
+            goto done;
         tcl(o, part, mhz, &text);
-        add_file(out, o->name, ".tcl", &text);
+        if (tgt_take_file(out, o->name, ".tcl", &text, d))
+            goto done;
     }
     if (o->emit & TGT_EMIT_GRAPH) {
         ir_print_dot(g, &text);
-        add_file(out, o->name, ".dot", &text);
+        if (tgt_take_file(out, o->name, ".dot", &text, d))
+            goto done;
     }
-    if ((o->emit & TGT_EMIT_REPORT) && report(g, p, o, fmt, frac, dataflow, part, mhz, &td, &text, d))
+    if ((o->emit & TGT_EMIT_REPORT) && (report(g, p, o, fmt, frac, dataflow, part, mhz, &td, &text, d) ||
+                                        tgt_take_file(out, o->name, ".report.json", &text, d)))
         goto done;
-    if (o->emit & TGT_EMIT_REPORT)
-        add_file(out, o->name, ".report.json", &text);
+    out->workspace_bytes = p->workspace_bytes;
     rc = 0;
 done:
     if (rc)

@@ -99,6 +99,7 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
                          .note = gpu_workspace_note, .reentrant = gpu_reentrant, .release = 1 };
     if (bad || tgt_add_common_files(g, p, o, o->gpu_emulate ? "gpu-emulate" : "gpu", &h, out, d))
         goto done;
+    out->workspace_bytes = ws;
     rc = 0;
 done:
     if (rc)

@@ -124,4 +124,41 @@ typedef struct TgtHtResult {
 int tgt_ht_solve(const TgtHtProblem *pb, TgtHeteroObjective obj, double time_limit_s, TgtHtResult *r,
                  UtilDiag *d);
 
+/* ------------------------------------------------------------ the plan as JSON */
+
+/* The plan as `dlcc partition --json` writes it (plan.c); NULL out of
+ * memory.  A jansson object (declared as its struct so that this header
+ * needs no jansson). */
+struct json_t;
+struct json_t *tgt_ht_plan_json(const IrGraph *g, const TgtHeteroPlan *p);
+
+/* ---------------------------------------- compiling a plan (split.c, compile.c) */
+
+/* A partition: consecutive tasks of the plan on one device, compiled as a
+ * model of its own (NAME_pK) by that device's target. */
+typedef struct TgtHtPart {
+    int device;               /* the plan's device */
+    int first_task, n_tasks;
+    double time_s;            /* the plan's time of its tasks on its device */
+    IrGraph *g;               /* the subgraph: its nodes, the views and compile-time values they read through,
+                                 the weights they use; inferred */
+    int n_in, n_out;
+    int *in, *out;            /* per input / output of g: its datum (TgtHtSplit.data) */
+} TgtHtPart;
+
+/* A plan cut into partitions, and the data the runtime moves between them:
+ * graph tensors (the model's inputs in order, its outputs in order, then the
+ * tensors one partition computes and another reads). */
+typedef struct TgtHtSplit {
+    int n_parts;
+    TgtHtPart *parts;
+    int n_data;
+    int *data;                /* graph tensor of each datum */
+} TgtHtSplit;
+
+/* Cuts g (the graph plan was made from) along plan.  0, or -1 with a
+ * diagnostic (a model output nothing computes, out of memory). */
+int  tgt_ht_split(const IrGraph *g, const TgtHeteroPlan *plan, TgtHtSplit *s, UtilDiag *d);
+void tgt_ht_split_free(TgtHtSplit *s);
+
 #endif

@@ -137,7 +137,7 @@ static json_t *us(double s)
     return json_real(s * 1e6);
 }
 
-static json_t *plan_json(const IrGraph *g, const TgtHeteroPlan *p)
+json_t *tgt_ht_plan_json(const IrGraph *g, const TgtHeteroPlan *p)
 {
     int m = p->n_devices;
     json_t *root = json_object(), *devs = json_array(), *links = json_array(), *tasks = json_array(),
@@ -220,7 +220,7 @@ int tgt_hetero_render(const IrGraph *g, const TgtHeteroPlan *p, int json, UtilBu
     if (!json) {
         text(g, p, out);
     } else {
-        json_t *root = plan_json(g, p);
+        json_t *root = tgt_ht_plan_json(g, p);
         char *s = root ? json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;
         json_decref(root);
         if (!s)

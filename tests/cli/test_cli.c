@@ -7,8 +7,10 @@
  *                         the JSON reader, the Relu shape rule and kernel, and
  *                         exit 77 (skipped) while those are stubs
  *   test_cli DLCC partition MODEL
- *                         dlcc partition and dlcc calibrate on MODEL (the e2e
- *                         CNN): the plan as text and JSON, bad device files
+ *                         dlcc partition, dlcc MODEL -t hetero and dlcc
+ *                         calibrate on MODEL (the e2e CNN): the plan as text
+ *                         and JSON, bad device files, the hetero target's
+ *                         option errors and files
  *
  * Every other input file is written by the test itself into a scratch folder. */
 #include <stdarg.h>
@@ -184,7 +186,7 @@ static void basic(Cli *c)
     check(c, "convert: unknown option", 2, "unknown option '-x' for 'dlcc convert'", NULL);
 
     run(c, "m.json", "-t", "tpu", NULL);
-    check(c, "compile: unknown target", 2, "unknown target 'tpu' (cpu, gpu or fpga)", NULL);
+    check(c, "compile: unknown target", 2, "unknown target 'tpu' (cpu, gpu, fpga or hetero)", NULL);
     run(c, "m.json", "--emit", "obj,foo", NULL);
     check(c, "compile: unknown --emit kind", 2, "unknown --emit kind 'foo'", NULL);
     run(c, "m.json", "--whatever", NULL);
@@ -203,6 +205,15 @@ static void basic(Cli *c)
         "--threads", "4", "--gpu-arch", "sm_80", "--gpu-emulate", "--print-after", "fuse", "-o", "%D/o",
         "--input-shape", "x=1,3", NULL);
     check(c, "compile: every option accepted", 1, "the model file is empty", NULL);
+
+    run(c, "%D/empty.json", "-t", "hetero", "--devices", "cpu,gpu", "--device-file", "d.json", "--objective",
+        "throughput", "--time-limit", "3", "--emulate", "--nodes", "2", "--in-flight", "8", "-O1", "-o", "%D/o",
+        "--name", "het", NULL);
+    check(c, "compile -t hetero: every option accepted", 1, "the model file is empty", NULL);
+    run(c, "m.json", "-t", "hetero", "--devices", "cpu", "--nodes", "0", NULL);
+    check(c, "compile -t hetero: bad --nodes", 2, "--nodes wants a number of MPI ranks from 1 to 1024, not '0'", NULL);
+    run(c, "m.json", "-t", "hetero", "--devices", "cpu", "--in-flight", "x", NULL);
+    check(c, "compile -t hetero: bad --in-flight", 2, "--in-flight wants a number from 1 to 1024, not 'x'", NULL);
 
     run(c, "partition", "m.json", NULL);
     check(c, "partition: no --devices", 2, "'dlcc partition' needs --devices", NULL);
@@ -273,6 +284,23 @@ static void partition(Cli *c, const char *cnn)
     run(c, "partition", cnn, "--devices", "cpu,gpu", "--device-file", "%D/unlinked.json", NULL);
     check(c, "partition: no link", 1, "dlcc: %D/unlinked.json: error: no link from 'c' to 'g', which this plan may need",
           NULL);
+
+    /* -t hetero: the plan compiled (docs/targets/hetero.md) */
+    run(c, cnn, "-t", "hetero", NULL);
+    check(c, "compile -t hetero: no --devices", 1, "error: -t hetero needs --devices, e.g. --devices cpu,gpu,fpga",
+          NULL);
+    run(c, cnn, "--emulate", NULL);
+    check(c, "compile: --emulate without -t hetero", 1, "error: --emulate belongs to -t hetero", NULL);
+    run(c, cnn, "-t", "hetero", "--devices", "cpu", "--precision", "fixed<16,6>", NULL);
+    check(c, "compile -t hetero: --precision", 1, "error: --precision does not apply to -t hetero", NULL);
+    run(c, cnn, "-t", "hetero", "--devices", "cpu,v100", "-o", "%D/h", NULL);
+    check(c, "compile -t hetero: unknown device", 1, "dlcc: devices.json (built in): error: no device named 'v100'",
+          NULL);
+    run(c, cnn, "-t", "hetero", "--devices", "cpu,gpu,fpga", "--emulate", "-o", "%D/h", "--name", "h", "-v", NULL);
+    check(c, "compile -t hetero --emulate", 0, "dlcc: wrote %D/h/h.o (", NULL);
+    check(c, "compile -t hetero --emulate: the partition", 0, "dlcc: wrote %D/h/h_p0.o (", NULL);
+    check(c, "compile -t hetero --emulate: the plan", 0, "dlcc: wrote %D/h/h.partition.json (", NULL);
+    check(c, "compile -t hetero --emulate: the header", 0, "dlcc: wrote %D/h/h.h (", NULL);
 
     run(c, "calibrate", "--threads", "1", "--name", "here", "-o", "%D/here.json", NULL);
     check(c, "calibrate -o", 0, NULL, NULL);

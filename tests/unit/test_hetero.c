@@ -2,8 +2,8 @@
  * (targets/hetero/, docs/targets/hetero.md): GLPK's plans against brute
  * force on random problems (every assignment and every order of the tasks,
  * the same timing model), the fallback when the time limit stops GLPK, the
- * device file reader's diagnostics and the built-in file, and whole plans
- * for small models. */
+ * device file reader's diagnostics and the built-in file, whole plans for
+ * small models, and plans cut into partitions and compiled (-t hetero). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -556,6 +556,134 @@ static void test_fpga_refuses(void **state)
     ir_graph_free(t.g);
 }
 
+
+/* ------------------------------------------------------ compiling a plan */
+
+/* The CEDR network over the three devices of tests/hetero/spread.json: the
+ * convolution on the GPU, the pooling on the CPU, the Flatten and the Gemm on
+ * the FPGA; each partition a model of its own whose inputs are what it reads
+ * from the others. */
+static void test_split_cedr(void **state)
+{
+    (void)state;
+    IrGraph *g = load_optimized(DLCC_SOURCE_ROOT "/tests/e2e/cedr/model.json");
+    TgtHeteroOptions o = { .device_file = DLCC_SOURCE_ROOT "/tests/hetero/spread.json", .devices = "cpu0,gpu0,fpga0",
+                           .opt_level = 2 };
+    TgtHeteroPlan *p;
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(tgt_hetero_partition(g, &o, &p, &d), 0);
+    TgtHtSplit s;
+    assert_int_equal(tgt_ht_split(g, p, &s, &d), 0);
+    assert_int_equal(s.n_parts, 3);
+    static const char *const dev[3] = { "gpu0", "cpu0", "fpga0" };
+    static const IrOp first[3] = { IR_OP_Conv, IR_OP_MaxPool, IR_OP_Flatten };
+    for (int k = 0; k < 3; k++) {
+        const TgtHtPart *P = &s.parts[k];
+        assert_string_equal(p->devices[P->device].name, dev[k]);
+        assert_int_equal(P->g->nodes[0].op, first[k]);
+        assert_int_equal(P->g->n_inputs, P->n_in);
+        assert_int_equal(P->g->n_outputs, P->n_out);
+        for (int i = 0; i < P->n_in; i++) {                   /* each input: the model's, or another's output */
+            const IrTensor *t = &g->tensors[s.data[P->in[i]]], *u = &P->g->tensors[P->g->inputs[i]];
+            assert_string_equal(t->name, u->name);
+            assert_true(ir_shape_equal(&t->v.shape, &u->v.shape));
+            int made = t->kind == IR_TK_INPUT;
+            for (int q = 0; q < k; q++)
+                for (int j = 0; j < s.parts[q].n_out; j++)
+                    made |= s.parts[q].out[j] == P->in[i];
+            assert_true(made);
+        }
+    }
+    assert_int_equal(s.n_data, 4);                           /* input, output, the two tensors between */
+    assert_string_equal(g->tensors[s.data[0]].name, "input");
+    assert_string_equal(g->tensors[s.data[1]].name, "output");
+    assert_int_equal(s.parts[2].n_out, 1);
+    assert_int_equal(s.parts[2].out[0], 1);                  /* the Gemm writes the model's output */
+    assert_int_equal(s.parts[2].g->n_nodes, 2);              /* the Flatten pulled in before it */
+    tgt_ht_split_free(&s);
+    tgt_hetero_plan_free(p);
+    ir_graph_free(g);
+}
+
+/* A model output computed by a view (Exp, then Reshape) belongs to the
+ * partition of what it views; an output that is a model input is refused. */
+static void test_split_views(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "views");
+    int x = tg_input(&t, "x", IR_DT_F32, 2, (int64_t[]){ 2, 8 });
+    int e = tg_node(&t, IR_OP_Exp, "exp", 1, &x, 1);
+    int shape = tg_const(&t, "shape", IR_DT_I64, 1, (int64_t[]){ 1 }, (double[]){ 16 });
+    int r = tg_node(&t, IR_OP_Reshape, "reshape", 2, (int[]){ e, shape }, 1);
+    tg_output(&t, r);
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    TgtHeteroOptions o = { .devices = "cpu", .opt_level = 2 };
+    TgtHeteroPlan *p;
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(tgt_hetero_partition(t.g, &o, &p, &d), 0);
+    TgtHtSplit s;
+    assert_int_equal(tgt_ht_split(t.g, p, &s, &d), 0);
+    assert_int_equal(s.n_parts, 1);
+    assert_int_equal(s.parts[0].g->n_nodes, 2);
+    assert_int_equal(s.parts[0].g->nodes[1].op, IR_OP_Reshape);
+    assert_string_equal(s.parts[0].g->tensors[s.parts[0].g->outputs[0]].name, t.g->tensors[r].name);
+    tgt_ht_split_free(&s);
+    tg_output(&t, x);                                        /* the input itself as a second output */
+    assert_int_equal(tgt_ht_split(t.g, p, &s, &d), -1);
+    assert_non_null(strstr(d.msg, "model output 'x' is a model input"));
+    tgt_hetero_plan_free(p);
+    ir_graph_free(t.g);
+}
+
+/* tgt_hetero_compile: NAME.o first, one object per partition, the header
+ * with the stream entry points and what is emulated, the plan with what
+ * was compiled; the workspace: its header and the slots. */
+static void test_compile_files(void **state)
+{
+    (void)state;
+    IrGraph *g = load_optimized(DLCC_SOURCE_ROOT "/tests/e2e/cedr/model.json");
+    TgtOptions o = { .name = "m", .opt_level = 2 };
+    TgtHeteroCompile hc = { .plan = { .device_file = DLCC_SOURCE_ROOT "/tests/hetero/spread.json",
+                                      .devices = "cpu0,gpu0,fpga0" },
+                            .emulate = 1, .in_flight = 3 };
+    TgtFiles f = { 0 };
+    UtilDiag d;
+    util_diag_init(&d);
+    assert_int_equal(tgt_hetero_compile(g, &o, &hc, &f, &d), 0);
+    static const char *const names[] = { "m.o", "m_p0.o", "m_p1.o", "m_p2.o", "m.h", "m.partition.json" };
+    assert_int_equal(f.n, 6);
+    for (int i = 0; i < 6; i++)
+        assert_string_equal(f.f[i].name, names[i]);
+    util_buf_put(&f.f[4].data, "", 1);
+    const char *h = f.f[4].data.data;
+    assert_non_null(strstr(h, "int32_t m_submit("));
+    assert_non_null(strstr(h, "int32_t m_wait(void *workspace);"));
+    assert_non_null(strstr(h, "int32_t m_release(void *workspace);"));
+    assert_non_null(strstr(h, "#define m_IN_FLIGHT 3"));
+    assert_non_null(strstr(h, "#define m_ERR_QUEUE (-4)"));
+    assert_non_null(strstr(h, "m_p0 on gpu0 (gpu, EMULATED on the host)"));
+    assert_non_null(strstr(h, "m_p1 on cpu0 (cpu)\n"));
+    json_error_t je;
+    json_t *j = json_loadb(f.f[5].data.data, f.f[5].data.len, 0, &je);
+    assert_non_null(j);
+    json_t *c = json_object_get(j, "compiled");
+    assert_true(json_is_true(json_object_get(c, "emulated")));
+    assert_null(json_object_get(json_object_get(j, "solver"), "seconds"));   /* the same bytes every time */
+    json_t *parts = json_object_get(c, "partitions");
+    assert_int_equal(json_array_size(parts), 3);
+    assert_true(json_is_true(json_object_get(json_array_get(parts, 0), "emulated")));
+    assert_true(json_is_false(json_object_get(json_array_get(parts, 1), "emulated")));
+    json_int_t slot = json_integer_value(json_object_get(c, "slot_bytes"));
+    assert_int_equal(json_integer_value(json_object_get(c, "workspace_bytes")), 64 + 3 * slot);
+    assert_int_equal(f.workspace_bytes, 64 + 3 * slot);
+    json_decref(j);
+    tgt_files_free(&f);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +697,9 @@ int main(void)
         cmocka_unit_test(test_mlp_plan),
         cmocka_unit_test(test_fpga_times),
         cmocka_unit_test(test_fpga_refuses),
+        cmocka_unit_test(test_split_cedr),
+        cmocka_unit_test(test_split_views),
+        cmocka_unit_test(test_compile_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
