@@ -1,9 +1,17 @@
 # dlccModel.cmake — dlcc_add_model(), installed with dlcc's CMake package.
 #
 #   dlcc_add_model(<target> MODEL <file>
-#                  [DEVICE cpu|gpu|fpga] [NAME <c-name>]
+#                  [DEVICE cpu|gpu|fpga|hetero] [DEVICES <device>...] [NAME <c-name>]
 #                  [TRIPLE <llvm-triple>] [MCPU <cpu>]
 #                  [OPTIONS <dlcc flags>...])
+#
+# DEVICE hetero DEVICES cpu gpu fpga (docs/targets/hetero.md): the model
+# partitioned across those devices (`dlcc -t hetero --devices cpu,gpu,fpga`);
+# <target> is then an INTERFACE library of lib<NAME>_dlcc.a, an archive of
+# every object dlcc writes (the FPGA partitions' C files compiled with this
+# project's C compiler), and of dlcc::runtime_library (StarPU), or
+# dlcc::runtime_mpi_library with OPTIONS --nodes N.  OPTIONS take --emulate,
+# --device-file, --objective, --nodes, --in-flight.
 #
 # Runs dlcc at build time and makes <target> a STATIC library holding the
 # generated object (cpu, gpu) or the generated C (fpga: NAME.c, the host
@@ -23,8 +31,10 @@
 # dlcc writes a depfile (--depfile) that Ninja and Makefile generators read.
 # Sets on <target> the properties DLCC_NAME, DLCC_HEADER and DLCC_OUTPUT_DIR.
 
+set(_DLCC_MODEL_DIR "${CMAKE_CURRENT_LIST_DIR}")   # dlccHetero.cmake, the build-time step of DEVICE hetero
+
 function(dlcc_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;DEVICE;NAME;TRIPLE;MCPU" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;DEVICE;NAME;TRIPLE;MCPU" "OPTIONS;DEVICES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "dlcc_add_model(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -43,8 +53,14 @@ function(dlcc_add_model target)
   if(ARG_DEVICE)
     set(device "${ARG_DEVICE}")
   endif()
-  if(NOT device MATCHES "^(cpu|gpu|fpga)$")
-    message(FATAL_ERROR "dlcc_add_model(${target}): DEVICE is cpu, gpu or fpga, not '${device}'")
+  if(NOT device MATCHES "^(cpu|gpu|fpga|hetero)$")
+    message(FATAL_ERROR "dlcc_add_model(${target}): DEVICE is cpu, gpu, fpga or hetero, not '${device}'")
+  endif()
+  if(device STREQUAL "hetero" AND NOT ARG_DEVICES)
+    message(FATAL_ERROR "dlcc_add_model(${target}): DEVICE hetero needs DEVICES, e.g. DEVICES cpu gpu fpga")
+  endif()
+  if(ARG_DEVICES AND NOT device STREQUAL "hetero")
+    message(FATAL_ERROR "dlcc_add_model(${target}): DEVICES belongs to DEVICE hetero")
   endif()
   if(ARG_NAME)
     set(name "${ARG_NAME}")
@@ -95,6 +111,12 @@ function(dlcc_add_model target)
   endif()
   list(APPEND cmd ${ARG_OPTIONS})
 
+  if(device STREQUAL "hetero")
+    _dlcc_add_hetero("${target}" "${name}" "${outdir}" "${header}" "${cmd}" "${deps}" "${ARG_DEVICES}"
+                     "${ARG_OPTIONS}" "${ARG_MODEL}")
+    return()
+  endif()
+
   set(depfile_arg)
   if(CMAKE_GENERATOR MATCHES "Ninja" OR (CMAKE_GENERATOR MATCHES "Makefiles" AND
                                           NOT CMAKE_VERSION VERSION_LESS 3.20))
@@ -137,5 +159,48 @@ function(dlcc_add_model target)
   # The math the generated code calls comes from libm, unless --no-libm.
   if(NOT "--no-libm" IN_LIST ARG_OPTIONS AND NOT MSVC)
     target_link_libraries(${target} PUBLIC m)
+  endif()
+endfunction()
+
+# DEVICE hetero: the files of the partitions are known only once dlcc has
+# partitioned the model, so the build step (dlccHetero.cmake, run with
+# cmake -P) runs dlcc, compiles the FPGA partitions' C files and archives
+# every object into lib<NAME>_dlcc.a, the one output CMake knows of.
+function(_dlcc_add_hetero target name outdir header cmd deps devices options model)
+  list(REMOVE_ITEM cmd --depfile "${outdir}/${name}.d")
+  list(JOIN devices "," devs)
+  list(APPEND cmd -t hetero --devices "${devs}")
+  set(archive "${outdir}/lib${name}_dlcc.a")
+  set(script "${CMAKE_CURRENT_BINARY_DIR}/dlcc_${target}_hetero.cmake")
+  string(REPLACE "\\" "\\\\" cmd_text "${cmd}")              # as a quoted argument of set(): the list stays a list
+  string(REPLACE "\"" "\\\"" cmd_text "${cmd_text}")
+  string(REPLACE "$" "\\$" cmd_text "${cmd_text}")
+  file(WRITE "${script}"
+    "set(cmd \"${cmd_text}\")\nset(outdir \"${outdir}\")\nset(name \"${name}\")\n"
+    "set(archive \"${archive}\")\nset(cc \"${CMAKE_C_COMPILER}\")\nset(ar \"${CMAKE_AR}\")\n"
+    "include(\"${_DLCC_MODEL_DIR}/dlccHetero.cmake\")\n")
+  add_custom_command(
+    OUTPUT "${archive}" "${header}"
+    COMMAND "${CMAKE_COMMAND}" -P "${script}"
+    DEPENDS ${deps} "${script}"
+    COMMENT "dlcc: compiling ${model} for hetero (${devs}) into ${name}"
+    VERBATIM)
+  add_custom_target(${target}_dlcc DEPENDS "${archive}" "${header}")
+  add_library(${target} INTERFACE)
+  add_dependencies(${target} ${target}_dlcc)
+  set_target_properties(${target} PROPERTIES
+    DLCC_NAME "${name}" DLCC_HEADER "${header}" DLCC_OUTPUT_DIR "${outdir}")
+  target_include_directories(${target} INTERFACE "$<BUILD_INTERFACE:${outdir}>")
+  set(runtime dlcc::runtime_library)
+  if("--nodes" IN_LIST options)
+    set(runtime dlcc::runtime_mpi_library)
+  endif()
+  if(NOT TARGET ${runtime})
+    message(FATAL_ERROR "dlcc_add_model(${target}): DEVICE hetero needs ${runtime}, which this dlcc was built "
+                        "without (StarPU 1.3, and for --nodes StarPU-MPI and MPI, were missing)")
+  endif()
+  target_link_libraries(${target} INTERFACE "${archive}" dlcc::runtime ${runtime})
+  if(NOT MSVC)
+    target_link_libraries(${target} INTERFACE m)
   endif()
 endfunction()

@@ -3,6 +3,9 @@
 # packages.  Idempotent; needs root (or sudo).  clang (14 on Debian 12) and
 # libclang-rt-14-dev (its libFuzzer and sanitizer runtimes) build the fuzzing
 # harnesses of tests/fuzz/ only; the main build uses the default C compiler.
+# libstarpu-dev (StarPU 1.3, with libstarpumpi-1.3-3) is the heterogeneous
+# runtime (-t hetero, docs/targets/hetero.md); openmpi-bin and libopenmpi-dev
+# (mpirun, mpicc, mpi.h) its StarPU-MPI part and the 2-rank tests.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -11,6 +14,7 @@ PKGS=(
   libjansson-dev libcmocka-dev libglpk-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   llvm-19-dev libhalide14-0-dev g++
+  libstarpu-dev openmpi-bin libopenmpi-dev
   clang libclang-rt-14-dev
   python3 python3-numpy python3-venv
   cmake

@@ -9,13 +9,18 @@
    on tests/e2e/mlp's input and compared with its reference output; a second
    build does nothing, and touching the weights file runs dlcc again.  The
    Ninja build compiles the model with --threads 2 (linking the runtime library).
-2. Firmware: examples/firmware built with CMake and its arm-none-eabi
+2. -t hetero: tests/cmake/hetero (dlcc_add_model(... DEVICE hetero DEVICES cpu
+   gpu fpga OPTIONS --emulate ...)) built against the installed tree, run on
+   tests/e2e/cedr's input on StarPU and compared with its reference output
+   (skipped when dlcc was built without StarPU).
+3. Firmware: examples/firmware built with CMake and its arm-none-eabi
    toolchain file and run on QEMU's mps2-an386 (skipped, with a message,
    when the toolchain or QEMU is absent).
 Exit 77 (skip) when cmake is not installed.  pkg-config and Meson builds
 against dlcc: tests/integration/.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -74,6 +79,24 @@ def main():
             # the Ninja build also asks for --threads 2: the model then links dlcc::runtime_library
             ok &= cmake_project(root / "examples" / "cmake", tmp / ("build-" + gen.replace(" ", "_")), inst,
                                 mlp, gen, threads=2 if k == 1 else 1)
+
+        # -t hetero: DEVICE hetero DEVICES cpu gpu fpga, emulated, run on StarPU (the CEDR network)
+        if (inst / "include" / "dlcc" / "dlcc_hetero.h").exists():
+            cedr = root / "tests" / "e2e" / "cedr"
+            hb = tmp / "build-hetero"
+            os.environ["STARPU_HOME"] = str(tmp)            # StarPU's calibration files: not in $HOME
+            os.environ["STARPU_SILENT"] = "1"
+            run(["cmake", "-S", root / "tests" / "cmake" / "hetero", "-B", hb, "-DCMAKE_PREFIX_PATH=%s" % inst,
+                 "-DDLCC_HETERO_MODEL=%s" % (cedr / "model.json"),
+                 "-DDLCC_HETERO_DEVICE_FILE=%s" % (root / "tests" / "hetero" / "spread.json")])
+            run(["cmake", "--build", hb])
+            np.load(cedr / "input_0.npy").astype(np.float32).tofile(tmp / "cedr.bin")
+            out = run([hb / "run_net", tmp / "cedr.bin"])
+            got = np.array([float(v) for v in out.split()], np.float32)
+            ok &= check_close("DEVICE hetero DEVICES cpu gpu fpga (emulated, StarPU)", got,
+                              np.load(cedr / "output_0.npy").ravel())
+        else:
+            print("SKIP DEVICE hetero: dlcc was built without its heterogeneous runtime (StarPU)")
 
         # a find_package version request the package must refuse
         bad = tmp / "badver"
