@@ -114,7 +114,7 @@ def main():
     ap.add_argument("--no-device-rc", type=int, help="without an NVIDIA device, m_run must return this code")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the driver's environment")
     ap.add_argument("--reproducible", action="store_true", help="a second compilation gives the same bytes")
-    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--keep", type=Path, help="compile into this folder and keep it")
     ap.add_argument("options", nargs="*")
     a = ap.parse_args()
