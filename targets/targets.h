@@ -138,6 +138,16 @@ LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host
  * (and .s / .ll / .dot as asked).  g must be inferred (pass_infer). */
 int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d);
 
+/* The end of that pipeline for any loop program p built for the host's code
+ * generator (the CPU's, or the FPGA's HLS schedule with cgo->hls_emulate):
+ * cg_compile, then NAME.o (when o->emit asks), the .s / .ll that cgo->emit
+ * asks, and the files of tgt_add_common_files with the CPU's header, `kind`
+ * naming the build in the report.  Takes p (NULL: a failure already
+ * reported) and frees it; on failure `out` is freed. */
+struct CgOptions;   /* codegen/codegen.h */
+int tgt_cpu_object(const IrGraph *g, LoopProgram *p, const struct CgOptions *cgo, const TgtOptions *o,
+                   const char *kind, TgtFiles *out, UtilDiag *d);
+
 /* The GPU pipeline (targets/gpu/gpu.c, docs/targets/gpu.md): lower → GPU
  * schedule (blocks, threads, shared-memory tiles) → simplify → plan memory →
  * PTX through LLVM's NVPTX backend + a host object calling the dlcc runtime;

@@ -31,32 +31,23 @@ LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host
     return tgt_loop_program(g, &pl, d);
 }
 
-int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+int tgt_cpu_object(const IrGraph *g, LoopProgram *p, const CgOptions *cgo, const TgtOptions *o, const char *kind,
+                   TgtFiles *out, UtilDiag *d)
 {
-    CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
-                      .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
-                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
-                      .weights_section = o->weights_section, .static_workspace = o->static_workspace,
-                      .workspace_section = o->workspace_section, .no_libm = o->no_libm,
-                      .threads = o->threads, .kernel_symbols = o->kernel_symbols };
     CgResult res;
     cg_result_init(&res);
     int rc = -1;
-
-    LoopProgram *p = tgt_cpu_program(g, o, 0, d);
-    if (!p)
-        goto done;
-    if (cg_compile(p, &cgo, &res, d))                        /* loops → LLVM IR → object */
+    if (!p || cg_compile(p, cgo, &res, d))                   /* loops → LLVM IR → object */
         goto done;
 
     int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
         bad |= tgt_add_file(out, o->name, ".o", &res.obj, d);
-    if (!bad && (o->emit & TGT_EMIT_ASM))
+    if (!bad && (cgo->emit & CG_EMIT_ASM))
         bad |= tgt_add_file(out, o->name, ".s", &res.asm_text, d);
-    if (!bad && (o->emit & TGT_EMIT_LLVM))
+    if (!bad && (cgo->emit & CG_EMIT_LLVM))
         bad |= tgt_add_file(out, o->name, ".ll", &res.llvm_ir, d);
-    if (bad || tgt_add_common_files(g, p, o, "cpu", &TGT_HEADER_CPU(res.stack_bytes), out, d))
+    if (bad || tgt_add_common_files(g, p, o, kind, &TGT_HEADER_CPU(res.stack_bytes), out, d))
         goto done;
     out->workspace_bytes = p->workspace_bytes;
     rc = 0;
@@ -67,4 +58,15 @@ done:
     if (p)
         loop_program_free(p);
     return rc;
+}
+
+int tgt_cpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDiag *d)
+{
+    CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
+                      .emit = CG_EMIT_OBJ | (o->emit & TGT_EMIT_ASM ? CG_EMIT_ASM : 0) |
+                              (o->emit & TGT_EMIT_LLVM ? CG_EMIT_LLVM : 0),
+                      .weights_section = o->weights_section, .static_workspace = o->static_workspace,
+                      .workspace_section = o->workspace_section, .no_libm = o->no_libm,
+                      .threads = o->threads, .kernel_symbols = o->kernel_symbols };
+    return tgt_cpu_object(g, tgt_cpu_program(g, o, 0, d), &cgo, o, "cpu", out, d);
 }

@@ -404,21 +404,9 @@ static int fpga_host_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *ou
         return util_error(d, util_loc_file(g->file), "the FPGA kernels built for the host are float32 only");
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features, .opt_level = o->opt_level,
                       .hls_emulate = 1, .emit = CG_EMIT_OBJ };
-    CgResult res;
-    cg_result_init(&res);
-    int rc = -1;
-    LoopProgram *p = fpga_program(g, o, d);
-    if (p && cg_compile(p, &cgo, &res, d) == 0 && tgt_add_file(out, o->name, ".o", &res.obj, d) == 0 &&
-        tgt_add_common_files(g, p, o, "fpga-emulate", &TGT_HEADER_CPU(res.stack_bytes), out, d) == 0) {
-        out->workspace_bytes = p->workspace_bytes;
-        rc = 0;
-    }
-    if (rc)
-        tgt_files_free(out);
-    cg_result_free(&res);
-    if (p)
-        loop_program_free(p);
-    return rc;
+    TgtOptions ho = *o;
+    ho.emit |= TGT_EMIT_OBJ;                                 /* the object is what this build is for */
+    return tgt_cpu_object(g, fpga_program(g, o, d), &cgo, &ho, "fpga-emulate", out, d);
 }
 
 int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost **out, int *n, UtilDiag *d)
