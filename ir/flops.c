@@ -2,6 +2,7 @@
  * A multiply-add counts as 2 FLOPs; elementwise ops count 1 per output
  * element; data movement counts 0. */
 #include "ir/ir.h"
+#include "util/util.h"
 
 static int64_t numel_out(const IrGraph *g, const IrNode *n, int k)
 {
@@ -40,6 +41,19 @@ int64_t ir_node_flops(const IrGraph *g, const IrNode *n)
         if (n->op == IR_OP_MatMul && x->v.shape.rank == 1)
             kdim = x->v.shape.dims[0];
         return 2 * y * kdim;
+    }
+    case IR_OP_RNN:
+    case IR_OP_GRU:
+    case IR_OP_LSTM: {          /* 2 * steps * rows * (W's and R's elements): X W^T and R h per step */
+        const IrTensor *r = ir_in(g, n, 2);
+        if (!x || !w || !r || x->v.shape.rank != 3 || !x->v.shape.dims[2] || !x->shape_known || !w->shape_known ||
+            !r->shape_known)
+            return 0;
+        int64_t f;
+        if (util_mul_overflow_i64(2 * (ir_shape_numel(&x->v.shape) / x->v.shape.dims[2]),
+                                  ir_shape_numel(&w->v.shape) + ir_shape_numel(&r->v.shape), &f))
+            return 0;
+        return f;
     }
     case IR_OP_MaxPool: case IR_OP_AveragePool: case IR_OP_LpPool: {
         const int64_t *ks;

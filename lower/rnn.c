@@ -37,6 +37,7 @@
  * (GRU with linear_before_reset: the candidate's columns start at Rbh
  * instead), in the CPU form's order of summation. */
 #include "lower/lower_impl.h"
+#include "lower/tile/tile.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +57,8 @@ typedef struct Rnn {
     int aux;                             /* ... GRU's z and r * h, 2 * hp (-1: none) */
     int64_t hp, gp;                      /* ... padded hidden size, packed columns (gates * hp) */
     int gpu;                             /* the GPU form (above) */
+    int proj_tiled;                      /* CPU: XW [rows][D * gp] made by a register-blocked kernel */
+    int mvw;                             /* CPU: R h in panels of mvw columns (tile_mv), 0: the axpy form */
     int dir;                             /* direction being emitted */
     int bt, tv;                          /* batch variable, time-index variable */
 } Rnn;
@@ -275,19 +278,34 @@ static int axpy(Low *L, const Rnn *c, LoopStmt *blk, int dst, LoopExpr *dst_off,
     return lanes_loop(L, blk, v, n, low_store(L, dst, loop_expr_copy(L->p, at), sum));
 }
 
-/* W, R and the biases packed (above), the input projection's buffer. */
+/* A CONST buffer over n floats of data (in the program's arena). */
+static int table(Low *L, const char *name, float *data, int64_t n)
+{
+    IrShape sh = { .rank = 1, .dims = { n } };
+    int b = loop_add_buf(L->p, name, IR_DT_F32, &sh, LOOP_ST_CONST);
+    if (b >= 0)
+        L->p->bufs[b].data = data;
+    return b;
+}
+
+/* W, R and the biases packed (above), the input projection's buffer.  On
+ * the CPU with register blocks (LowSchedule.tile_nr), R goes into tile_mv's
+ * panels, and the input projection of every direction and step is one
+ * tile_product kernel before the recurrent one, rows (t, b) of X times
+ * W^T of all directions side by side:
+ *   XW[row(t, b)][d*gp + col] = bias[d][col] + sum_i X[t, b, i] * Wt[d][i][col]
+ * (lstm_bi2's second layer: its projection at the GEMM's speed instead of
+ * the axpy form's third of it). */
 static int pack(Low *L, Rnn *c)
 {
     const IrArray *w = low_known(L, 1), *r = low_known(L, 2), *b = c->b >= 0 ? low_known(L, 3) : NULL;
     int64_t D = c->dirs, G = c->gates, H = c->hs, I_ = c->isz, hp = c->hp, gp = c->gp;
-    float *wt, *rt, *bias, *rbh = NULL;
-    c->wt = low_const_table(L, "rnn_wt", D * I_ * gp, &wt);
-    c->rt = low_const_table(L, "rnn_rt", D * H * gp, &rt);
+    float *wt = util_arena_array(&L->p->arena, (size_t)(D * I_ * gp), sizeof *wt);
+    float *rt = util_arena_array(&L->p->arena, (size_t)(D * H * gp), sizeof *rt);
+    float *bias, *rbh = NULL;
     c->bias = low_const_table(L, "rnn_bias", D * gp, &bias);
     c->rbh = c->lbr ? low_const_table(L, "rnn_rbh", D * hp, &rbh) : -1;
-    IrShape xs = { .rank = 1, .dims = { (c->gpu ? D : 1) * c->seq * c->batch * gp } };
-    c->xw = loop_add_buf(L->p, "rnn_xw", IR_DT_F32, &xs, LOOP_ST_WORKSPACE);
-    if (c->wt < 0 || c->rt < 0 || c->bias < 0 || (c->lbr && c->rbh < 0) || c->xw < 0)
+    if (!wt || !rt || c->bias < 0 || (c->lbr && c->rbh < 0))
         return -1;
     memset(wt, 0, (size_t)(D * I_ * gp) * sizeof *wt);
     memset(rt, 0, (size_t)(D * H * gp) * sizeof *rt);
@@ -310,15 +328,49 @@ static int pack(Low *L, Rnn *c)
                     rbh[d * hp + k] = (float)rb;       /* r * (Rh h + Rbh): apart */
                 bias[d * gp + cl] = (float)(c->lbr && g == 2 ? wb : wb + rb);
             }
-    return 0;
+    c->mvw = c->gpu ? 0 : tile_mv_width(L->s, hp);
+    c->rt = c->mvw ? tile_mv_pack(L, "rnn_rt", rt, D, H, gp, c->mvw) : table(L, "rnn_rt", rt, D * H * gp);
+    int64_t rows = c->seq * c->batch;
+    c->proj_tiled = !c->gpu && L->s->tile_nr >= 4 && rows > 0;
+    IrShape xs = { .rank = 1, .dims = { (c->gpu || c->proj_tiled ? D : 1) * rows * gp } };
+    c->xw = loop_add_buf(L->p, "rnn_xw", IR_DT_F32, &xs, LOOP_ST_WORKSPACE);
+    if (c->rt < 0 || c->xw < 0)
+        return -1;
+    if (c->proj_tiled) {
+        float *wcat = util_arena_array(&L->p->arena, (size_t)(I_ * D * gp), sizeof *wcat);
+        if (!wcat)
+            return -1;
+        for (int64_t i = 0; i < I_; i++)
+            for (int64_t d = 0; d < D; d++)
+                memcpy(wcat + (i * D + d) * gp, wt + (d * I_ + i) * gp, (size_t)gp * sizeof *wcat);
+        int t = tile_product(L, c->x, c->xw, rows, I_, D * gp, wcat, bias);
+        if (t < 0)
+            return -1;
+        if (t == 0) {
+            L->p->kernels[L->p->n_kernels - 1].flops = 2 * rows * D * G * H * I_;
+            c->wt = -1;
+            return 0;
+        }
+        /* no block for this shape: project() fills the same layout */
+    }
+    return (c->wt = table(L, "rnn_wt", wt, D * I_ * gp)) < 0 ? -1 : 0;
 }
 
-/* Offset of step c->tv, row c->bt in XW (the GPU form's holds every direction). */
-static LoopExpr *xw_row(Low *L, const Rnn *c)
+/* Offset of XW's row for step t, batch row b, direction c->dir: the
+ * GPU form's [d][t][b][gp]; the CPU's [row][D * gp] with row = the row of X
+ * (tile_product), or one direction's [t][b][gp] at a time (project). */
+static LoopExpr *xw_at(Low *L, const Rnn *c, LoopExpr *t, LoopExpr *b)
 {
-    LoopExpr *r = MUL(ADD(MUL(V(c->tv), I(c->batch)), V(c->bt)), I(c->gp));
+    if (c->proj_tiled) {
+        LoopExpr *row = c->layout ? ADD(MUL(b, I(c->seq)), t) : ADD(MUL(t, I(c->batch)), b);
+        return ADD(MUL(row, I(c->dirs * c->gp)), I((int64_t)c->dir * c->gp));
+    }
+    LoopExpr *r = MUL(ADD(MUL(t, I(c->batch)), b), I(c->gp));
     return c->gpu ? ADD(I((int64_t)c->dir * c->seq * c->batch * c->gp), r) : r;
 }
+
+/* Offset of step c->tv, row c->bt in XW. */
+static LoopExpr *xw_row(Low *L, const Rnn *c) { return xw_at(L, c, V(c->tv), V(c->bt)); }
 
 /* Direction c->dir's input projection of every step, into XW:
  *   for t, b: XW[t][b][:] = bias[:]; for i: XW[t][b][:] += X[t, b, i] * Wt[i][:] */
@@ -328,7 +380,7 @@ static int project(Low *L, const Rnn *c, LoopStmt *blk)
     if (low_vars(L, 1, "t", &t) || low_vars(L, 1, "b", &b) || low_vars(L, 1, "i", &i) || low_vars(L, 1, "col", &v))
         return -1;
     LoopStmt *row = loop_block(L->p), *inner = loop_block(L->p);
-    LoopExpr *xw0 = MUL(ADD(MUL(V(t), I(c->batch)), V(b)), I(c->gp));
+    LoopExpr *xw0 = xw_at(L, c, V(t), V(b));
     LoopExpr *x0 = c->layout ? ADD(MUL(V(b), I(c->seq)), V(t)) : ADD(MUL(V(t), I(c->batch)), V(b));
     if (!row || !inner ||
         lanes_loop(L, row, v, c->gp, low_store(L, c->xw, ADD(xw0, V(v)),
@@ -378,6 +430,9 @@ static int64_t project_gpu(Low *L, const Rnn *c)
 /* G[lo, lo + n) += sum_j src[src_off + j] * Rt[j][lo, lo + n) */
 static int recur(Low *L, const Rnn *c, LoopStmt *blk, int src, int64_t src_off, int64_t lo, int64_t n)
 {
+    if (c->mvw)
+        return tile_mv(L, blk, c->rt, c->dir, c->hs, c->gp, c->mvw, lo, n, src, I(src_off), c->tmp, I(0), c->tmp,
+                       I(0));
     int j;
     LoopStmt *body = loop_block(L->p);
     if (!body || low_vars(L, 1, "j", &j) ||
@@ -425,8 +480,8 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
      * Rbh), then R h added column by column; GPU: dot_cols does both */
     int (*gates_from)(Low *, const Rnn *, LoopStmt *, int, int64_t, int64_t, int64_t) = c->gpu ? dot_cols : recur;
     int64_t from_xw = gru && c->lbr ? 2 * hp : c->gp;
-    LoopExpr *xw_at = ADD(loop_expr_copy(L->p, xw0), V(v));
-    if (!c->gpu && lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, xw_at))))
+    LoopExpr *xat = ADD(loop_expr_copy(L->p, xw0), V(v));
+    if (!c->gpu && lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, xat))))
         return -1;
     if (!c->gpu && gru && c->lbr) {
         int v2;
@@ -505,7 +560,7 @@ static LoopExpr *y_index(Low *L, const Rnn *c, LoopExpr *t, int k)
 static int direction(Low *L, Rnn *c, LoopStmt *kblk)
 {
     int rev = c->dir == 1 || c->reverse0, s, k;
-    if (c->fast && !c->gpu && project(L, c, kblk))
+    if (c->fast && !c->gpu && c->wt >= 0 && project(L, c, kblk))
         return -1;
     LoopStmt *row = loop_block(L->p), *init = loop_block(L->p);
     if ((!c->gpu && low_vars(L, 1, "b", &c->bt)) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k))

@@ -63,6 +63,7 @@ struct Gemm {
     int trans_a, trans_b;
     int mm;                       /* MatMul / Gemm: Y is row-major [G * M, N] (a group: a batch of a
                                      batched MatMul, its A [G][M][K] and run-time B [G][K][N]) */
+    int raw;                      /* tile_product: Y a plain buffer of the kernel, not the node's output */
     double alpha, beta;
 };
 
@@ -147,6 +148,8 @@ static void ct_pixel(Low *L, const Gemm *t, int g, LoopExpr *row, LoopExpr **oh,
 static LoopStmt *gemm_out(Low *L, const Gemm *t, int n, int g, LoopExpr *row, LoopExpr *col, LoopExpr *v)
 {
     LoopExpr *flat = t->y_index(L, t, n, g, row, col);
+    if (t->raw)
+        return low_store(L, t->y, flat, v);
     if (t->y_index == ct_y_index) {           /* ConvTranspose: the output pixel of the phase */
         LoopExpr *sp[2];
         ct_pixel(L, t, g, loop_expr_copy(L->p, row), &sp[0], &sp[1]);
@@ -1060,6 +1063,36 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
 }
 
 int tile_matmul(Low *L) { return mm_tiled(L, 0, 0, 1.0, 0.0, 0); }
+
+int tile_product(Low *L, int a, int y, int64_t M, int64_t K, int64_t N, const float *b, const float *bias)
+{
+    Gemm t;
+    if (!tile_init(L->s, &t) || M <= 0 || K <= 0 || N <= 0)
+        return 1;
+    t.M = M;
+    t.K = K;
+    t.N = N;
+    if (!tile_pays(L->s, &t))
+        return 1;
+    t.batch = t.G = 1;
+    t.mm = t.raw = 1;
+    t.b_rt = -1;
+    t.a = a;
+    t.y = y;
+    t.w = b;
+    t.bv = bias;
+    t.alpha = t.beta = 1.0;
+    t.b_at = mm_b_at;
+    t.bias_at = bias ? mm_bias_at : NULL;
+    t.nk = 1;
+    t.kext[0] = K;
+    if (low_vars(L, 1, "k", &t.kv[0]))
+        return low_oom(L);
+    t.a_base = mm_a_base;
+    t.a_koff = mm_a_koff;
+    t.y_index = mm_y_index;
+    return gemm_emit(L, &t);
+}
 
 int tile_gemm(Low *L)
 {
