@@ -466,8 +466,16 @@ static int gemm_emit(Low *L, Gemm *t)
         if (tile_acc_update(L, kb, acc, r, nr, c, LOOP_ADD, low_v(L, a), bv))
             return low_oom(L);
     }
-    if (low_add(L, tile, low_nest(L, t->nk, t->kv, t->kext, kb)))
+    LoopStmt *ks = low_nest(L, t->nk, t->kv, t->kext, kb);
+    if (!ks || low_add(L, tile, ks))
         return low_oom(L);
+    if (tile_regs_tight(L->s, mr, nr)) {     /* the innermost k loop kept rolled (unroll count 1) */
+        LoopStmt *in = ks;
+        while (in->u.loop.body->kind == LOOP_S_FOR)
+            in = in->u.loop.body;
+        in->u.loop.kind = LOOP_UNROLLED;
+        in->u.loop.factor = 1;
+    }
     if (store_block(L, t, tile, acc, n, g, nt, mt, row))
         return -1;
     int vars[4] = { n, g, nt, mt };

@@ -40,6 +40,8 @@ LoopExpr *tile_acc_at(Low *L, int acc, int r, int nr, int c);
 int tile_acc_set(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopExpr *v);
 /* acc[r][:] += a * b (a uniform, b over lane c); op LOOP_MAX: acc = max(acc, b). */
 int tile_acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBinOp op, LoopExpr *a, LoopExpr *b);
+/* Does a block of mr x nr use all vector registers (block.c)? */
+int tile_regs_tight(const LowSchedule *s, int mr, int nr);
 /* Rows of a block of nr lanes over `rows` rows, as the registers allow. */
 int tile_pick_mr(Low *L, int nr, int64_t rows);
 /* Items left idle in the last of the blocks of k covering n (n >= 0). */
