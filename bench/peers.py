@@ -29,7 +29,7 @@ a user would call it), median and min.  A model's inputs are MODELS/<name>/input
 With --dlcc WORK (bench/dlcc_bench.py's directory: WORK/<name>/harness, WORK/<name>/threads2/harness
 for 2 threads) dlcc is timed in the same stretch of time as each peer: the harness runs as a
 server (bench/harness.c, RUNS 0) and the RUNS calls of each side are cut into R rounds that
-alternate, peer then dlcc, each round one untimed call then its timed ones, after a 20 ms pause
+alternate, peer then dlcc, each round one untimed call then its timed ones, after a PAUSE_S pause
 (the other side's pool threads stop spinning).  A machine whose speed drifts (a VM sharing its
 cores) then slows both sides alike, and the ratio compares like with like; results[peer][T][name]
 gets "dlcc": {median_ms, min_ms, runs, check}.  The same for an empty model (the call overhead).
@@ -114,6 +114,14 @@ class Harness:
                 "check": check.group(1) if check else "harness exited with status %d" % self.p.returncode}
 
 
+# Seconds between one side's round and the other's.  ONNX Runtime's intra-op threads spin after a
+# call (allow_spinning, its default) for longer than 20 ms, the pause until 2026-11-28: on a 2-core
+# AMD guest dlcc's 2-thread transformer_encoder then took 4.03 ms alongside ORT against 1.92 ms alone
+# (SqueezeNet 12.0 against 6.7), and 1.96 with ORT's spinning off; after 200 ms, 1.91 (and ORT's own
+# median 2.17 instead of 2.58).
+PAUSE_S = 0.2
+
+
 def timed(fn, runs, warmup, harness=None, rounds=1):
     """RUNS timed calls of fn after WARMUP; with a harness, in rounds alternating with dlcc's."""
     for _ in range(warmup):
@@ -123,14 +131,14 @@ def timed(fn, runs, warmup, harness=None, rounds=1):
     while len(t) < runs:
         k = min(per, runs - len(t))
         if harness:
-            time.sleep(0.02)
+            time.sleep(PAUSE_S)
             out = fn()
         for _ in range(k):
             t0 = time.perf_counter()
             out = fn()
             t.append((time.perf_counter() - t0) * 1e3)
         if harness:
-            time.sleep(0.02)
+            time.sleep(PAUSE_S)
             if not harness.run(k):
                 harness = None
     med, mn = median_min(t)
