@@ -58,8 +58,9 @@
  * in every task) and the loops, IFs and blocks that hold a PARALLEL loop.
  * A kernel where a chunk would set a variable read outside it (a mutable
  * LET or an ASSIGN outside any chunk, an ASSIGN to a variable declared
- * outside its chunk) runs whole as one chunk.  LOCAL buffers are allocas
- * of the kernel function, so each task has its own. */
+ * outside its chunk), or where a statement outside every PARALLEL loop
+ * touches a LOCAL buffer, runs whole as one chunk.  LOCAL buffers are
+ * allocas of the kernel function, so each task has its own. */
 #include "codegen/cg_impl.h"
 
 #include <stdio.h>
@@ -149,11 +150,36 @@ static int is_const_let(const LoopStmt *s)
     return s->kind == LOOP_S_LET && !s->u.let.mutable_;
 }
 
+typedef struct LocalUse {
+    const LoopProgram *p;
+    int any;
+} LocalUse;
+
+static void local_use(void *ctx, int buf, int store)
+{
+    (void)store;
+    LocalUse *u = ctx;
+    u->any |= u->p->bufs[buf].storage == LOOP_ST_LOCAL;
+}
+
+/* Does s touch a LOCAL buffer?  Outside a PARALLEL loop such a statement
+ * is an instance of its own, which any task may run, each task with its
+ * own allocas: a state kept in a LOCAL buffer from one instance to the next
+ * (a recurrent kernel's h, set, then stepped, then stored as Y_h) would be
+ * another task's.  Such a kernel runs whole as one chunk. */
+static int uses_local(const CgCtx *c, const LoopStmt *s)
+{
+    LocalUse u = { c->p, 0 };
+    loop_stmt_buffers(s, local_use, &u);
+    return u.any;
+}
+
 /* 1 when every chunk the region cuts s into is closed (see the top). */
 static int region_ok(CgCtx *c, const LoopStmt *s, int *oom)
 {
     if (!has_parallel(s))
-        return is_const_let(s) || (s->kind != LOOP_S_LET && s->kind != LOOP_S_ASSIGN && chunk_closed(c, s, oom));
+        return is_const_let(s) || (s->kind != LOOP_S_LET && s->kind != LOOP_S_ASSIGN && !uses_local(c, s) &&
+                                   chunk_closed(c, s, oom));
     switch (s->kind) {
     case LOOP_S_FOR:
         return s->u.loop.kind == LOOP_PARALLEL ? chunk_closed(c, s->u.loop.body, oom) : region_ok(c, s->u.loop.body, oom);

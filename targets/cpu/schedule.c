@@ -121,11 +121,6 @@ static int is_rolled_loop(Sched *c, const LoopStmt *s)
 }
 
 /* A store into a kernel-local buffer (state shared by iterations). */
-static int stores_local(Sched *c, const LoopStmt *s)
-{
-    return s->kind == LOOP_S_STORE && c->p->bufs[s->u.store.buf].storage == LOOP_ST_LOCAL;
-}
-
 static int is_reduction(Sched *c, const LoopStmt *loop)
 {
     mark_bound(c, loop, 1);
@@ -508,7 +503,7 @@ static void parallelize(Sched *c, LoopStmt *s, const LoopStmt *kernel)
         s = b;
     }
     if (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && !is_reduction(c, s) &&
-        !(any_stmt(c, s, stores_local) && !locals_private(c, s, kernel)) && !is_scatter(c, s) &&
+        locals_private(c, s, kernel) && !is_scatter(c, s) &&
         !(s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i <= 1)) {
         collapse(c, s);
         s->u.loop.kind = LOOP_PARALLEL;

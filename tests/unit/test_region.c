@@ -1,7 +1,8 @@
 /* tests/unit/test_region.c — the parallel region of --threads objects
  * (codegen/parallel.c): a loop program with PARALLEL loops among serial
  * statements, nested in a serial loop, read across kernels and inside a
- * kernel that runs as one chunk, JIT-compiled for 2, 3 and 5 tasks and run
+ * kernel that runs as one chunk (a mutable accumulator; a state in a LOCAL
+ * buffer kept from one statement to the next), JIT-compiled for 2, 3 and 5 tasks and run
  * many times through the Halide runtime's pool (linked into this test) with
  * pools of 1, 2 and 4 threads; every run's outputs equal the values
  * computed here. */
@@ -53,7 +54,12 @@ enum { N = 1 << 14 };
  *     for j < 3: parallel i < 8: o2[8j + i] = o1[N-1 - 8j - i] + j    (o1 from another task)
  * k2 (serial): for i < 10: o3[i] = o2[i + 10]·2
  * k3 (one chunk: a mutable accumulator read after the loop that sets it):
- *     acc = 0; for i < 4: acc += x[i]; o4[0] = acc; parallel i < 8: o5[i] = acc + o3[i] */
+ *     acc = 0; for i < 4: acc += x[i]; o4[0] = acc; parallel i < 8: o5[i] = acc + o3[i]
+ * k4 (one chunk: st, a LOCAL buffer, set, stepped and read by statements
+ *     outside the parallel loop, as a recurrent kernel's state; each task
+ *     has its own allocas, so any other split reads another task's st):
+ *     for i < 4: st[i] = x[i]; for s < 16: { for i < 4: st[i] = st[i]·0.5 + 1 };
+ *     for i < 4: o6[i] = st[i]; parallel i < 8: o7[i] = x[i] + 1 */
 static LoopProgram *program(void)
 {
     LoopProgram *p = loop_program_new("reg");
@@ -61,6 +67,7 @@ static LoopProgram *program(void)
     int o0 = io_buf(p, "o0", LOOP_ST_OUTPUT, 1), o1 = io_buf(p, "o1", LOOP_ST_OUTPUT, N);
     int o2 = io_buf(p, "o2", LOOP_ST_OUTPUT, 24), o3 = io_buf(p, "o3", LOOP_ST_OUTPUT, 10);
     int o4 = io_buf(p, "o4", LOOP_ST_OUTPUT, 1), o5 = io_buf(p, "o5", LOOP_ST_OUTPUT, 8);
+    int o6 = io_buf(p, "o6", LOOP_ST_OUTPUT, 4), o7 = io_buf(p, "o7", LOOP_ST_OUTPUT, 8);
     int a = loop_add_var(p, "a", IR_DT_F32), i = loop_add_var(p, "i", IR_DT_I64);
     int j = loop_add_var(p, "j", IR_DT_I64), i2 = loop_add_var(p, "i2", IR_DT_I64);
     int i3 = loop_add_var(p, "i3", IR_DT_I64), i4 = loop_add_var(p, "i4", IR_DT_I64);
@@ -85,6 +92,21 @@ static LoopProgram *program(void)
     add(p, k3, loop_store(p, o4, I(p, 0), V(p, acc)));
     add(p, k3, loop_for(p, i5, I(p, 8), LOOP_PARALLEL, loop_store(p, o5, V(p, i5), ADD(p, V(p, acc), loop_load(p, o3, V(p, i5))))));
     assert_int_equal(loop_add_kernel(p, "k3", k3), 2);
+
+    IrShape ss = { .rank = 1, .dims = { 4 } };
+    int st = loop_add_buf(p, "st", IR_DT_F32, &ss, LOOP_ST_LOCAL);
+    int i6 = loop_add_var(p, "i6", IR_DT_I64), step = loop_add_var(p, "step", IR_DT_I64);
+    int i7 = loop_add_var(p, "i7", IR_DT_I64), i8 = loop_add_var(p, "i8", IR_DT_I64);
+    int i9 = loop_add_var(p, "i9", IR_DT_I64);
+    assert_true(st >= 0);
+    LoopStmt *k4 = loop_block(p);
+    add(p, k4, loop_for(p, i6, I(p, 4), LOOP_SERIAL, loop_store(p, st, V(p, i6), loop_load(p, x, V(p, i6)))));
+    LoopExpr *next = ADD(p, MUL(p, loop_load(p, st, V(p, i7)), F(p, 0.5)), F(p, 1));
+    add(p, k4, loop_for(p, step, I(p, 16), LOOP_SERIAL,
+                        loop_for(p, i7, I(p, 4), LOOP_SERIAL, loop_store(p, st, V(p, i7), next))));
+    add(p, k4, loop_for(p, i8, I(p, 4), LOOP_SERIAL, loop_store(p, o6, V(p, i8), loop_load(p, st, V(p, i8)))));
+    add(p, k4, loop_for(p, i9, I(p, 8), LOOP_PARALLEL, loop_store(p, o7, V(p, i9), ADD(p, loop_load(p, x, V(p, i9)), F(p, 1)))));
+    assert_int_equal(loop_add_kernel(p, "k4", k4), 3);
     return p;
 }
 
@@ -93,7 +115,7 @@ static void test_region(void **state)
     (void)state;
     LoopProgram *p = program();
     static float x[N], w1[N];
-    float w2[24], w3[10], w5[8], w4 = 0;
+    float w2[24], w3[10], w5[8], w4 = 0, w6[4], w7[8];
     for (int i = 0; i < N; i++) {
         x[i] = (float)(i % 7) - 2.5f;
         w1[i] = x[i] * 3;
@@ -107,6 +129,13 @@ static void test_region(void **state)
         w4 += x[i];
     for (int i = 0; i < 8; i++)
         w5[i] = w4 + w3[i];
+    for (int i = 0; i < 4; i++) {
+        w6[i] = x[i];
+        for (int s = 0; s < 16; s++)
+            w6[i] = w6[i] * 0.5f + 1;
+    }
+    for (int i = 0; i < 8; i++)
+        w7[i] = x[i] + 1;
 
     static const int tasks[] = { 2, 3, 5 }, pools[] = { 1, 2, 4 };
     halide_set_custom_do_par_for(counting_par_for);
@@ -124,11 +153,11 @@ static void test_region(void **state)
             regions = 0;
             for (int run = 0; run < 300; run++) {
                 static float o1[N];
-                float o0 = -1, o2[24], o3[10], o4 = -1, o5[8];
+                float o0 = -1, o2[24], o3[10], o4 = -1, o5[8], o6[4], o7[8];
                 memset(o1, 0xff, sizeof o1), memset(o2, 0xff, sizeof o2), memset(o3, 0xff, sizeof o3);
-                memset(o5, 0xff, sizeof o5);
+                memset(o5, 0xff, sizeof o5), memset(o6, 0xff, sizeof o6), memset(o7, 0xff, sizeof o7);
                 const void *in[] = { x };
-                void *out[] = { &o0, o1, o2, o3, &o4, o5 };
+                void *out[] = { &o0, o1, o2, o3, &o4, o5, o6, o7 };
                 assert_int_equal(cg_jit_entry(j)(in, out, NULL), 0);
                 assert_float_equal(o0, 3, 0);
                 assert_memory_equal(o1, w1, sizeof w1);
@@ -136,6 +165,8 @@ static void test_region(void **state)
                 assert_memory_equal(o3, w3, sizeof w3);
                 assert_float_equal(o4, w4, 0);
                 assert_memory_equal(o5, w5, sizeof w5);
+                assert_memory_equal(o6, w6, sizeof w6);
+                assert_memory_equal(o7, w7, sizeof w7);
             }
             assert_int_equal(regions, 300);          /* one region per call, of one task per thread */
             assert_int_equal(region_size, tasks[t]);
