@@ -46,8 +46,13 @@
 #include <math.h>
 
 /* LOCAL bytes of the transformed tile row above which the plain kernels
- * run instead (stack per thread). */
-#define WINO_MAX_LOCAL (160 * 1024)
+ * run instead (stack per thread: 8 MB for the main thread and the Halide
+ * pool's, glibc's default).  It was 160 KB; 320 KB takes in 256 input
+ * channels at 32 x 32 (F(4x4), one row of 8 tiles: 288 KB; fpn_small's head,
+ * 79 GFLOPS in the GEMM form: the model 0.75x its time at 1 thread, 0.72x at
+ * 2) and at 14 x 14 with two tile rows a group on AVX2 (ResNet-18's third
+ * stage: 0.86x at 1 thread, 0.84x at 2; Zen 3, alternating runs). */
+#define WINO_MAX_LOCAL (320 * 1024)
 #define WINO_MAX_A 6
 /* Input channels up to which the GEMM's loop over them is unrolled: the
  * short reductions of narrow layers run as straight-line code instead of
@@ -141,8 +146,8 @@ static void wino_layout(const LowSchedule *s, const IrWindow *w, const Wino *v, 
  * fewer multiplications per output wanted (2.25 or 4, over the share of
  * the computed outputs that are wanted), at least 60% of the computed
  * outputs wanted and the transformed input of a group of tile rows within
- * the LOCAL budget.  (Rows of 14x14 with 256 channels, ResNet-18's third
- * stage, exceed it: the GEMM form runs them.) */
+ * the LOCAL budget (WINO_MAX_LOCAL; a layer past it runs in the GEMM
+ * form). */
 static const Wino *wino_pick(const LowSchedule *s, const IrWindow *w)
 {
     if (!s || s->tile_nr < 16 || w->rank != 2 || w->group != 1)
