@@ -456,6 +456,7 @@ typedef struct RzTab {
     int64_t cap;
     int idx, w;            /* const buffers [out][cap] */
     int outside;           /* const buffer [out] of bool (tf_crop_and_resize), or -1 */
+    int same;              /* the identity (output o reads input o, weight 1): no table, one tap */
 } RzTab;
 
 typedef struct RzCtx {
@@ -513,18 +514,13 @@ static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *
         return -2;
     tb->cap = mode == 0 ? 1 : 2 - 2 * first;
     int tf = !strcmp(coord, "tf_crop_and_resize");
-    IrShape s2 = { .rank = 2, .dims = { lout, tb->cap } }, s1 = { .rank = 1, .dims = { lout } };
-    tb->idx = loop_add_buf(L->p, "rz_idx", IR_DT_I64, &s2, LOOP_ST_CONST);
-    tb->w = loop_add_buf(L->p, "rz_w", t, &s2, LOOP_ST_CONST);
-    tb->outside = tf ? loop_add_buf(L->p, "rz_out", IR_DT_BOOL, &s1, LOOP_ST_CONST) : -1;
-    if (tb->idx < 0 || tb->w < 0 || (tf && tb->outside < 0))
-        return -1;
     size_t n = (size_t)(lout * tb->cap);
     int64_t *idx = util_arena_alloc(&L->p->arena, n * sizeof *idx + 1);
     void *w = util_arena_alloc(&L->p->arena, n * ir_dtype_size(t) + 1);
     unsigned char *out = tf ? util_arena_alloc(&L->p->arena, (size_t)lout + 1) : NULL;
     if (!idx || !w || (tf && !out))
         return -1;
+    int same = lin == lout && !tf;
     for (int64_t o = 0; o < lout; o++) {
         double x = rz_coord(coord, (double)o, scale, lin, lout, r0, r1), ws[132] = { 0 }, sum = 0;
         int64_t is[132] = { 0 }, far = 4 - first;
@@ -556,8 +552,25 @@ static int rz_table(Low *L, RzTab *tb, int mode, const char *coord, const char *
         for (int64_t k = 0; k < tb->cap; k++) {
             idx[o * tb->cap + k] = is[k];
             ir_store_f64(t, w, o * tb->cap + k, ws[k]);
+            same &= ws[k] == 0 || (ws[k] == 1 && is[k] == o);
         }
     }
+    /* an axis the Resize leaves as it is (N and C of an image's, linear
+     * or cubic: 2 or 4 taps of weights 1, 0, ...): one tap at o instead of
+     * every tap of the table (fpn_small's bilinear Resizes of [1, 64, h, w]
+     * computed 16 taps an element instead of 4) */
+    if (same) {
+        tb->cap = 1;
+        tb->same = 1;
+        tb->idx = tb->w = tb->outside = -1;
+        return 0;
+    }
+    IrShape s2 = { .rank = 2, .dims = { lout, tb->cap } }, s1 = { .rank = 1, .dims = { lout } };
+    tb->idx = loop_add_buf(L->p, "rz_idx", IR_DT_I64, &s2, LOOP_ST_CONST);
+    tb->w = loop_add_buf(L->p, "rz_w", t, &s2, LOOP_ST_CONST);
+    tb->outside = tf ? loop_add_buf(L->p, "rz_out", IR_DT_BOOL, &s1, LOOP_ST_CONST) : -1;
+    if (tb->idx < 0 || tb->w < 0 || (tf && tb->outside < 0))
+        return -1;
     L->p->bufs[tb->idx].data = idx;
     L->p->bufs[tb->w].data = w;
     if (tf)
@@ -581,12 +594,16 @@ static LoopExpr *resize_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
     int64_t caps[IR_MAX_RANK];
     for (int a = 0; a < c->r; a++) {
         const RzTab *tb = &c->tab[a];
+        caps[a] = tb->cap;
+        if (tb->same) {
+            xi[a] = low_v(L, v[a]);
+            continue;
+        }
         LoopExpr *ti[2] = { low_v(L, v[a]), low_v(L, tv[a]) };
         LoopExpr *ti2[2] = { low_v(L, v[a]), low_v(L, tv[a]) };
         xi[a] = low_load(L, tb->idx, low_index(L, tb->idx, ti), IR_DT_I64);
         LoopExpr *wa = low_load(L, tb->w, low_index(L, tb->w, ti2), t);
         w = w ? low_bin(L, LOOP_MUL, w, wa) : wa;
-        caps[a] = tb->cap;
         if (tb->outside >= 0) {
             LoopExpr *o1[1] = { low_v(L, v[a]) };
             LoopExpr *oa = low_load(L, tb->outside, low_index(L, tb->outside, o1), IR_DT_BOOL);
