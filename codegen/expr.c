@@ -196,6 +196,26 @@ static LLVMValueRef exp_f32_lanes(CgCtx *c, LLVMValueRef x)
     return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, x, x, ""), x, y, "");
 }
 
+/* x P(x^2) / Q(x^2) for x clamped to [-lim, lim], the result clamped to
+ * [-1, 1] (tanh, erf: odd, saturating); P has np coefficients, Q nq, from
+ * the highest degree down.  NaN stays NaN (no clamp catches it). */
+static LLVMValueRef odd_rational_lanes(CgCtx *c, LLVMValueRef x, double lim, const double *P, int np, const double *Q,
+                                       int nq)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef vt = LLVMTypeOf(x);
+    unsigned w = LLVMGetVectorSize(vt);
+    LLVMValueRef lo = lanes_f32(c, w, -lim), hi = lanes_f32(c, w, lim);
+    LLVMValueRef xc = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, lo, ""), lo,
+                                      LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, x, hi, ""), hi, x, ""), "");
+    LLVMValueRef u = LLVMBuildFMul(B, xc, xc, "");
+    LLVMValueRef y = LLVMBuildFDiv(B, LLVMBuildFMul(B, xc, horner_lanes(c, u, P, np), ""),
+                                   horner_lanes(c, u, Q, nq), "");
+    LLVMValueRef one = lanes_f32(c, w, 1), mone = lanes_f32(c, w, -1);
+    y = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, y, one, ""), one, y, "");
+    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, y, mone, ""), mone, y, "");   /* (NaN: neither) */
+}
+
 /* tanh of a float32 vector as a rational function (libm's tanhf has no
  * vector form): tanh(x) ~ x P(x^2) / Q(x^2) for x clamped to [-9, 9], the
  * result clamped to [-1, 1]; P of degree 5 and Q of degree 3 in x^2, fitted
@@ -206,18 +226,7 @@ static LLVMValueRef tanh_f32_lanes(CgCtx *c, LLVMValueRef x)
     static const double P[] = { 1.9689944119605229e-11, -1.3378718884907853e-08, 9.4772982826643197e-06,
                                 0.0029444825821741574, 0.12941549784376016, 0.99999998338252905 };
     static const double Q[] = { 0.00023133701510789871, 0.02386104934996424, 0.46274862331949435, 1 };
-    LLVMBuilderRef B = c->b;
-    LLVMTypeRef vt = LLVMTypeOf(x);
-    unsigned w = LLVMGetVectorSize(vt);
-    LLVMValueRef lo = lanes_f32(c, w, -9), hi = lanes_f32(c, w, 9);
-    LLVMValueRef xc = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, lo, ""), lo,
-                                      LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, x, hi, ""), hi, x, ""), "");
-    LLVMValueRef u = LLVMBuildFMul(B, xc, xc, "");
-    LLVMValueRef y = LLVMBuildFDiv(B, LLVMBuildFMul(B, xc, horner_lanes(c, u, P, 6), ""),
-                                   horner_lanes(c, u, Q, 4), "");
-    LLVMValueRef one = lanes_f32(c, w, 1), mone = lanes_f32(c, w, -1);
-    y = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, y, one, ""), one, y, "");
-    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, y, mone, ""), mone, y, "");   /* (NaN: neither) */
+    return odd_rational_lanes(c, x, 9, P, 6, Q, 4);
 }
 
 /* erf of a float32 vector (libm's erff has no vector form) as a rational
@@ -236,18 +245,7 @@ static LLVMValueRef erf_f32_lanes(CgCtx *c, LLVMValueRef x)
                                 0.05346740772934398, 0.19624852982205962, 1.1283789764476375 };
     static const double Q[] = { 3.748078882488681e-05, 0.0012163540872916784, 0.015444378332286991,
                                 0.11647623139909216, 0.5072518902539369, 1 };
-    LLVMBuilderRef B = c->b;
-    LLVMTypeRef vt = LLVMTypeOf(x);
-    unsigned w = LLVMGetVectorSize(vt);
-    LLVMValueRef lo = lanes_f32(c, w, -4), hi = lanes_f32(c, w, 4);
-    LLVMValueRef xc = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, lo, ""), lo,
-                                      LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, x, hi, ""), hi, x, ""), "");
-    LLVMValueRef u = LLVMBuildFMul(B, xc, xc, "");
-    LLVMValueRef y = LLVMBuildFDiv(B, LLVMBuildFMul(B, xc, horner_lanes(c, u, P, 6), ""),
-                                   horner_lanes(c, u, Q, 6), "");
-    LLVMValueRef one = lanes_f32(c, w, 1), mone = lanes_f32(c, w, -1);
-    y = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, y, one, ""), one, y, "");
-    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, y, mone, ""), mone, y, "");   /* (NaN: neither) */
+    return odd_rational_lanes(c, x, 4, P, 6, Q, 6);
 }
 
 LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n)

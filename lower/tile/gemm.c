@@ -996,6 +996,22 @@ static float mm_bias_at(const Gemm *t, int64_t g, int64_t col)
     return (float)(t->beta * t->bv[col]);
 }
 
+/* The MatMul form's callbacks, one k loop, and the kernel (t's sizes,
+ * operands and scalars set). */
+static int mm_emit(Low *L, Gemm *t, int has_bias)
+{
+    t->b_at = mm_b_at;
+    t->bias_at = has_bias ? mm_bias_at : NULL;
+    t->nk = 1;
+    t->kext[0] = t->K;
+    if (low_vars(L, 1, "k", &t->kv[0]))
+        return low_oom(L);
+    t->a_base = mm_a_base;
+    t->a_koff = mm_a_koff;
+    t->y_index = mm_y_index;
+    return gemm_emit(L, t);
+}
+
 /* Y = alpha * A' B' + beta * bias; B and the bias (a row vector, or none)
  * constant. */
 static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta, int has_c)
@@ -1058,16 +1074,7 @@ static int mm_tiled(Low *L, int trans_a, int trans_b, double alpha, double beta,
     t.trans_b = trans_b;
     t.alpha = alpha;
     t.beta = beta;
-    t.b_at = mm_b_at;
-    t.bias_at = ck && beta != 0 ? mm_bias_at : NULL;
-    t.nk = 1;
-    t.kext[0] = t.K;
-    if (low_vars(L, 1, "k", &t.kv[0]))
-        return low_oom(L);
-    t.a_base = mm_a_base;
-    t.a_koff = mm_a_koff;
-    t.y_index = mm_y_index;
-    return gemm_emit(L, &t);
+    return mm_emit(L, &t, ck && beta != 0);
 }
 
 int tile_matmul(Low *L) { return mm_tiled(L, 0, 0, 1.0, 0.0, 0); }
@@ -1090,16 +1097,7 @@ int tile_product(Low *L, int a, int y, int64_t M, int64_t K, int64_t N, const fl
     t.w = b;
     t.bv = bias;
     t.alpha = t.beta = 1.0;
-    t.b_at = mm_b_at;
-    t.bias_at = bias ? mm_bias_at : NULL;
-    t.nk = 1;
-    t.kext[0] = K;
-    if (low_vars(L, 1, "k", &t.kv[0]))
-        return low_oom(L);
-    t.a_base = mm_a_base;
-    t.a_koff = mm_a_koff;
-    t.y_index = mm_y_index;
-    return gemm_emit(L, &t);
+    return mm_emit(L, &t, bias != NULL);
 }
 
 int tile_gemm(Low *L)
