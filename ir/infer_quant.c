@@ -59,7 +59,10 @@ static int check_qparams(const IrGraph *g, const IrNode *n, const IrTensor *x, c
     int64_t bs = ir_attr_int(n, IR_A_block_size);
     if (bs < 0)
         return ir_node_error(g, n, d, "block_size must be non-negative, got %lld", (long long)bs);
-    if (zp && !ir_shape_equal(&zp->v.shape, s)) {
+    /* equal shapes, as the specification asks, or one value each: ONNX
+     * Runtime's quantize_static writes a bias's zero point as a scalar and its
+     * scale as [1], and ONNX Runtime runs it */
+    if (zp && !ir_shape_equal(&zp->v.shape, s) && !(scalar_like(zp) && scalar_like(scale))) {
         char zs[160];
         return ir_node_error(g, n, d, "zero point '%s' has shape %s but the scale has %s", zp->name,
                              ir_infer_shape_s(&zp->v.shape, zs, sizeof zs), ir_infer_shape_s(s, ss, sizeof ss));

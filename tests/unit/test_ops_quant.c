@@ -332,6 +332,28 @@ static void test_quant_errors(void **s)
     error_variant("test_dynamicquantizelinear", 0, NULL, 0, &xi, "input 'x0' has dtype int32; expected float32");
 }
 
+/* A scale of shape [1] with a scalar zero point, and the reverse: one value
+ * each, accepted (ONNX Runtime's quantize_static writes a bias's
+ * DequantizeLinear so, and ONNX Runtime runs it); the outputs are the
+ * scalar case's. */
+static void test_quant_one_value_params(void **s)
+{
+    (void)s;
+    const char *names[2] = { "test_dequantizelinear", "test_quantizelinear" };
+    for (int n = 0; n < 2; n++)
+        for (int k = 1; k <= 2; k++) {
+            OcCase c = *find_case(names[n]);
+            OcTensor in[3];
+            memcpy(in, c.in, sizeof in);
+            assert_int_equal(in[1].rank, 0);
+            assert_int_equal(in[2].rank, 0);
+            in[k].rank = 1;                         /* [1] instead of [] */
+            in[k].dims[0] = 1;
+            c.in = in;
+            assert_int_equal(run_case(&c), 0);
+        }
+}
+
 static void test_product_errors(void **s)
 {
     (void)s;
@@ -462,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_convinteger),
         cmocka_unit_test(test_rnn_errors),
         cmocka_unit_test(test_quant_errors),
+        cmocka_unit_test(test_quant_one_value_params),
         cmocka_unit_test(test_product_errors),
         cmocka_unit_test(test_detect_errors),
         cmocka_unit_test(test_nms_data_dependent),
