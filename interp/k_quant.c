@@ -86,6 +86,8 @@ int interp_k_quantize(const IrGraph *g, const IrNode *n, const IrArray *const *i
         double q = nearbyint(round_to(prec, xv / sv));          /* ties to even */
         if (zp)
             q += (double)ir_load_i64(zp->dtype, zp->data, p);
+        if (isnan(q) && ir_dtype_is_int(y->dtype))              /* NaN: the type's minimum, as ONNX Runtime */
+            q = ir_dtype_is_signed(y->dtype) ? -ldexp(1, 8 * (int)ir_dtype_size(y->dtype) - 1) : 0;
         ir_store_f64(y->dtype, y->data, i, q);                  /* saturates */
     }
     return 0;
@@ -192,11 +194,14 @@ int interp_k_matmulinteger(const IrGraph *g, const IrNode *n, const IrArray *con
 }
 
 /* Requantizes acc * multiplier + zp into y (ties to even, saturating); the
- * multiplier a_s * b_s / y_s is formed in the scales' precision. */
+ * multiplier a_s * b_s / y_s is formed in the scales' precision, the product
+ * acc * multiplier in float32 (double for float64 scales), as ONNX Runtime
+ * computes it: a product within float32 rounding of a tie rounds as there. */
 static void requantize(IrArray *y, int64_t i, double acc, IrDType sdt, double s1, double s2, double ys, double zp)
 {
     double m = round_to(sdt, round_to(sdt, s1 * s2) / ys);
-    ir_store_f64(y->dtype, y->data, i, nearbyint(acc * m) + zp);
+    double v = sdt == IR_DT_F64 ? acc * m : (double)((float)acc * (float)m);
+    ir_store_f64(y->dtype, y->data, i, nearbyint(v) + zp);
 }
 
 int interp_k_qlinearmatmul(const IrGraph *g, const IrNode *n, const IrArray *const *in, IrArray *const *out,

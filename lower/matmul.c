@@ -152,8 +152,8 @@ int low_matmulinteger(Low *L)
     return matmul_common(L, 0, 1, &m, NULL, mmint_prep);
 }
 
-/* round_even(acc * (a_s * b_s / y_s)) + y_zp, the multiplier in the scales'
- * type (as the interpreter) */
+/* QLinearMatMul's output: the multiplier a_s * b_s / y_s in the scales' type
+ * (as the interpreter), then low_requantize */
 static LoopExpr *qlmm_post(Low *L, Mm *m, LoopExpr *acc)
 {
     int bad = 0;
@@ -162,9 +162,7 @@ static LoopExpr *qlmm_post(Low *L, Mm *m, LoopExpr *acc)
     if (bad || !as || !bs)
         return NULL;
     LoopExpr *mul = low_bin(L, LOOP_DIV, low_bin(L, LOOP_MUL, as, bs), low_load(L, low_in(L, 6), low_i(L, 0), st));
-    LoopExpr *v = low_bin(L, LOOP_MUL, low_convert(L, acc, IR_DT_F64), low_convert(L, mul, IR_DT_F64));
-    v = loop_call(L->p, LOOP_I_round_even, 1, &v);
-    return low_bin(L, LOOP_ADD, v, low_load(L, low_in(L, 7), low_i(L, 0), IR_DT_F64));
+    return low_requantize(L, acc, mul, low_buf(L, low_in(L, 1))->dtype, low_in(L, 7));
 }
 
 int low_qlinearmatmul(Low *L)

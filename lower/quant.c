@@ -8,6 +8,8 @@
  * Saturation is the loop IR's float-to-integer conversion (it saturates). */
 #include "lower/lower_impl.h"
 
+#include <math.h>
+
 typedef struct Quant {
     int x, scale, zp;      /* buffers; zp -1 when absent */
     int axis;
@@ -56,7 +58,13 @@ static LoopExpr *quantize_elem(Low *L, void *ctx, const int *vars, LoopStmt *bod
     v = low_convert(L, v, IR_DT_F64);
     if (q->zp >= 0)
         v = low_bin(L, LOOP_ADD, v, low_load(L, q->zp, loop_expr_copy(L->p, pi), IR_DT_F64));
-    return v;
+    IrDType yt = low_buf(L, low_out(L, 0))->dtype;
+    if (!ir_dtype_is_int(yt))
+        return v;
+    /* NaN (0/0, inf/inf) quantizes to the type's minimum, as the interpreter and ONNX Runtime */
+    double lo = ir_dtype_is_signed(yt) ? -ldexp(1, 8 * (int)ir_dtype_size(yt) - 1) : 0;
+    LoopExpr *v2 = loop_expr_copy(L->p, v);
+    return loop_select(L->p, low_bin(L, LOOP_EQ, v, v2), loop_expr_copy(L->p, v), low_const(L, IR_DT_F64, lo));
 }
 
 static LoopExpr *dequantize_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
@@ -126,4 +134,15 @@ int low_dynquantize(Low *L)
         (yz >= 0 && low_add(L, k, low_store(L, yz, low_i(L, 0), low_v(L, zp)))))
         return low_oom(L);
     return low_kernel(L, k);
+}
+
+/* QLinearConv's / QLinearMatMul's output: round_even(acc * mul) + y_zp, the
+ * product in float32 (float64 for float64 scales), as the interpreter
+ * (interp/k_quant.c); the store saturates. */
+LoopExpr *low_requantize(Low *L, LoopExpr *acc, LoopExpr *mul, IrDType scale_type, int yz)
+{
+    IrDType pt = scale_type == IR_DT_F64 ? IR_DT_F64 : IR_DT_F32;
+    LoopExpr *v = low_bin(L, LOOP_MUL, low_convert(L, acc, pt), low_convert(L, mul, pt));
+    v = loop_call(L->p, LOOP_I_round_even, 1, &v);
+    return low_bin(L, LOOP_ADD, v, low_load(L, yz, low_i(L, 0), pt));
 }

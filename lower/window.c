@@ -128,8 +128,8 @@ static LoopExpr *zero_point(Low *L, int k, LoopExpr *e, IrDType t)
 
 static LoopExpr *minus(Low *L, LoopExpr *v, LoopExpr *zp) { return zp ? low_bin(L, LOOP_SUB, v, zp) : v; }
 
-/* QLinearConv's output: round_even(acc * (x_s * w_s[m] / y_s)) + y_zp, the
- * multiplier formed in the scales' type (as the interpreter). */
+/* QLinearConv's output: the multiplier x_s * w_s[m] / y_s formed in the
+ * scales' type (as the interpreter), then low_requantize. */
 static LoopExpr *requantize(Low *L, const ConvIo *io, LoopExpr *acc, LoopExpr *m)
 {
     int xs = low_in(L, io->xs), ws = low_in(L, io->ws), ys = low_in(L, io->ys), yz = low_in(L, io->yz);
@@ -137,9 +137,7 @@ static LoopExpr *requantize(Low *L, const ConvIo *io, LoopExpr *acc, LoopExpr *m
     LoopExpr *wsi = ir_shape_numel(&low_buf(L, ws)->shape) > 1 ? m : low_i(L, 0);
     LoopExpr *prod = low_bin(L, LOOP_MUL, low_load(L, xs, low_i(L, 0), ct), low_load(L, ws, wsi, ct));
     LoopExpr *mul = low_bin(L, LOOP_DIV, prod, low_load(L, ys, low_i(L, 0), ct));
-    LoopExpr *v = low_bin(L, LOOP_MUL, low_convert(L, acc, IR_DT_F64), low_convert(L, mul, IR_DT_F64));
-    v = loop_call(L->p, LOOP_I_round_even, 1, &v);
-    return low_bin(L, LOOP_ADD, v, low_load(L, yz, low_i(L, 0), IR_DT_F64));
+    return low_requantize(L, acc, mul, st, yz);
 }
 
 static int conv_lower(Low *L, const ConvIo *io)

@@ -46,6 +46,12 @@ int pass_emit_done(IrGraph *g, int node, UtilDiag *d);
  * changed then.  The caller kills from's producer. */
 int pass_replace(IrGraph *g, int from, int to);
 
+/* A rewrite's end: tensor `old` replaced by `y` (pass_replace) and the nodes
+ * dead[0..n) killed (-1 entries skipped), when y has old's dtype and shape
+ * and the replacement is possible: 1.  Otherwise every node added since
+ * index first_new dies and nothing else changes: 0. */
+int pass_commit(IrGraph *g, int old, int y, int first_new, const int *dead, int n);
+
 /* 1 when t is consumed by exactly one live node input and is no graph output. */
 int pass_single_use(IrGraph *g, int t);
 

@@ -43,6 +43,7 @@ int pass_remove_identity(IrGraph *g, UtilDiag *d); /* Identity, inference-mode D
 int pass_simplify(IrGraph *g, UtilDiag *d);        /* the algebraic rule table (passes/rules.def) */
 int pass_fold_batchnorm(IrGraph *g, UtilDiag *d);  /* inference BatchNormalization → x * s + t */
 int pass_fold_weights(IrGraph *g, UtilDiag *d);    /* constant scale / shift into Conv, Gemm, MatMul */
+int pass_qdq(IrGraph *g, UtilDiag *d);             /* DQ → Conv / MatMul / Gemm → Q as QLinear ops */
 int pass_recognize(IrGraph *g, UtilDiag *d);       /* decomposed LayerNorm, Softmax, Gelu → one node */
 int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, members IrNode.fused = 1 */
 

@@ -17,6 +17,7 @@ static const PassInfo passes[] = {
     { "cse", pass_cse, "merge equal constants and nodes with the same op, inputs and attributes" },
     { "dce", pass_dce, "remove nodes whose outputs are unused" },
     { "recognize", pass_recognize, "decomposed LayerNormalization, Softmax and Gelu into one node each" },
+    { "qdq", pass_qdq, "DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear as QLinearConv / QLinearMatMul" },
     { "fuse", pass_fuse, "group anchors (Conv, MatMul, Gemm) with elementwise epilogues, and elementwise chains, "
                          "into one kernel each" },
 };
@@ -24,7 +25,8 @@ static const PassInfo passes[] = {
 
 static const PassInfo *const P_FOLD = &passes[0], *const P_IDENT = &passes[1], *const P_SIMPLIFY = &passes[2],
                          *const P_BN = &passes[3], *const P_WEIGHTS = &passes[4], *const P_CSE = &passes[5],
-                         *const P_DCE = &passes[6], *const P_RECOGNIZE = &passes[7], *const P_FUSE = &passes[8];
+                         *const P_DCE = &passes[6], *const P_RECOGNIZE = &passes[7], *const P_QDQ = &passes[8],
+                         *const P_FUSE = &passes[9];
 
 /* -O0: the graph as the model file gives it. */
 static const PassInfo *const pipeline_o0[] = { NULL };
@@ -35,11 +37,12 @@ static const PassInfo *const pipeline_o1[] = { P_FOLD, P_IDENT, P_DCE, NULL };
 /* -O2 and -O3: everything.  Simplify runs around the batch-norm split so that
  * Sub/Div by constants and chains of Mul/Add collapse into one x * a + b,
  * which fold-weights then moves into the preceding Conv / Gemm / MatMul.
- * Recognition matches the simplified forms (x * x for x ^ 2); fusion comes
- * last: it orders the nodes of each group together, and no later pass may
- * reorder them. */
+ * The quantized products go first, before folding turns their weights'
+ * DequantizeLinear into float constants.  Recognition matches the
+ * simplified forms (x * x for x ^ 2); fusion comes last: it orders the nodes
+ * of each group together, and no later pass may reorder them. */
 static const PassInfo *const pipeline_o2[] = {
-    P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
+    P_QDQ, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
     P_FUSE, NULL,
 };
 

@@ -132,17 +132,7 @@ static int replace(IrGraph *g, int old, IrOp op, int n_in, const int *in, int64_
     int y = pass_emit_done(g, node, d);
     if (y < 0)
         return -1;
-    const IrTensor *ot = &g->tensors[old], *nt = &g->tensors[y];
-    if (nt->v.dtype != ot->v.dtype || !ir_shape_equal(&nt->v.shape, &ot->v.shape) || pass_replace(g, old, y)) {
-        for (int k = first_new; k < g->n_nodes; k++)
-            g->nodes[k].dead = 1;
-        g->uses_valid = 0;
-        return 0;
-    }
-    for (int i = 0; i < n; i++)
-        g->nodes[dead[i]].dead = 1;
-    g->uses_valid = 0;
-    return 1;
+    return pass_commit(g, old, y, first_new, dead, n);
 }
 
 /* A constant c (Mul / Add operand of y of shape x) as a tensor of the

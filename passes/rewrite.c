@@ -229,6 +229,21 @@ int pass_replace(IrGraph *g, int from, int to)
     return -1;
 }
 
+int pass_commit(IrGraph *g, int old, int y, int first_new, const int *dead, int n)
+{
+    const IrTensor *ot = &g->tensors[old], *nt = &g->tensors[y];
+    g->uses_valid = 0;
+    if (nt->v.dtype != ot->v.dtype || !ir_shape_equal(&nt->v.shape, &ot->v.shape) || pass_replace(g, old, y)) {
+        for (int k = first_new; k < g->n_nodes; k++)
+            g->nodes[k].dead = 1;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (dead[i] >= 0)
+            g->nodes[dead[i]].dead = 1;
+    return 1;
+}
+
 int pass_single_use(IrGraph *g, int t)
 {
     if (ir_build_uses(g))

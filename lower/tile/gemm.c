@@ -607,6 +607,17 @@ static int pad_neg(const IrWindow *w)
     return 0;
 }
 
+/* Every element of float32 array a is an integer. */
+static int integer_valued(const IrArray *a)
+{
+    const float *v = a->data;
+    for (int64_t i = 0; i < ir_array_numel(a); i++)
+        if (v[i] != truncf(v[i]))
+            return 0;
+    return 1;
+}
+
+
 /* The kernel tile_conv / tile_maxpool build for node n under
  * schedule s — decided from the graph alone (shapes, attributes, constant
  * weights), so that a producer can ask what its consumers will read; the
@@ -667,7 +678,10 @@ static int tile_kind(const LowSchedule *s, const IrGraph *g, const IrNode *n, Ge
     int model_input = 0;
     for (int i = 0; i < g->n_inputs; i++)
         model_input |= g->inputs[i] == n->in[0];
-    if (!model_input && tile_wino_pays(s, w))
+    /* integer-valued weights (the exact float form of a quantized
+     * convolution, passes/qdq.c) keep the direct and GEMM forms, whose sums
+     * of integers are exact: Winograd's transforms round */
+    if (!model_input && !integer_valued(wk) && tile_wino_pays(s, w))
         return TK_WINO;
     /* the direct form for short reductions, where the GEMM form's transposed
      * stores (a fixed cost per output block) would outweigh the block's K

@@ -585,6 +585,287 @@ static void test_output_names(void **state)
                "}\n", 0);
 }
 
+/* ------------------------------------------------------------ quantized products (qdq)
+ *
+ * Scales chosen so that no exact product lands near a tie between two steps
+ * (x_s w_s / y_s = 865/917 and 871/1834: a tie needs an accumulator that is
+ * a multiple of 917), so the integer form equals the float graph exactly. */
+
+#define QX "x = input i8 [1,2,2,2]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;"
+#define QW "w = const i8 [2,2,1,1] 3,-5,7,2; ws = const f32 [2] 0.173,0.0871; dw = DequantizeLinear w ws {axis=0};"
+#define QY "ys = const f32 [] 0.0917; yz = const i8 [] -3;"
+
+static void test_qdq_conv(void **state)
+{
+    (void)state;
+    /* DQ → Conv (int32 bias) → Relu → Q: QLinearConv, the Relu a Max at the zero point */
+    check_pass("qdq", QX QW "b = const i32 [2] 10,-20; bs = const f32 [2] 0.0865,0.04355;"
+               "db = DequantizeLinear b bs {axis=0}; c = Conv dx dw db; r = Relu c;" QY
+               "y = QuantizeLinear r ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: int8[1,2,2,2]\n"
+               "  const %xs: float32[] = {0.5}\n"
+               "  const %xz: int8[] = {1}\n"
+               "  const %w: int8[2,2,1,1] = {3, -5, 7, 2}\n"
+               "  const %ws: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %b: int32[2] = {10, -20}\n"
+               "  const %bs: float32[2] = {0.0864999965, 0.0435499996}\n"
+               "  const %w__0: float32[2,2,1,1] = {3, -5, 7, 2}\n"
+               "  const %xz__0: float32[] = {1}\n"
+               "  const %b__0: float32[2] = {10, -20}\n"
+               "  const %y__0: float32[2,1,1] = {0.943293273, 0.474918187}\n"
+               "  const %y__5: float32[] = {-3}\n"
+               "  const %y__7: float32[] = {-3}\n"
+               "  const %y__8: float32[] = {127}\n"
+               "  %dx: float32[1,2,2,2] = DequantizeLinear(%x, %xs, %xz)\n"
+               "  %dw: float32[2,2,1,1] = DequantizeLinear(%w, %ws) {axis=0}\n"
+               "  %db: float32[2] = DequantizeLinear(%b, %bs) {axis=0}\n"
+               "  %x__0: float32[1,2,2,2] = Cast(%x) {to=1}  # x\n"
+               "  %x__1: float32[1,2,2,2] = Sub(%x__0, %xz__0)  # x\n"
+               "  %c__0: float32[1,2,2,2] = Conv(%x__1, %w__0, %b__0)  # c\n"
+               "  %y__1: int32[1,2,2,2] = Cast(%c__0) {to=6}  # y\n"
+               "  %y__2: float32[1,2,2,2] = Cast(%y__1) {to=1}  # y\n"
+               "  %y__3: float32[1,2,2,2] = Mul(%y__2, %y__0)  # y\n"
+               "  %y__4: float32[1,2,2,2] = Round(%y__3)  # y\n"
+               "  %y__6: float32[1,2,2,2] = Add(%y__4, %y__5)  # y\n"
+               "  %y__9: float32[1,2,2,2] = Clip(%y__6, %y__7, %y__8)  # y\n"
+               "  %y: int8[1,2,2,2] = Cast(%y__9) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* sums that may leave float32's integers (X = 255, 600 weights of 127):
+     * the input channels in two chunks, their sums added as int32 */
+    check_pass("qdq", "x = input u8 [1,600,1,1]; xs = const f32 [] 0.5; xz = const u8 [] 0; dx = DequantizeLinear x xs xz;"
+               "w = const i8 [2,600,1,1] 127; ws = const f32 [2] 0.173,0.0871; dw = DequantizeLinear w ws {axis=0};"
+               "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: uint8[1,600,1,1]\n"
+               "  const %xs: float32[] = {0.5}\n"
+               "  const %xz: uint8[] = {0}\n"
+               "  const %w: int8[2,600,1,1] = {127, 127, 127, 127, 127, 127, 127, 127, ... (1200)}\n"
+               "  const %ws: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %w__0: float32[2,300,1,1] = {127, 127, 127, 127, 127, 127, 127, 127, ... (600)}\n"
+               "  const %c__0: int64[1] = {0}\n"
+               "  const %c__1: int64[1] = {300}\n"
+               "  const %c__2: int64[1] = {1}\n"
+               "  const %w__1: float32[2,300,1,1] = {127, 127, 127, 127, 127, 127, 127, 127, ... (600)}\n"
+               "  const %c__6: int64[1] = {300}\n"
+               "  const %c__7: int64[1] = {600}\n"
+               "  const %c__8: int64[1] = {1}\n"
+               "  const %y__0: float32[2,1,1] = {0.943293273, 0.474918187}\n"
+               "  const %y__5: float32[] = {-3}\n"
+               "  const %y__7: float32[] = {-128}\n"
+               "  const %y__8: float32[] = {127}\n"
+               "  %dx: float32[1,600,1,1] = DequantizeLinear(%x, %xs, %xz)\n"
+               "  %dw: float32[2,600,1,1] = DequantizeLinear(%w, %ws) {axis=0}\n"
+               "  %x__0: float32[1,600,1,1] = Cast(%x) {to=1}  # x\n"
+               "  %c__3: float32[1,300,1,1] = Slice(%x__0, %c__0, %c__1, %c__2)  # c\n"
+               "  %c__4: float32[1,2,1,1] = Conv(%c__3, %w__0)  # c\n"
+               "  %c__5: int32[1,2,1,1] = Cast(%c__4) {to=6}  # c\n"
+               "  %c__9: float32[1,300,1,1] = Slice(%x__0, %c__6, %c__7, %c__8)  # c\n"
+               "  %c__10: float32[1,2,1,1] = Conv(%c__9, %w__1)  # c\n"
+               "  %c__11: int32[1,2,1,1] = Cast(%c__10) {to=6}  # c\n"
+               "  %c__12: int32[1,2,1,1] = Add(%c__5, %c__11)  # c\n"
+               "  %y__1: int32[1,2,1,1] = Cast(%c__12) {to=6}  # y\n"
+               "  %y__2: float32[1,2,1,1] = Cast(%y__1) {to=1}  # y\n"
+               "  %y__3: float32[1,2,1,1] = Mul(%y__2, %y__0)  # y\n"
+               "  %y__4: float32[1,2,1,1] = Round(%y__3)  # y\n"
+               "  %y__6: float32[1,2,1,1] = Add(%y__4, %y__5)  # y\n"
+               "  %y__9: float32[1,2,1,1] = Clip(%y__6, %y__7, %y__8)  # y\n"
+               "  %y: int8[1,2,1,1] = Cast(%y__9) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* one input channel of 625 taps: no split, the integer operator */
+    check_pass("qdq", "x = input u8 [1,1,25,25]; xs = const f32 [] 0.5; xz = const u8 [] 0; dx = DequantizeLinear x xs xz;"
+               "w = const i8 [2,1,25,25] 127; ws = const f32 [2] 0.173,0.0871; dw = DequantizeLinear w ws {axis=0};"
+               "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: uint8[1,1,25,25]\n"
+               "  const %xs: float32[] = {0.5}\n"
+               "  const %xz: uint8[] = {0}\n"
+               "  const %w: int8[2,1,25,25] = {127, 127, 127, 127, 127, 127, 127, 127, ... (1250)}\n"
+               "  const %ws: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %ys: float32[] = {0.0917000026}\n"
+               "  const %yz: int8[] = {-3}\n"
+               "  const %w__0: int8[] = {0}\n"
+               "  %dx: float32[1,1,25,25] = DequantizeLinear(%x, %xs, %xz)\n"
+               "  %dw: float32[2,1,25,25] = DequantizeLinear(%w, %ws) {axis=0}\n"
+               "  %y: int8[1,2,1,1] = QLinearConv(%x, %xs, %xz, %w, %ws, %w__0, %ys, %yz)  # c\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* a bias whose scale is not x_s * w_s stays float */
+    check_pass("qdq", QX QW "b = const i32 [2] 10,-20; bs = const f32 [2] 0.09,0.04355;"
+               "db = DequantizeLinear b bs {axis=0}; c = Conv dx dw db;" QY "y = QuantizeLinear c ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: int8[1,2,2,2]\n"
+               "  const %xs: float32[] = {0.5}\n"
+               "  const %xz: int8[] = {1}\n"
+               "  const %w: int8[2,2,1,1] = {3, -5, 7, 2}\n"
+               "  const %ws: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %b: int32[2] = {10, -20}\n"
+               "  const %bs: float32[2] = {0.0900000036, 0.0435499996}\n"
+               "  const %ys: float32[] = {0.0917000026}\n"
+               "  const %yz: int8[] = {-3}\n"
+               "  %dx: float32[1,2,2,2] = DequantizeLinear(%x, %xs, %xz)\n"
+               "  %dw: float32[2,2,1,1] = DequantizeLinear(%w, %ws) {axis=0}\n"
+               "  %db: float32[2] = DequantizeLinear(%b, %bs) {axis=0}\n"
+               "  %c: float32[1,2,2,2] = Conv(%dx, %dw, %db)\n"
+               "  %y: int8[1,2,2,2] = QuantizeLinear(%c, %ys, %yz)\n"
+               "  return %y\n"
+               "}\n", 0);
+}
+
+static void test_qdq_matmul_gemm(void **state)
+{
+    (void)state;
+    /* per-column b: QLinearMatMul */
+    check_pass("qdq", "a = input i8 [2,3]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+               "b = const i8 [3,2] 3,-5,7,2,-1,4; bs = const f32 [2] 0.173,0.0871; db = DequantizeLinear b bs {axis=1};"
+               "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %a: int8[2,3]\n"
+               "  const %as: float32[] = {0.5}\n"
+               "  const %az: int8[] = {1}\n"
+               "  const %b: int8[3,2] = {3, -5, 7, 2, -1, 4}\n"
+               "  const %bs: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %b__0: float32[3,2] = {3, -5, 7, 2, -1, 4}\n"
+               "  const %az__0: float32[] = {1}\n"
+               "  const %y__0: float32[2] = {0.943293273, 0.474918187}\n"
+               "  const %y__5: float32[] = {-3}\n"
+               "  const %y__7: float32[] = {-128}\n"
+               "  const %y__8: float32[] = {127}\n"
+               "  %da: float32[2,3] = DequantizeLinear(%a, %as, %az)\n"
+               "  %db: float32[3,2] = DequantizeLinear(%b, %bs) {axis=1}\n"
+               "  %a__0: float32[2,3] = Cast(%a) {to=1}  # a\n"
+               "  %a__1: float32[2,3] = Sub(%a__0, %az__0)  # a\n"
+               "  %m__0: float32[2,2] = MatMul(%a__1, %b__0)  # m\n"
+               "  %y__1: int32[2,2] = Cast(%m__0) {to=6}  # y\n"
+               "  %y__2: float32[2,2] = Cast(%y__1) {to=1}  # y\n"
+               "  %y__3: float32[2,2] = Mul(%y__2, %y__0)  # y\n"
+               "  %y__4: float32[2,2] = Round(%y__3)  # y\n"
+               "  %y__6: float32[2,2] = Add(%y__4, %y__5)  # y\n"
+               "  %y__9: float32[2,2] = Clip(%y__6, %y__7, %y__8)  # y\n"
+               "  %y: int8[2,2] = Cast(%y__9) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* the same with 600 weights of 127 in a column: QLinearMatMul */
+    check_pass("qdq", "a = input u8 [2,600]; as = const f32 [] 0.5; az = const u8 [] 0; da = DequantizeLinear a as az;"
+               "b = const i8 [600,2] 127; bs = const f32 [2] 0.173,0.0871; db = DequantizeLinear b bs {axis=1};"
+               "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %a: uint8[2,600]\n"
+               "  const %as: float32[] = {0.5}\n"
+               "  const %az: uint8[] = {0}\n"
+               "  const %b: int8[600,2] = {127, 127, 127, 127, 127, 127, 127, 127, ... (1200)}\n"
+               "  const %bs: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %ys: float32[] = {0.0917000026}\n"
+               "  const %yz: int8[] = {-3}\n"
+               "  const %b__0: int8[] = {0}\n"
+               "  %da: float32[2,600] = DequantizeLinear(%a, %as, %az)\n"
+               "  %db: float32[600,2] = DequantizeLinear(%b, %bs) {axis=1}\n"
+               "  %y: int8[2,2] = QLinearMatMul(%a, %as, %az, %b, %bs, %b__0, %ys, %yz)  # m\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* Gemm (transB, int32 bias): a 1-D QLinearConv over the rows, between views */
+    check_pass("qdq", "a = input i8 [2,3]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+               "b = const i8 [2,3] 3,-5,7,2,-1,4; bs = const f32 [2] 0.173,0.0871; db = DequantizeLinear b bs {axis=0};"
+               "c = const i32 [2] 10,-20; cs = const f32 [2] 0.0865,0.04355; dc = DequantizeLinear c cs {axis=0};"
+               "m = Gemm da db dc {transB=1};" QY "y = QuantizeLinear m ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %a: int8[2,3]\n"
+               "  const %as: float32[] = {0.5}\n"
+               "  const %az: int8[] = {1}\n"
+               "  const %b: int8[2,3] = {3, -5, 7, 2, -1, 4}\n"
+               "  const %bs: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %c: int32[2] = {10, -20}\n"
+               "  const %cs: float32[2] = {0.0864999965, 0.0435499996}\n"
+               "  const %b__0: float32[2,3] = {3, -5, 7, 2, -1, 4}\n"
+               "  const %az__0: float32[] = {1}\n"
+               "  const %c__0: float32[2] = {10, -20}\n"
+               "  const %y__0: float32[2] = {0.943293273, 0.474918187}\n"
+               "  const %y__5: float32[] = {-3}\n"
+               "  const %y__7: float32[] = {-128}\n"
+               "  const %y__8: float32[] = {127}\n"
+               "  %da: float32[2,3] = DequantizeLinear(%a, %as, %az)\n"
+               "  %db: float32[2,3] = DequantizeLinear(%b, %bs) {axis=0}\n"
+               "  %dc: float32[2] = DequantizeLinear(%c, %cs) {axis=0}\n"
+               "  %a__0: float32[2,3] = Cast(%a) {to=1}  # a\n"
+               "  %a__1: float32[2,3] = Sub(%a__0, %az__0)  # a\n"
+               "  %m__0: float32[2,2] = Gemm(%a__1, %b__0, %c__0) {transB=1}  # m\n"
+               "  %y__1: int32[2,2] = Cast(%m__0) {to=6}  # y\n"
+               "  %y__2: float32[2,2] = Cast(%y__1) {to=1}  # y\n"
+               "  %y__3: float32[2,2] = Mul(%y__2, %y__0)  # y\n"
+               "  %y__4: float32[2,2] = Round(%y__3)  # y\n"
+               "  %y__6: float32[2,2] = Add(%y__4, %y__5)  # y\n"
+               "  %y__9: float32[2,2] = Clip(%y__6, %y__7, %y__8)  # y\n"
+               "  %y: int8[2,2] = Cast(%y__9) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* Gemm without transB: the weights transposed at compile time */
+    check_pass("qdq", "a = input i8 [2,3]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+               "b = const i8 [3,2] 3,-5,7,2,-1,4; bs = const f32 [2] 0.173,0.0871; db = DequantizeLinear b bs {axis=1};"
+               "m = Gemm da db;" QY "y = QuantizeLinear m ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %a: int8[2,3]\n"
+               "  const %as: float32[] = {0.5}\n"
+               "  const %az: int8[] = {1}\n"
+               "  const %b: int8[3,2] = {3, -5, 7, 2, -1, 4}\n"
+               "  const %bs: float32[2] = {0.172999993, 0.0870999992}\n"
+               "  const %b__0: float32[3,2] = {3, -5, 7, 2, -1, 4}\n"
+               "  const %az__0: float32[] = {1}\n"
+               "  const %y__0: float32[2] = {0.943293273, 0.474918187}\n"
+               "  const %y__5: float32[] = {-3}\n"
+               "  const %y__7: float32[] = {-128}\n"
+               "  const %y__8: float32[] = {127}\n"
+               "  %da: float32[2,3] = DequantizeLinear(%a, %as, %az)\n"
+               "  %db: float32[3,2] = DequantizeLinear(%b, %bs) {axis=1}\n"
+               "  %a__0: float32[2,3] = Cast(%a) {to=1}  # a\n"
+               "  %a__1: float32[2,3] = Sub(%a__0, %az__0)  # a\n"
+               "  %m__0: float32[2,2] = Gemm(%a__1, %b__0)  # m\n"
+               "  %y__1: int32[2,2] = Cast(%m__0) {to=6}  # y\n"
+               "  %y__2: float32[2,2] = Cast(%y__1) {to=1}  # y\n"
+               "  %y__3: float32[2,2] = Mul(%y__2, %y__0)  # y\n"
+               "  %y__4: float32[2,2] = Round(%y__3)  # y\n"
+               "  %y__6: float32[2,2] = Add(%y__4, %y__5)  # y\n"
+               "  %y__9: float32[2,2] = Clip(%y__6, %y__7, %y__8)  # y\n"
+               "  %y: int8[2,2] = Cast(%y__9) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+}
+
+static void test_qdq_add(void **state)
+{
+    (void)state;
+    /* a rA + (b rB + F), rounded, clipped, cast: one fused chain */
+    check_pass("qdq", "a = input i8 [2,3]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+               "b = input i8 [2,3]; bs = const f32 [] 0.25; bz = const i8 [] -2; db = DequantizeLinear b bs bz;"
+               "s = Add da db;" QY "y = QuantizeLinear s ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %a: int8[2,3]\n"
+               "  input %b: int8[2,3]\n"
+               "  const %as: float32[] = {0.5}\n"
+               "  const %az: int8[] = {1}\n"
+               "  const %bs: float32[] = {0.25}\n"
+               "  const %bz: int8[] = {-2}\n"
+               "  const %y__2: float32[] = {5.45256233}\n"
+               "  const %y__4: float32[] = {2.72628117}\n"
+               "  const %y__6: float32[] = {-3}\n"
+               "  const %y__10: float32[] = {-128}\n"
+               "  const %y__11: float32[] = {127}\n"
+               "  %da: float32[2,3] = DequantizeLinear(%a, %as, %az)\n"
+               "  %db: float32[2,3] = DequantizeLinear(%b, %bs, %bz)\n"
+               "  %y__0: float32[2,3] = Cast(%a) {to=1}  # y\n"
+               "  %y__1: float32[2,3] = Cast(%b) {to=1}  # y\n"
+               "  %y__3: float32[2,3] = Mul(%y__0, %y__2)  # y\n"
+               "  %y__5: float32[2,3] = Mul(%y__1, %y__4)  # y\n"
+               "  %y__7: float32[2,3] = Add(%y__5, %y__6)  # y\n"
+               "  %y__8: float32[2,3] = Add(%y__3, %y__7)  # y\n"
+               "  %y__9: float32[2,3] = Round(%y__8)  # y\n"
+               "  %y__12: float32[2,3] = Clip(%y__9, %y__10, %y__11)  # y\n"
+               "  %y: int8[2,3] = Cast(%y__12) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+}
+
 /* ------------------------------------------------------------ the pass manager */
 
 static void test_pipelines(void **state)
@@ -600,7 +881,7 @@ static void test_pipelines(void **state)
     for (const PassInfo *const *p = pass_pipeline(2); *p; p++, n++)
         seen_bn |= strcmp((*p)->name, "fold-batchnorm") == 0;
     assert_true(seen_bn);
-    assert_int_equal(n, 12);
+    assert_int_equal(n, 13);
     assert_ptr_equal(pass_pipeline(3), pass_pipeline(2));
     assert_null(pass_find("fusion"));
 }
@@ -625,7 +906,7 @@ static void test_print_and_time(void **state)
     while ((p = strstr(p, "*** IR after simplify (pass ")))
         count++, p++;
     assert_int_equal(count, 3);
-    assert_non_null(strstr(log.data, "*** IR after simplify (pass 3 of 12, -O2) ***\ngraph t (opset 21) {\n"
+    assert_non_null(strstr(log.data, "*** IR after simplify (pass 4 of 13, -O2) ***\ngraph t (opset 21) {\n"
                                      "  input %x: float32[2,3]\n  %y: float32[2,3] = Relu(%x)\n"));
     assert_non_null(strstr(log.data, "=== pass timing (-O2) ===\n"));
     assert_non_null(strstr(log.data, "  remove-identity "));
@@ -639,7 +920,7 @@ static void test_print_and_time(void **state)
     util_diag_init(&d);
     assert_int_equal(pass_run_pipeline(g, &o, &d), -1);
     assert_string_equal(d.msg, "--print-after: no pass is named 'fusion' (passes: fold-constants, remove-identity, "
-                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, fuse)");
+                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, fuse)");
     ir_graph_free(g);
 }
 
@@ -828,6 +1109,9 @@ int main(void)
         cmocka_unit_test(test_affine_into_conv),
         cmocka_unit_test(test_fold_weights_convtranspose),
         cmocka_unit_test(test_output_names),
+        cmocka_unit_test(test_qdq_conv),
+        cmocka_unit_test(test_qdq_matmul_gemm),
+        cmocka_unit_test(test_qdq_add),
         cmocka_unit_test(test_pipelines),
         cmocka_unit_test(test_print_and_time),
         cmocka_unit_test(test_check),
