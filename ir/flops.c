@@ -10,19 +10,27 @@ static int64_t numel_out(const IrGraph *g, const IrNode *n, int k)
     return t && t->shape_known ? ir_shape_numel(&t->v.shape) : 0;
 }
 
+/* 2 * out * (Cin/group) * prod(kernel), weights w */
+static int64_t conv_flops(const IrTensor *w, int64_t y)
+{
+    if (!w || w->v.shape.rank < 2)
+        return 0;
+    int64_t k = w->v.shape.dims[1];
+    for (int i = 2; i < w->v.shape.rank; i++)
+        k *= w->v.shape.dims[i];
+    return 2 * y * k;
+}
+
 int64_t ir_node_flops(const IrGraph *g, const IrNode *n)
 {
     const IrTensor *x = ir_in(g, n, 0), *w = ir_in(g, n, 1);
     int64_t y = numel_out(g, n, 0);
     switch (n->op) {
-    case IR_OP_Conv: {          /* 2 * out * (Cin/group) * prod(kernel) */
-        if (!w || w->v.shape.rank < 2)
-            return 0;
-        int64_t k = w->v.shape.dims[1];
-        for (int i = 2; i < w->v.shape.rank; i++)
-            k *= w->v.shape.dims[i];
-        return 2 * y * k;
-    }
+    case IR_OP_Conv:
+    case IR_OP_ConvInteger:
+        return conv_flops(w, y);
+    case IR_OP_QLinearConv:     /* its weights are input 3 */
+        return conv_flops(ir_in(g, n, 3), y);
     case IR_OP_ConvTranspose: { /* 2 * in * Cout/group * prod(kernel) */
         if (!w || !x || w->v.shape.rank < 2)
             return 0;
@@ -32,6 +40,8 @@ int64_t ir_node_flops(const IrGraph *g, const IrNode *n)
         return 2 * ir_shape_numel(&x->v.shape) * k;
     }
     case IR_OP_MatMul:
+    case IR_OP_MatMulInteger:
+    case IR_OP_QLinearMatMul:
     case IR_OP_Gemm: {          /* 2 * M * N * K */
         if (!x || !x->v.shape.rank)
             return 0;

@@ -199,8 +199,9 @@ static int emit(IrGraph *g, IrOp op, const char *hint, int n, const int *in, IrA
  * holds exactly; fused multiply-adds round nothing then.  The requantization is
  * the integer form's: round_even(float32(acc) · m) + yz, m = (xs ws[m]) / ys in
  * float32, saturated to the output type (Clip, Cast).  The accumulator passes
- * through Cast(Cast(·, int32), float32), an identity on these values, so that
- * fold-weights does not move m into the weights; the CPU lowering keeps
+ * through a Round, an identity on these values, so that fold-weights does not
+ * move m into the weights (and the chain stays float32: one fused kernel with
+ * the product); the CPU lowering keeps
  * convolutions with integer-valued weights off Winograd, whose transforms
  * round (lower/tile/gemm.c).  Where the bound fails the integer operator
  * stays. */
@@ -267,11 +268,39 @@ static int float_copy(IrGraph *g, int v, const IrShape *shape)
     return t;
 }
 
-/* float32(q) - zp as a node (zp per tensor, or per element of the last axis). */
+/* t = Cast(Clip(r, lo, hi), T) with r = Round(.) or Round(.) + an integer
+ * constant and [lo, hi] within T: the float32 tensor Clip(...), which holds
+ * t's values exactly (the requantizations here end so); else -1. */
+static int float_source(const IrGraph *g, int t)
+{
+    int cast = producer(g, t, IR_OP_Cast), clip = cast < 0 ? -1 : producer(g, g->nodes[cast].in[0], IR_OP_Clip);
+    if (clip < 0 || g->nodes[clip].n_in < 3 || g->tensors[g->nodes[clip].out[0]].v.dtype != IR_DT_F32)
+        return -1;
+    const IrNode *cn = &g->nodes[clip];
+    IrDType tt = g->tensors[t].v.dtype;
+    double lo, hi;
+    if (!pass_value_uniform(g, cn->in[1], &lo) || !pass_value_uniform(g, cn->in[2], &hi) ||
+        lo < (tt == IR_DT_I8 ? -128 : 0) || hi > (tt == IR_DT_I8 ? 127 : 255))
+        return -1;
+    int r = cn->in[0], add = producer(g, r, IR_OP_Add);
+    if (add >= 0) {
+        const IrNode *an = &g->nodes[add];
+        double k;
+        if (!pass_value_uniform(g, an->in[1], &k) || k != floor(k))
+            return -1;
+        r = an->in[0];
+    }
+    return producer(g, r, IR_OP_Round) >= 0 ? cn->out[0] : -1;
+}
+
+/* float32(q) - zp as a node (zp per tensor, or per element of the last axis);
+ * q's float source when it has one, instead of a Cast. */
 static int shifted(IrGraph *g, const Deq *q, UtilLoc loc, UtilDiag *d)
 {
     const char *h = g->tensors[q->q].name;
-    int c = emit(g, IR_OP_Cast, h, 1, &q->q, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
+    int c = float_source(g, q->q);
+    if (c < 0)
+        c = emit(g, IR_OP_Cast, h, 1, &q->q, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
     if (c < 0 || q->zp < 0 || pass_value_is(g, q->zp, 0))
         return c;
     IrShape zs = g->tensors[q->zp].v.shape;
@@ -302,9 +331,11 @@ static int requant(IrGraph *g, int acc, const Deq *x, const Deq *w, int q, int r
     double lo = yt == IR_DT_I8 ? -128 : 0, hi = yt == IR_DT_I8 ? 127 : 255;
     if (relu >= 0)
         lo = fmax(lo, yz);
-    int i32 = emit(g, IR_OP_Cast, h, 1, &acc, IR_A_to, ir_dtype_to_onnx(IR_DT_I32), loc, d);
-    int f32 = i32 < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &i32, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
-    int v = f32 < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ f32, m }, IR_A_INVALID, 0, loc, d);
+    if (g->tensors[acc].v.dtype != IR_DT_F32)   /* int32 chunk sums */
+        acc = emit(g, IR_OP_Cast, h, 1, &acc, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
+    else                                          /* an identity here, and no constant multiply for fold-weights */
+        acc = emit(g, IR_OP_Round, h, 1, &acc, IR_A_INVALID, 0, loc, d);
+    int v = acc < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ acc, m }, IR_A_INVALID, 0, loc, d);
     int r = v < 0 ? -1 : emit(g, IR_OP_Round, h, 1, &v, IR_A_INVALID, 0, loc, d);
     if (r >= 0 && yz != 0)
         r = emit(g, IR_OP_Add, h, 2, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, yz) }, IR_A_INVALID, 0, loc, d);
