@@ -133,6 +133,7 @@ int low_quantize(Low *L);     /* quant.c */
 int low_dequantize(Low *L);
 int low_dynquantize(Low *L);
 LoopExpr *low_requantize(Low *L, LoopExpr *acc, LoopExpr *mul, IrDType scale_type, int yz);
+IrDType low_int_acc(Low *L, int64_t K, int b);
 int low_rnn(Low *L);          /* rnn.c: RNN, GRU, LSTM */
 int low_attention(Low *L);    /* attention.c */
 int low_stft(Low *L);         /* signal.c */

@@ -126,6 +126,7 @@ static LoopExpr *mm_param(Low *L, Mm *m, int k, int is_a, IrDType t, int *bad)
 static int int_zero_points(Low *L, Mm *m, int az, int bz)
 {
     int bad = 0;
+    m->t = low_int_acc(L, m->K, -1);    /* int32 where no sum can overflow it */
     m->az = mm_param(L, m, az, 1, m->t, &bad);
     m->bz = mm_param(L, m, bz, 0, m->t, &bad);
     if (bad)

@@ -146,3 +146,20 @@ LoopExpr *low_requantize(Low *L, LoopExpr *acc, LoopExpr *mul, IrDType scale_typ
     v = loop_call(L->p, LOOP_I_round_even, 1, &v);
     return low_bin(L, LOOP_ADD, v, low_load(L, yz, low_i(L, 0), pt));
 }
+
+/* The accumulator type of an integer product of 8-bit operands over K terms
+ * (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul): int32 when no sum
+ * can overflow it, |x - xz| |w - wz| <= 255 * 255 per term plus the bias
+ * (buffer b, -1 none; a runtime bias counts as 2^31), else int64. */
+IrDType low_int_acc(Low *L, int64_t K, int b)
+{
+    double bound = (double)K * 255 * 255;
+    if (b >= 0) {
+        const LoopBuf *bb = low_buf(L, b);
+        double m = bb->data ? 0 : 2147483648.0;
+        for (int64_t i = 0; bb->data && i < ir_shape_numel(&bb->shape); i++)
+            m = fmax(m, fabs(ir_load_f64(bb->dtype, bb->data, i)));
+        bound += m;
+    }
+    return bound < 2147483647.0 ? IR_DT_I32 : IR_DT_I64;
+}

@@ -146,8 +146,10 @@ static int conv_lower(Low *L, const ConvIo *io)
     Win W;
     if (win_setup(L, x, w, &W) != 0)
         return -1;
-    IrDType t = io->t;
-    int64_t G = W.w.group, cin_g = W.w.channels_in / G, cout_g = W.w.channels_out / G;
+    int64_t G = W.w.group, cin_g = W.w.channels_in / G, cout_g = W.w.channels_out / G, K = cin_g;
+    for (int i = 0; i < W.S; i++)
+        K *= W.w.kernel[i];
+    IrDType t = io->t == IR_DT_I64 ? low_int_acc(L, K, b) : io->t;   /* integer forms: int32 where it holds */
     int cv;
     if (low_vars(L, 1, "ci", &cv) != 0)
         return low_oom(L);
