@@ -23,8 +23,9 @@
  * The integer form rounds once, where the float graph rounded every product
  * and sum: a value that falls within float rounding of a tie between two
  * quantization steps may land on the other step.  The integer form is what
- * ONNX Runtime computes for the same model.  Everything else (DQ / Q pairs
- * around pooling, Add, Concat ...) stays as it is. */
+ * ONNX Runtime computes for the same model.  Where no sum can leave float32's
+ * integers the product runs as an exact float32 form instead (below).  A
+ * second sweep turns the remaining per-tensor Q / DQ into elementwise nodes. */
 #include "passes/pass_impl.h"
 
 #include <math.h>
@@ -293,14 +294,19 @@ static int float_source(const IrGraph *g, int t)
     return producer(g, r, IR_OP_Round) >= 0 ? cn->out[0] : -1;
 }
 
+/* The 8-bit tensor t as float32: its float source, else a Cast. */
+static int as_float(IrGraph *g, int t, UtilLoc loc, UtilDiag *d)
+{
+    int c = float_source(g, t);
+    return c >= 0 ? c : emit(g, IR_OP_Cast, g->tensors[t].name, 1, &t, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
+}
+
 /* float32(q) - zp as a node (zp per tensor, or per element of the last axis);
  * q's float source when it has one, instead of a Cast. */
 static int shifted(IrGraph *g, const Deq *q, UtilLoc loc, UtilDiag *d)
 {
     const char *h = g->tensors[q->q].name;
-    int c = float_source(g, q->q);
-    if (c < 0)
-        c = emit(g, IR_OP_Cast, h, 1, &q->q, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
+    int c = as_float(g, q->q, loc, d);
     if (c < 0 || q->zp < 0 || pass_value_is(g, q->zp, 0))
         return c;
     IrShape zs = g->tensors[q->zp].v.shape;
@@ -570,8 +576,7 @@ static int add_at(IrGraph *g, int ad, UtilDiag *d)
     float f = (float)zc - (ra * (float)za + rb * (float)zb);
     const char *h = g->tensors[yq].name;
     UtilLoc loc = n->loc;
-    int ca = emit(g, IR_OP_Cast, h, 1, &a.q, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
-    int cb = ca < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &b.q, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
+    int ca = as_float(g, a.q, loc, d), cb = ca < 0 ? -1 : as_float(g, b.q, loc, d);
     int ta = cb < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ ca, pass_const_scalar(g, h, IR_DT_F32, ra) }, IR_A_INVALID, 0, loc, d);
     int tb = ta < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ cb, pass_const_scalar(g, h, IR_DT_F32, rb) }, IR_A_INVALID, 0, loc, d);
     int tf = tb < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ tb, pass_const_scalar(g, h, IR_DT_F32, f) }, IR_A_INVALID, 0, loc, d);
@@ -582,6 +587,60 @@ static int add_at(IrGraph *g, int ad, UtilDiag *d)
                                                        pass_const_scalar(g, h, IR_DT_F32, hi) }, IR_A_INVALID, 0, loc, d);
     int y = c < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &c, IR_A_to, ir_dtype_to_onnx(yt), loc, d);
     return finish(g, q, ad, y, -1, 0, first_new, d);
+}
+
+/* ------------------------------------ the other QuantizeLinear / DequantizeLinear
+ *
+ * What is left after the products (around pooling, Concat, activations ...),
+ * per tensor with float32 scales and 8-bit integers, becomes the elementwise
+ * nodes of its definition, which fuse with their neighbours:
+ *   Q:  Cast(Clip(Round(x / s) + zp, lo, hi))      (x / s in float32, as the operator)
+ *   DQ: (float32(x) - zp) * s
+ * and a DQ of a Q's result reads the Q's float32 Clip (float_source), so a
+ * Q → DQ pair stays in float32: the values are those of the int8 tensor.  A Q
+ * whose scale is not finite and positive stays (x / s would be NaN). */
+static int q_elementwise(IrGraph *g, int i, UtilDiag *d)
+{
+    const IrNode *n = &g->nodes[i];
+    int y = n->out[0], zp = n->n_in > 2 ? n->in[2] : -1;
+    IrDType yt = g->tensors[y].v.dtype;
+    const IrArray *sv = pass_value(g, n->in[1]);
+    if (g->tensors[n->in[0]].v.dtype != IR_DT_F32 || !is_int8(yt) || !sv || sv->dtype != IR_DT_F32 ||
+        ir_array_numel(sv) != 1 || !(isfinite(*(const float *)sv->data) && *(const float *)sv->data > 0) ||
+        (zp >= 0 && (!pass_value(g, zp) || numel(g, zp) != 1)) || ir_attr_int(n, IR_A_block_size) != 0 ||
+        ir_attr_int(n, IR_A_precision) != 0)
+        return 0;
+    int first_new = g->n_nodes;
+    const char *h = g->tensors[y].name;
+    UtilLoc loc = n->loc;
+    double z = zp_value(g, zp, 0), lo = yt == IR_DT_I8 ? -128 : 0, hi = yt == IR_DT_I8 ? 127 : 255;
+    int s = pass_const_scalar(g, h, IR_DT_F32, *(const float *)sv->data);
+    int v = s < 0 ? -1 : emit(g, IR_OP_Div, h, 2, (int[]){ n->in[0], s }, IR_A_INVALID, 0, loc, d);
+    int r = v < 0 ? -1 : emit(g, IR_OP_Round, h, 1, &v, IR_A_INVALID, 0, loc, d);
+    if (r >= 0 && z != 0)
+        r = emit(g, IR_OP_Add, h, 2, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, z) }, IR_A_INVALID, 0, loc, d);
+    int c = r < 0 ? -1 : emit(g, IR_OP_Clip, h, 3, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, lo),
+                                                       pass_const_scalar(g, h, IR_DT_F32, hi) }, IR_A_INVALID, 0, loc, d);
+    int q = c < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &c, IR_A_to, ir_dtype_to_onnx(yt), loc, d);
+    return q < 0 ? -1 : pass_commit(g, y, q, first_new, &i, 1);
+}
+
+static int dq_elementwise(IrGraph *g, int i, UtilDiag *d)
+{
+    Deq x;
+    int y = g->nodes[i].out[0];
+    if (!dequant(g, y, 0, &x) || !per_tensor8(g, &x))
+        return 0;
+    int first_new = g->n_nodes;
+    const char *h = g->tensors[y].name;
+    UtilLoc loc = g->nodes[i].loc;
+    double z = zp_value(g, x.zp, 0);
+    int f = as_float(g, x.q, loc, d);
+    if (f >= 0 && z != 0)
+        f = emit(g, IR_OP_Sub, h, 2, (int[]){ f, pass_const_scalar(g, h, IR_DT_F32, z) }, IR_A_INVALID, 0, loc, d);
+    int s = f < 0 ? -1 : pass_const_scalar(g, h, IR_DT_F32, *(const float *)pass_value(g, x.scale)->data);
+    int v = s < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ f, s }, IR_A_INVALID, 0, loc, d);
+    return v < 0 ? -1 : pass_commit(g, y, v, first_new, &i, 1);
 }
 
 int pass_qdq(IrGraph *g, UtilDiag *d)
@@ -598,6 +657,17 @@ int pass_qdq(IrGraph *g, UtilDiag *d)
         case IR_OP_Add: r = add_at(g, i, d); break;
         default: break;
         }
+        if (r < 0)
+            return -1;
+        changes += r;
+    }
+    /* then the rest, in order: a Q before the DQs that read it */
+    for (int i = 0; i < n0; i++) {
+        if (g->nodes[i].dead)
+            continue;
+        int r = g->nodes[i].op == IR_OP_QuantizeLinear ? q_elementwise(g, i, d)
+              : g->nodes[i].op == IR_OP_DequantizeLinear && !pass_value(g, g->nodes[i].in[0]) ? dq_elementwise(g, i, d)
+              : 0;
         if (r < 0)
             return -1;
         changes += r;
