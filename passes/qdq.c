@@ -598,7 +598,8 @@ static int add_at(IrGraph *g, int ad, UtilDiag *d)
  *   DQ: (float32(x) - zp) * s
  * and a DQ of a Q's result reads the Q's float32 Clip (float_source), so a
  * Q → DQ pair stays in float32: the values are those of the int8 tensor.  A Q
- * whose scale is not finite and positive stays (x / s would be NaN). */
+ * whose scale is not finite and positive stays (x / s would be NaN), and the
+ * sweep does not run at all in a graph with an infinite or NaN scale (below). */
 static int q_elementwise(IrGraph *g, int i, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[i];
@@ -661,7 +662,18 @@ int pass_qdq(IrGraph *g, UtilDiag *d)
             return -1;
         changes += r;
     }
-    /* then the rest, in order: a Q before the DQs that read it */
+    /* then the rest, in order: a Q before the DQs that read it; not in a
+     * graph where a scale is infinite or NaN, whose NaNs (-inf / inf, 0 * inf)
+     * need QuantizeLinear's own NaN rule, which Clip and Cast do not have */
+    for (int i = 0; i < n0; i++) {
+        const IrNode *n = &g->nodes[i];
+        const IrArray *sv = n->n_in > 1 ? pass_value(g, n->in[1]) : NULL;
+        if (n->dead || (n->op != IR_OP_QuantizeLinear && n->op != IR_OP_DequantizeLinear) || !sv)
+            continue;
+        for (int64_t k = 0; k < ir_array_numel(sv); k++)
+            if (!isfinite(ir_load_f64(sv->dtype, sv->data, k)))
+                return pass_finish(g, changes, d);
+    }
     for (int i = 0; i < n0; i++) {
         if (g->nodes[i].dead)
             continue;

@@ -936,14 +936,11 @@ static void test_qdq_add(void **state)
                "  %db__3: float32[2,3] = Mul(%db__1, %db__2)  # db\n"
                "  return %y\n"
                "}\n", 0);
-    /* the other Q / DQ: elementwise (Sigmoid between them); a scale of inf stays a QuantizeLinear */
+    /* the other Q / DQ: elementwise (Sigmoid between them) */
     check_pass("qdq", "a = input i8 [2,3]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
-               "s = Sigmoid da; ys = const f32 [] 0.0917; yz = const u8 [] 7; y = QuantizeLinear s ys yz;"
-               "i = const f32 [] inf; z = QuantizeLinear s i yz; out y; out z",
+               "s = Sigmoid da; ys = const f32 [] 0.0917; yz = const u8 [] 7; y = QuantizeLinear s ys yz; out y",
                "graph t (opset 21) {\n"
                "  input %a: int8[2,3]\n"
-               "  const %yz: uint8[] = {7}\n"
-               "  const %i: float32[] = {inf}\n"
                "  const %da__0: float32[] = {1}\n"
                "  const %da__2: float32[] = {0.5}\n"
                "  const %y__0: float32[] = {0.0917000026}\n"
@@ -954,12 +951,28 @@ static void test_qdq_add(void **state)
                "  %da__1: float32[2,3] = Sub(%a__0, %da__0)  # da\n"
                "  %da__3: float32[2,3] = Mul(%da__1, %da__2)  # da\n"
                "  %s: float32[2,3] = Sigmoid(%da__3)\n"
-               "  %z: uint8[2,3] = QuantizeLinear(%s, %i, %yz)\n"
                "  %y__1: float32[2,3] = Div(%s, %y__0)  # y\n"
                "  %y__2: float32[2,3] = Round(%y__1)  # y\n"
                "  %y__4: float32[2,3] = Add(%y__2, %y__3)  # y\n"
                "  %y__7: float32[2,3] = Clip(%y__4, %y__5, %y__6)  # y\n"
                "  %y: uint8[2,3] = Cast(%y__7) {to=2}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* not in a graph with a scale of inf: its NaNs need QuantizeLinear's NaN rule */
+    check_pass("qdq", "a = input i8 [2,3]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+               "s = Sigmoid da; ys = const f32 [] 0.0917; yz = const u8 [] 7; y = QuantizeLinear s ys yz;"
+               "i = const f32 [] inf; z = QuantizeLinear s i yz; out y; out z",
+               "graph t (opset 21) {\n"
+               "  input %a: int8[2,3]\n"
+               "  const %as: float32[] = {0.5}\n"
+               "  const %az: int8[] = {1}\n"
+               "  const %ys: float32[] = {0.0917000026}\n"
+               "  const %yz: uint8[] = {7}\n"
+               "  const %i: float32[] = {inf}\n"
+               "  %da: float32[2,3] = DequantizeLinear(%a, %as, %az)\n"
+               "  %s: float32[2,3] = Sigmoid(%da)\n"
+               "  %y: uint8[2,3] = QuantizeLinear(%s, %ys, %yz)\n"
+               "  %z: uint8[2,3] = QuantizeLinear(%s, %i, %yz)\n"
                "  return %y, %z\n"
                "}\n", 0);
 }
