@@ -87,7 +87,7 @@ int interp_k_quantize(const IrGraph *g, const IrNode *n, const IrArray *const *i
         if (zp)
             q += (double)ir_load_i64(zp->dtype, zp->data, p);
         if (isnan(q) && ir_dtype_is_int(y->dtype))              /* NaN: the type's minimum, as ONNX Runtime */
-            q = ir_dtype_is_signed(y->dtype) ? -ldexp(1, 8 * (int)ir_dtype_size(y->dtype) - 1) : 0;
+            ir_dtype_int_range(y->dtype, &q, &(double){ 0 });
         ir_store_f64(y->dtype, y->data, i, q);                  /* saturates */
     }
     return 0;

@@ -73,6 +73,13 @@ int ir_dtype_is_signed(IrDType t)
     return t == IR_DT_I8 || t == IR_DT_I16 || t == IR_DT_I32 || t == IR_DT_I64 || ir_dtype_is_float(t);
 }
 
+void ir_dtype_int_range(IrDType t, double *lo, double *hi)
+{
+    int bits = 8 * (int)ir_dtype_size(t);
+    *lo = ir_dtype_is_signed(t) ? -ldexp(1, bits - 1) : 0;
+    *hi = ldexp(1, ir_dtype_is_signed(t) ? bits - 1 : bits) - 1;
+}
+
 /* ---- half precision ---- */
 
 float ir_f16_to_f32(uint16_t h)

@@ -34,6 +34,7 @@ const char *ir_dtype_numpy(IrDType t);           /* "<f4", ...; NULL if none */
 int         ir_dtype_is_float(IrDType t);        /* F16 BF16 F32 F64 */
 int         ir_dtype_is_int(IrDType t);          /* signed or unsigned integers (not bool) */
 int         ir_dtype_is_signed(IrDType t);
+void        ir_dtype_int_range(IrDType t, double *lo, double *hi);   /* an integer type's min and max */
 
 /* Element access in the widest type of the class; for generic, naive code
  * (interpreter, constant folding, printers).  Index i is a flat element index. */

@@ -47,7 +47,6 @@ static LoopExpr *round_to(Low *L, LoopExpr *v, IrDType t)
 
 static LoopExpr *quantize_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)
 {
-    (void)body;
     const Quant *q = ctx;
     IrDType pt = low_ctype(q->prec);
     LoopExpr *pi = qparam_index(L, q, vars);
@@ -62,9 +61,12 @@ static LoopExpr *quantize_elem(Low *L, void *ctx, const int *vars, LoopStmt *bod
     if (!ir_dtype_is_int(yt))
         return v;
     /* NaN (0/0, inf/inf) quantizes to the type's minimum, as the interpreter and ONNX Runtime */
-    double lo = ir_dtype_is_signed(yt) ? -ldexp(1, 8 * (int)ir_dtype_size(yt) - 1) : 0;
-    LoopExpr *v2 = loop_expr_copy(L->p, v);
-    return loop_select(L->p, low_bin(L, LOOP_EQ, v, v2), loop_expr_copy(L->p, v), low_const(L, IR_DT_F64, lo));
+    double lo, hi;
+    ir_dtype_int_range(yt, &lo, &hi);
+    int qv = low_let(L, body, "q", v, 0);
+    if (qv < 0)
+        return NULL;
+    return loop_select(L->p, low_bin(L, LOOP_EQ, low_v(L, qv), low_v(L, qv)), low_v(L, qv), low_const(L, IR_DT_F64, lo));
 }
 
 static LoopExpr *dequantize_elem(Low *L, void *ctx, const int *vars, LoopStmt *body)

@@ -46,9 +46,9 @@ static int is_int8(IrDType t) { return t == IR_DT_I8 || t == IR_DT_U8; }
 
 static int64_t numel(const IrGraph *g, int t) { return ir_shape_numel(&g->tensors[t].v.shape); }
 
-/* A dequantized operand: DQ(q, scale, zp) with float32 scales, 8-bit q (32-bit
- * for a bias), no blocks; per tensor, or per channel along `axis` (normalized)
- * with `count` channels when count > 0. */
+/* A dequantized operand: DQ(q, scale, zp) with float32 scales and constant
+ * scale and zero point, no blocks; per tensor, or per channel along `axis`
+ * (normalized). */
 typedef struct Deq {
     int node, q, scale, zp;   /* zp -1 when absent */
     int axis;                 /* -1: per tensor */
@@ -140,25 +140,6 @@ static int tail(IrGraph *g, int y, int *relu)
     return quant_after(g, y);
 }
 
-/* Replaces the quantized output of node q by y (integer, same type and
- * shape), clamped below at the zero point when a Relu preceded and `clamp`
- * (else y has the clamp already); kills q, the product `node` and the
- * Relu.  1 done, 0 not possible (nothing changed), -1 error. */
-static int finish(IrGraph *g, int q, int node, int y, int relu, int clamp, int first_new, UtilDiag *d)
-{
-    const IrNode *qn = &g->nodes[q];
-    int yq = qn->out[0];
-    if (y >= 0 && relu >= 0 && clamp) {
-        int yz = qn->n_in > 2 ? qn->in[2] : -1;
-        if (yz < 0)
-            yz = pass_const_scalar(g, g->tensors[yq].name, g->tensors[yq].v.dtype, 0);
-        y = yz < 0 ? -1 : pass_emit(g, IR_OP_Max, g->tensors[yq].name, 2, (int[]){ y, yz }, 1, -1, g->nodes[q].loc, d);
-    }
-    if (y < 0)
-        return -1;
-    return pass_commit(g, yq, y, first_new, (int[]){ q, node, relu }, 3);
-}
-
 /* The Q node's scale and zero point (a zero of its output type when absent);
  * -1 on out of memory. */
 static int q_params(IrGraph *g, int q, int *ys, int *yz)
@@ -171,6 +152,21 @@ static int q_params(IrGraph *g, int q, int *ys, int *yz)
         *yz = pass_const_scalar(g, g->tensors[yq].name, g->tensors[yq].v.dtype, 0);
     }
     return *yz < 0 ? -1 : 0;
+}
+
+/* Replaces the quantized output of node q by y (integer, same type and
+ * shape), clamped below at the zero point when a Relu preceded and `clamp`
+ * (else y has the clamp already); kills q, the product `node` and the
+ * Relu.  1 done, 0 not possible (nothing changed), -1 error. */
+static int finish(IrGraph *g, int q, int node, int y, int relu, int clamp, int first_new, UtilDiag *d)
+{
+    int yq = g->nodes[q].out[0], ys, yz;
+    if (y >= 0 && relu >= 0 && clamp)
+        y = q_params(g, q, &ys, &yz) ? -1 : pass_emit(g, IR_OP_Max, g->tensors[yq].name, 2, (int[]){ y, yz }, 1, -1,
+                                                        g->nodes[q].loc, d);
+    if (y < 0)
+        return -1;
+    return pass_commit(g, yq, y, first_new, (int[]){ q, node, relu }, 3);
 }
 
 /* Output 0 of a new node op(in[0..n)) with one integer attribute (key
@@ -212,7 +208,8 @@ static int emit(IrGraph *g, IrOp op, const char *hint, int n, const int *in, IrA
 /* Largest |q - zp| over q's type for a zero point zp. */
 static double type_span(IrDType t, double zp)
 {
-    double lo = t == IR_DT_I8 ? -128 : 0, hi = t == IR_DT_I8 ? 127 : 255;
+    double lo, hi;
+    ir_dtype_int_range(t, &lo, &hi);
     return fmax(hi - zp, zp - lo);
 }
 
@@ -258,12 +255,11 @@ static int exact_weights(IrGraph *g, const Deq *w, int64_t count, int64_t inner,
 /* A constant holding v (a float32 copy) in the given shape, or -1. */
 static int float_copy(IrGraph *g, int v, const IrShape *shape)
 {
-    const IrArray *a = pass_value(g, v);
     IrShape sh = *shape;
     int t = pass_new_const(g, g->tensors[v].name, IR_DT_F32, &sh);
     if (t < 0)
         return -1;
-    a = pass_value(g, v);
+    const IrArray *a = pass_value(g, v);   /* after the new constant: the tensor array may have moved */
     for (int64_t i = 0; i < ir_shape_numel(&sh); i++)
         ((float *)g->tensors[t].v.data)[i] = (float)ir_load_f64(a->dtype, a->data, i);
     return t;
@@ -278,10 +274,9 @@ static int float_source(const IrGraph *g, int t)
     if (clip < 0 || g->nodes[clip].n_in < 3 || g->tensors[g->nodes[clip].out[0]].v.dtype != IR_DT_F32)
         return -1;
     const IrNode *cn = &g->nodes[clip];
-    IrDType tt = g->tensors[t].v.dtype;
-    double lo, hi;
-    if (!pass_value_uniform(g, cn->in[1], &lo) || !pass_value_uniform(g, cn->in[2], &hi) ||
-        lo < (tt == IR_DT_I8 ? -128 : 0) || hi > (tt == IR_DT_I8 ? 127 : 255))
+    double lo, hi, tlo, thi;
+    ir_dtype_int_range(g->tensors[t].v.dtype, &tlo, &thi);
+    if (!pass_value_uniform(g, cn->in[1], &lo) || !pass_value_uniform(g, cn->in[2], &hi) || lo < tlo || hi > thi)
         return -1;
     int r = cn->in[0], add = producer(g, r, IR_OP_Add);
     if (add >= 0) {
@@ -314,6 +309,22 @@ static int shifted(IrGraph *g, const Deq *q, UtilLoc loc, UtilDiag *d)
     return emit(g, IR_OP_Sub, h, 2, (int[]){ c, z }, IR_A_INVALID, 0, loc, d);
 }
 
+/* Float32 v to the 8-bit type yt: Round, + z (when not 0), Clip to yt's range
+ * (from `floor` when above its minimum: a Relu's zero point), Cast; -1 with a
+ * diagnostic. */
+static int saturate(IrGraph *g, int v, double z, double floor, IrDType yt, const char *h, UtilLoc loc, UtilDiag *d)
+{
+    double lo, hi;
+    ir_dtype_int_range(yt, &lo, &hi);
+    lo = fmax(lo, floor);
+    int r = v < 0 ? -1 : emit(g, IR_OP_Round, h, 1, &v, IR_A_INVALID, 0, loc, d);
+    if (r >= 0 && z != 0)
+        r = emit(g, IR_OP_Add, h, 2, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, z) }, IR_A_INVALID, 0, loc, d);
+    int c = r < 0 ? -1 : emit(g, IR_OP_Clip, h, 3, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, lo),
+                                                       pass_const_scalar(g, h, IR_DT_F32, hi) }, IR_A_INVALID, 0, loc, d);
+    return c < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &c, IR_A_to, ir_dtype_to_onnx(yt), loc, d);
+}
+
 /* The requantization of a float accumulator acc (exact integers): the
  * multiplier xs * ws[c] / ys per output channel c (count of them, shaped
  * mshape), then round, + yz, clip (from yz when a Relu preceded), cast. */
@@ -334,20 +345,21 @@ static int requant(IrGraph *g, int acc, const Deq *x, const Deq *w, int q, int r
     int64_t nm = ir_shape_numel(&ms), nws = ir_array_numel(wsv);
     for (int64_t c = 0; c < nm; c++)
         ((float *)g->tensors[m].v.data)[c] = (xs * ((const float *)wsv->data)[nws > 1 ? c : 0]) / ys;
-    double lo = yt == IR_DT_I8 ? -128 : 0, hi = yt == IR_DT_I8 ? 127 : 255;
-    if (relu >= 0)
-        lo = fmax(lo, yz);
     if (g->tensors[acc].v.dtype != IR_DT_F32)   /* int32 chunk sums */
         acc = emit(g, IR_OP_Cast, h, 1, &acc, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
     else                                          /* an identity here, and no constant multiply for fold-weights */
         acc = emit(g, IR_OP_Round, h, 1, &acc, IR_A_INVALID, 0, loc, d);
     int v = acc < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ acc, m }, IR_A_INVALID, 0, loc, d);
-    int r = v < 0 ? -1 : emit(g, IR_OP_Round, h, 1, &v, IR_A_INVALID, 0, loc, d);
-    if (r >= 0 && yz != 0)
-        r = emit(g, IR_OP_Add, h, 2, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, yz) }, IR_A_INVALID, 0, loc, d);
-    int c = r < 0 ? -1 : emit(g, IR_OP_Clip, h, 3, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, lo),
-                                                       pass_const_scalar(g, h, IR_DT_F32, hi) }, IR_A_INVALID, 0, loc, d);
-    return c < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &c, IR_A_to, ir_dtype_to_onnx(yt), loc, d);
+    return saturate(g, v, yz, relu >= 0 ? yz : -INFINITY, yt, h, loc, d);
+}
+
+/* [M, 1, ...] for an output of rank `rank`: one value per output channel. */
+static IrShape channel_shape(int64_t M, int rank)
+{
+    IrShape s = { .rank = rank - 1 };
+    for (int i = 0; i < s.rank; i++)
+        s.dims[i] = i == 0 ? M : 1;
+    return s;
 }
 
 /* A Conv (group 1) whose sums may leave float32's integers: its input
@@ -406,9 +418,7 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
     }
     if (xf < 0)
         return -1;
-    IrShape ms = { .rank = yshape.rank - 1 };
-    for (int i = 0; i < ms.rank; i++)
-        ms.dims[i] = i == 0 ? M : 1;
+    IrShape ms = channel_shape(M, yshape.rank);
     int y = requant(g, sum, x, w, q, relu, &ms, loc, d);
     return finish(g, q, c, y, relu, 0, first_new, d);
 }
@@ -430,10 +440,7 @@ static int conv_at(IrGraph *g, int c, UtilDiag *d)
     if (ex < 0)
         return util_error(d, util_loc_file(g->file), "out of memory");
     if (ex) {
-        IrShape ms = { .rank = yshape.rank - 1 };    /* [M, 1, ...]: per output channel */
-        for (int i = 0; i < ms.rank; i++)
-            ms.dims[i] = i == 0 ? M : 1;
-        IrShape bsh = { .rank = 1, .dims = { M } };
+        IrShape ms = channel_shape(M, yshape.rank), bsh = { .rank = 1, .dims = { M } };
         int xf = shifted(g, &x, n->loc, d), bf = b.q >= 0 ? float_copy(g, b.q, &bsh) : -1;
         int acc = xf < 0 ? -1 : pass_emit(g, IR_OP_Conv, g->tensors[n->out[0]].name, bf >= 0 ? 3 : 2,
                                           (int[]){ xf, wf, bf }, 1, c, n->loc, d);
@@ -567,9 +574,7 @@ static int add_at(IrGraph *g, int ad, UtilDiag *d)
     const IrNode *qn = &g->nodes[q];
     int yq = qn->out[0], first_new = g->n_nodes;
     IrDType yt = g->tensors[yq].v.dtype;
-    double za = a.zp >= 0 ? ir_load_f64(g->tensors[a.zp].v.dtype, pass_value(g, a.zp)->data, 0) : 0;
-    double zb = b.zp >= 0 ? ir_load_f64(g->tensors[b.zp].v.dtype, pass_value(g, b.zp)->data, 0) : 0;
-    double zc = qn->n_in > 2 && qn->in[2] >= 0 ? ir_load_f64(yt, pass_value(g, qn->in[2])->data, 0) : 0;
+    double za = zp_value(g, a.zp, 0), zb = zp_value(g, b.zp, 0), zc = zp_value(g, qn->n_in > 2 ? qn->in[2] : -1, 0);
     float sa = *(const float *)pass_value(g, a.scale)->data, sb = *(const float *)pass_value(g, b.scale)->data;
     float sc = *(const float *)pass_value(g, qn->in[1])->data;
     float ra = sa / sc, rb = sb / sc;
@@ -581,12 +586,7 @@ static int add_at(IrGraph *g, int ad, UtilDiag *d)
     int tb = ta < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ cb, pass_const_scalar(g, h, IR_DT_F32, rb) }, IR_A_INVALID, 0, loc, d);
     int tf = tb < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ tb, pass_const_scalar(g, h, IR_DT_F32, f) }, IR_A_INVALID, 0, loc, d);
     int sum = tf < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ ta, tf }, IR_A_INVALID, 0, loc, d);
-    int r = sum < 0 ? -1 : emit(g, IR_OP_Round, h, 1, &sum, IR_A_INVALID, 0, loc, d);
-    double lo = yt == IR_DT_I8 ? -128 : 0, hi = yt == IR_DT_I8 ? 127 : 255;
-    int c = r < 0 ? -1 : emit(g, IR_OP_Clip, h, 3, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, lo),
-                                                       pass_const_scalar(g, h, IR_DT_F32, hi) }, IR_A_INVALID, 0, loc, d);
-    int y = c < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &c, IR_A_to, ir_dtype_to_onnx(yt), loc, d);
-    return finish(g, q, ad, y, -1, 0, first_new, d);
+    return finish(g, q, ad, saturate(g, sum, 0, -INFINITY, yt, h, loc, d), -1, 0, first_new, d);
 }
 
 /* ------------------------------------ the other QuantizeLinear / DequantizeLinear
@@ -614,15 +614,9 @@ static int q_elementwise(IrGraph *g, int i, UtilDiag *d)
     int first_new = g->n_nodes;
     const char *h = g->tensors[y].name;
     UtilLoc loc = n->loc;
-    double z = zp_value(g, zp, 0), lo = yt == IR_DT_I8 ? -128 : 0, hi = yt == IR_DT_I8 ? 127 : 255;
     int s = pass_const_scalar(g, h, IR_DT_F32, *(const float *)sv->data);
     int v = s < 0 ? -1 : emit(g, IR_OP_Div, h, 2, (int[]){ n->in[0], s }, IR_A_INVALID, 0, loc, d);
-    int r = v < 0 ? -1 : emit(g, IR_OP_Round, h, 1, &v, IR_A_INVALID, 0, loc, d);
-    if (r >= 0 && z != 0)
-        r = emit(g, IR_OP_Add, h, 2, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, z) }, IR_A_INVALID, 0, loc, d);
-    int c = r < 0 ? -1 : emit(g, IR_OP_Clip, h, 3, (int[]){ r, pass_const_scalar(g, h, IR_DT_F32, lo),
-                                                       pass_const_scalar(g, h, IR_DT_F32, hi) }, IR_A_INVALID, 0, loc, d);
-    int q = c < 0 ? -1 : emit(g, IR_OP_Cast, h, 1, &c, IR_A_to, ir_dtype_to_onnx(yt), loc, d);
+    int q = saturate(g, v, zp_value(g, zp, 0), -INFINITY, yt, h, loc, d);
     return q < 0 ? -1 : pass_commit(g, y, q, first_new, &i, 1);
 }
 
