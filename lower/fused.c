@@ -59,14 +59,14 @@ int low_map(Low *L, int out, LowElemFn f, void *ctx)
 
 /* ---------------------------------------------------------- fusion */
 
-/* The group's chain: value, then each member's scalar function, stored
- * into the last member's buffer at idx (or flat). */
-static LoopStmt *fused_chain(Low *L, LoopExpr *const *idx, const LoopExpr *flat, LoopExpr *value)
+/* The group's chain applied to value in blk: each member's scalar
+ * function, its operands read at idx (or flat).  The variable holding the
+ * last member's result, -1 when out of memory. */
+static int chain_apply(Low *L, LoopStmt *blk, LoopExpr *const *idx, const LoopExpr *flat, LoopExpr *value)
 {
     const IrNode *head = L->n;
-    int node = L->node, y = low_out(L, 0), rank = low_buf(L, y)->shape.rank, chain = head->out[0];
-    LoopStmt *blk = loop_block(L->p);
-    int var = low_let(L, blk, "f", value, 0);
+    int node = L->node, rank = low_buf(L, low_out(L, 0))->shape.rank, chain = head->out[0];
+    int var = blk ? low_let(L, blk, "f", value, 0) : -1;
     for (int m = 1; var >= 0 && m <= L->fuse_n; m++) {
         L->node = node + m;                      /* the member's operands and attributes */
         L->n = &L->g->nodes[node + m];
@@ -75,6 +75,16 @@ static LoopStmt *fused_chain(Low *L, LoopExpr *const *idx, const LoopExpr *flat,
     }
     L->n = head;
     L->node = node;
+    return var;
+}
+
+/* The group's chain: value, then each member's scalar function, stored
+ * into the last member's buffer at idx (or flat). */
+static LoopStmt *fused_chain(Low *L, LoopExpr *const *idx, const LoopExpr *flat, LoopExpr *value)
+{
+    int y = low_out(L, 0), rank = low_buf(L, y)->shape.rank;
+    LoopStmt *blk = loop_block(L->p);
+    int var = chain_apply(L, blk, idx, flat, value);
     if (var < 0)
         return NULL;
     LoopExpr *at;
@@ -108,6 +118,25 @@ LoopStmt *low_fused_store_flat(Low *L, LoopExpr *flat, LoopExpr *value)
     if (!L->fuse_n)
         return low_store(L, low_out(L, 0), flat, value);
     return fused_chain(L, NULL, flat, value);
+}
+
+int low_fused_early_ok(Low *L)
+{
+    return L->fuse_n && !low_fused_reads_tensor(L) && low_buf(L, low_out(L, 0))->dtype == IR_DT_F32 &&
+           L->g->tensors[L->n->out[0]].v.dtype == IR_DT_F32;
+}
+
+LoopExpr *low_fused_value(Low *L, LoopStmt *blk, LoopExpr *value)
+{
+    LoopExpr *zero = low_i(L, 0);      /* the members' operands all have one element: read at 0 */
+    int var = zero ? chain_apply(L, blk, NULL, zero, value) : -1;
+    return var < 0 ? NULL : low_convert(L, low_v(L, var), IR_DT_F32);
+}
+
+LoopStmt *low_fused_store_done(Low *L, LoopExpr *flat, LoopExpr *value)
+{
+    L->fused_stores++;
+    return low_store(L, low_out(L, 0), flat, value);
 }
 
 int low_fused_flat_ok(Low *L)

@@ -204,6 +204,18 @@ LoopStmt *low_fused_store(Low *L, int out_k, LoopExpr *const *idx, LoopExpr *val
  * element index (operands of the members then must have the output's shape
  * or one element: low_fused_flat_ok). */
 LoopStmt *low_fused_store_flat(Low *L, LoopExpr *flat, LoopExpr *value);
+/* The chain applied early, for a template that applies it to a block in
+ * registers (one operation on a vector of a block's columns) and stores the
+ * block later by a scatter that the code generator does not vectorize (the
+ * GEMM form's transposed block: SiLU's exp per element was libm's expf):
+ * low_fused_early_ok says whether it may (members, none reading a tensor, a
+ * float32 head and result); low_fused_value returns the chain's value of
+ * `value` (LETs to blk); low_fused_store_done(L, flat, v) is the store of
+ * such a value into the group's buffer at its flat index (counted as a
+ * fused store). */
+int low_fused_early_ok(Low *L);
+LoopExpr *low_fused_value(Low *L, LoopStmt *blk, LoopExpr *value);
+LoopStmt *low_fused_store_done(Low *L, LoopExpr *flat, LoopExpr *value);
 /* 1 when every operand of the fused members can be read at a flat index. */
 int low_fused_flat_ok(Low *L);
 /* 1 when a fused member reads an operand of more than one element (a

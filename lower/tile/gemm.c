@@ -314,6 +314,9 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
     LoopProgram *p = L->p;
     int mr = t->mr, nr = t->nr;
     int direct = t->N % nr == 0 && t->mm;
+    /* the block stored element by element (below): its epilogue applied to
+     * the accumulators first, a vector of NR columns at a time */
+    int early = !direct && !t->raw && !conv_rows_run(L, t) && low_fused_early_ok(L);
     int spill = acc;
     if (!direct) {
         IrShape sh = { .rank = 1, .dims = { (int64_t)mr * nr } };
@@ -326,9 +329,15 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
             return low_oom(L);
         LoopExpr *at = add(L, low_i(L, (int64_t)r * nr), low_v(L, c));
         LoopExpr *v = low_load(L, acc, at, IR_DT_F32);
-        LoopStmt *st = direct ? gemm_out(L, t, n, g, low_v(L, row[r]), add(L, mul(L, low_v(L, nt), nr), low_v(L, c)), v)
-                              : low_store(L, spill, loop_expr_copy(p, at), v);
-        if (tile_vec_loop(L, tile, c, st, nr))
+        LoopStmt *st = early ? loop_block(p) : NULL;
+        if (early && st && (v = low_fused_value(L, st, v)))
+            st = low_add(L, st, low_store(L, spill, loop_expr_copy(p, at), v)) ? NULL : st;
+        else if (!early)
+            st = direct ? gemm_out(L, t, n, g, low_v(L, row[r]), add(L, mul(L, low_v(L, nt), nr), low_v(L, c)), v)
+                        : low_store(L, spill, loop_expr_copy(p, at), v);
+        else
+            st = NULL;
+        if (!st || tile_vec_loop(L, tile, c, st, nr))
             return low_oom(L);
     }
     if (direct)
@@ -345,7 +354,8 @@ static int store_block(Low *L, Gemm *t, LoopStmt *tile, int acc, int n, int g, i
     LoopExpr *v = low_load(L, spill, add(L, mul(L, low_v(L, r), nr), low_v(L, c)), IR_DT_F32);
     int vars[2] = { r, c };
     int64_t ext[2] = { mr, nr };
-    return low_add(L, tile, low_nest(L, 2, vars, ext, gemm_out(L, t, n, g, rowe, col, v)));
+    LoopStmt *st = early ? low_fused_store_done(L, t->y_index(L, t, n, g, rowe, col), v) : gemm_out(L, t, n, g, rowe, col, v);
+    return low_add(L, tile, low_nest(L, 2, vars, ext, st));
 }
 
 static int tile_kernel_parts(Low *L, int n, const int *vars, const int64_t *ext, int k, LoopStmt *tile)
