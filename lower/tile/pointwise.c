@@ -200,25 +200,31 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
     /* Many channel blocks (each sweeping all of X): X is first packed as
      * Xk[pt][ci][0 : NR] = X[ci][p0(pt) : p0(pt) + NR], so each block reads
      * one aligned sequential stream instead of C rows P apart (SqueezeNet's
-     * 512 -> 1000 classifier at 13x13: 1324 -> 24 + 1081 us). */
-    int packed = !rows && G == 1 && w->batch == 1 && n_pt > 1 && mt_n >= 32;
+     * 512 -> 1000 classifier at 13x13: 1324 -> 24 + 1081 us).  Along rows
+     * (a halo'd Y) with one piece a block, the same per (row, block):
+     * Xk[oh][pt][ci][0 : NR]; a bottleneck's first 1x1 layer, whose output
+     * the 3x3 layer after it reads with a halo, ran unpacked at 31-43
+     * GFLOPS (256 -> 128 at 32x32 and its 3x3 / 2 consumer, alone: 3.3 ->
+     * 2.3 ms; resnet_bottleneck -10% at 1 thread, -4% at 2; Zen 3, AVX2). */
+    int packed = (!rows || npos == 1) && G == 1 && w->batch == 1 && OH * n_pt > 1 && mt_n >= 32;
     if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * KSPLIT_MIN <= cin &&
         cin % L->s->threads == 0 && P >= nr)
         return pw_ksplit(L, w, x, y, nr, mr);
     int64_t lead = low_halo_take_rows(L);         /* its halo's rows: with the channels' first blocks */
     int xk = x;
     if (packed) {
-        IrShape sh = { .rank = 1, .dims = { n_pt * cin * nr } };
-        int v[3];
+        IrShape sh = { .rank = 1, .dims = { OH * n_pt * cin * nr } };
+        int v[4];
         xk = loop_add_buf(L->p, "packed_x", IR_DT_F32, &sh, LOOP_ST_WORKSPACE);
-        if (xk < 0 || low_vars(L, 3, "px", v))
+        if (xk < 0 || low_vars(L, 4, "px", v))
             return low_oom(L);
-        LoopExpr *src = add(L, add(L, mul(L, low_v(L, v[1]), xs[1]),
-                                   low_bin(L, LOOP_MIN, mul(L, low_v(L, v[0]), nr), low_i(L, OW - nr))), low_v(L, v[2]));
-        LoopExpr *dst = add(L, mul(L, add(L, mul(L, low_v(L, v[0]), cin), low_v(L, v[1])), nr), low_v(L, v[2]));
-        int64_t e3[3] = { n_pt, cin, nr };
+        LoopExpr *src = add(L, add(L, add(L, mul(L, low_v(L, v[2]), xs[1]), mul(L, low_v(L, v[0]), rows ? xs[2] : 0)),
+                                   low_bin(L, LOOP_MIN, mul(L, low_v(L, v[1]), nr), low_i(L, OW - nr))), low_v(L, v[3]));
+        LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, v[0]), n_pt), low_v(L, v[1])), cin),
+                                          low_v(L, v[2])), nr), low_v(L, v[3]));
+        int64_t e4[4] = { OH, n_pt, cin, nr };
         LoopStmt *st = low_store(L, xk, dst, low_load(L, x, src, IR_DT_F32));
-        if (!st || low_kernel_prepares(L, low_nest(L, 3, v, e3, st), n_pt * cin * nr))
+        if (!st || low_kernel_prepares(L, low_nest(L, 4, v, e4, st), OH * n_pt * cin * nr))
             return low_oom(L);
         xs[1] = nr;
     }
@@ -231,7 +237,7 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
         LoopExpr *q = add(L, mul(L, low_v(L, pt), npos), low_i(L, j));
         p0[j] = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, q, vw), low_i(L, OW - vw)), 0);
         LoopExpr *xrow = rows ? mul(L, low_v(L, oh), xs[2]) : low_i(L, 0);
-        LoopExpr *xbe = packed ? mul(L, low_v(L, pt), cin * nr)
+        LoopExpr *xbe = packed ? mul(L, add(L, mul(L, low_v(L, oh), n_pt), low_v(L, pt)), cin * nr)
                                : add(L, add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, low_v(L, g), cin * xs[1])), xrow),
                                      low_v(L, p0[j]));
         if (p0[j] < 0 || (xb[j] = low_let(L, tile, "xb", xbe, 0)) < 0)
