@@ -694,6 +694,18 @@ static int tile_kind(const LowSchedule *s, const IrGraph *g, const IrNode *n, Ge
     if (t->M >= s->tile_nr && (tile_idle(t->M, s->tile_nr) * 8 <= t->M ||
                                (s->tile_nr >= 32 && tile_idle(t->M, s->tile_nr / 2) * 8 <= t->M))) {
         int pw = pointwise(w);
+        /* rows narrower than a two-register block (14x14, 8x8) with a long
+         * reduction: the GEMM form, whose lanes run along the output
+         * channels.  Where its output gets a halo (a 3x3 layer reads it)
+         * the pointwise form runs along the rows, one register a block, a
+         * load per multiply-add: resnet_bottleneck's 1024 -> 512 at 8x8 ran
+         * at 41 GFLOPS.  From K = 256 on, the GEMM form's transposed store
+         * costs at most a 32nd of its multiply-adds: resnet_bottleneck
+         * -12%, GoogLeNet -7 to -9%, EfficientNet-B0 -4%, SqueezeNet -2% at
+         * one thread, MobileNetV2 level (Zen 3, AVX2, 10 alternating
+         * rounds); from K = 32 on, MobileNetV3-small lost 4-7%. */
+        if (pw == PW_UNIT && w->rank == 2 && w->out[1] < s->tile_nr && t->K >= 256)
+            return TK_GEMM;
         if (pw == PW_UNIT)
             return TK_PW;
         if (pw == PW_STRIDED && w->rank == 2)
