@@ -173,12 +173,20 @@ def stats_sentence(dlcc, peers, names, key="median_ms"):
     return "; ".join(parts) if parts else "no ratios"
 
 
-def models_section(dlcc, peers, run):
+def peak_gflops(peak_text):
+    """One core's multiply-add peak from peak.txt ("WHEN peak_gflops=G ..." lines): the best, or None."""
+    vals = [float(v) for v in re.findall(r"peak_gflops=(\S+)", peak_text or "")]
+    return max(vals) if vals else None
+
+
+def models_section(dlcc, peers, run, peak=None):
     out = []
     names = model_names(dlcc)
     out.append("| Model | Family | Params | MFLOP | dlcc compile s (wall / CPU) | dlcc 1T ms | best peer 1T | "
-               "its ms | dlcc/best 1T | dlcc 2T ms | best peer 2T | its ms | dlcc/best 2T | dlcc 1T GFLOPS |")
-    out.append("|---|---|--:|--:|--:|--:|---|--:|--:|--:|---|--:|--:|--:|")
+               "its ms | dlcc/best 1T | dlcc 2T ms | best peer 2T | its ms | dlcc/best 2T | dlcc 1T GFLOPS | "
+               "peak floor 1T / 2T |")
+    out.append("|---|---|--:|--:|--:|--:|---|--:|--:|--:|---|--:|--:|--:|--:|")
+    floors = {1: [], 2: []}
     problems = ["- **%s %dT: the whole peer failed** — %s" % (
                     PEERS[p], t, " / ".join(str(res["error"]).splitlines()[-5:]))
                 for p in PEERS for t in (1, 2)
@@ -207,11 +215,27 @@ def models_section(dlcc, peers, run):
                         nm, t, PEERS[p], pd.get("error") or pd.get("check")))
         d1 = dlcc_own(dlcc, nm, 1)
         cells.append("%.3f" % (r["flops"] / (d1 * 1e6)) if d1 and r.get("flops") else "—")
+        fl = []
+        for t in (1, 2):
+            pm = best_peer(dlcc, peers, nm, t)[1]
+            f = r["flops"] / (t * peak * 1e6) / pm if peak and pm and r.get("flops") else None
+            fl.append(fmt_ratio(f) if f else "—")
+            if f:
+                floors[t].append(f)
+        cells.append(" / ".join(fl))
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
     out.append("**dlcc against the best peer** (per model and thread count, the fastest of ONNX Runtime, OpenVINO "
                "and PyTorch whose output matched): " + stats_sentence(dlcc, peers, names) + ".")
     out.append("")
+    if peak and floors[1]:
+        out.append("**Peak floor**: the model's MFLOP at one core's multiply-add peak measured in this run (%.1f "
+                   "GFLOPS; twice that at 2 threads), divided by the best peer's time: the ratio dlcc would reach "
+                   "running every multiply-add of the model at the peak and nothing else. Below it only with fewer "
+                   "multiply-adds than `dlcc info` counts (Winograd's 3x3 layers). Geometric mean of the floors: "
+                   "%s at 1T, %s at 2T." % (peak, fmt_ratio(geomean(floors[1])),
+                                           fmt_ratio(geomean(floors[2])) if floors[2] else "—"))
+        out.append("")
     out.append("dlcc 1T is the object compiled with `-O2 --mcpu native`; dlcc 2T the same with `--threads 2` "
                "(parallel loops as two tasks of the Halide runtime's thread pool, linked with the dlcc runtime). "
                "2T ratios divide dlcc's 2T time by the peer's 2T time. Each ratio divides by the peer's time "
@@ -428,7 +452,7 @@ def main():
     print("Models: " + "; ".join("`%s` (%s) %s" % (k, v.family, v.desc) for k, v in bm.MODELS.items()
                                  if k in run_models) + ".")
     print()
-    print(models_section(dlcc, peers, run))
+    print(models_section(dlcc, peers, run, peak_gflops(peak)))
     print()
     print("## GEMM (C = A·B, float32, one thread)")
     print()
