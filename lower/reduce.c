@@ -101,7 +101,8 @@ static int red_pass(Low *L, const Red *r, LoopStmt *blk, IrDType t, int acc, Red
  * where the reduced axes are the trailing ones of a float32 x without a
  * halo (a contiguous run of N elements a row, N a multiple of W, at least
  * 2W), for a step whose partial results `comb` combines (LOOP_ADD: sums,
- * sums of squares; LOOP_MAX: maxima, NaN-propagating):
+ * sums of squares; LOOP_MUL: products; LOOP_MAX / LOOP_MIN: extrema,
+ * NaN-propagating, as the scalar step):
  *   part[:] = identity;  for j < N/W { part[:] = step(part[:], x[row + j*W : +W]) }
  *   for l < W { acc = comb(acc, part[l]) }
  * The sums are reassociated (W chains instead of one): they differ from the
@@ -139,8 +140,8 @@ static int red_pass_lanes(Low *L, const Red *r, LoopStmt *blk, IrDType t, int ac
     if (row < 0 || low_vars(L, 1, "l", &l0) || low_vars(L, 1, "l", &l1) || low_vars(L, 1, "l", &l2) ||
         low_vars(L, 1, "j", &j))
         return -1;
-    LoopStmt *init = loop_for(L->p, l0, low_i(L, W), LOOP_VECTORIZED,
-                              low_store(L, part, low_v(L, l0), low_const(L, t, comb == LOOP_ADD ? 0 : -INFINITY)));
+    double id = comb == LOOP_ADD ? 0 : comb == LOOP_MUL ? 1 : comb == LOOP_MIN ? INFINITY : -INFINITY;
+    LoopStmt *init = loop_for(L->p, l0, low_i(L, W), LOOP_VECTORIZED, low_store(L, part, low_v(L, l0), low_const(L, t, id)));
     LoopStmt *body = loop_block(L->p), *jb = loop_block(L->p);
     int at = jb ? low_let(L, jb, "at", low_bin(L, LOOP_ADD, low_v(L, row), low_bin(L, LOOP_MUL, low_v(L, j), low_i(L, W))), 0) : -1;
     int pa = body ? low_let(L, body, "pa", low_load(L, part, low_v(L, l1), t), 0) : -1;
@@ -234,7 +235,7 @@ int low_reduce(Low *L)
     LoopStmt *blk = loop_block(L->p);
     if (op == IR_OP_ReduceLogSumExp) {
         int mx = low_let(L, blk, "mx", low_const(L, t, -INFINITY), 1);
-        if (mx < 0 || red_pass(L, &r, blk, t, mx, max_step, NULL) != 0)
+        if (mx < 0 || red_pass_lanes(L, &r, blk, t, mx, max_step, NULL, LOOP_MAX) != 0)
             return low_oom(L);
         /* an infinite (or empty) max shifts by 0 */
         LoopExpr *bad = low_bin(L, LOOP_OR, loop_call(L->p, LOOP_I_isinf, 1, (LoopExpr *[]){ low_v(L, mx) }),
@@ -249,7 +250,9 @@ int low_reduce(Low *L)
                 : op == IR_OP_ReduceMax ? (tf ? -INFINITY : int_limit(xb->dtype, 0))
                 : op == IR_OP_ReduceMin ? (tf ? INFINITY : int_limit(xb->dtype, 1)) : 0;
     int acc = low_let(L, blk, "acc", low_const(L, t, init), 1);
-    if (acc < 0 || red_pass(L, &r, blk, t, acc, reduce_step, &ro) != 0)
+    LoopBinOp comb = op == IR_OP_ReduceProd ? LOOP_MUL : op == IR_OP_ReduceMax ? LOOP_MAX
+                   : op == IR_OP_ReduceMin ? LOOP_MIN : LOOP_ADD;
+    if (acc < 0 || red_pass_lanes(L, &r, blk, t, acc, reduce_step, &ro, comb) != 0)
         return low_oom(L);
     LoopExpr *v = low_v(L, acc);
     LoopExpr *one[1];
