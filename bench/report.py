@@ -314,7 +314,7 @@ def models_section(dlcc, peers, run, peak=None):
     if "compile_s" in rn:
         out.append("")
         out.append("Compile time of ResNet-18 at -O2 (`dlcc`, model.onnx to .o and .h): %.2f s wall, %.2f s CPU "
-                   "(the target is at most 2 s; with other processes on the CPUs the wall time overstates it)." % (
+                   "(the target is at most 1.5 s; with other processes on the CPUs the wall time overstates it)." % (
                        rn["compile_s"], rn.get("compile_cpu_s", float("nan"))))
     return "\n".join(out)
 

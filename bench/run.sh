@@ -28,7 +28,8 @@
 # run); the GEMM micro-benchmark (bench/gemm.c) against OpenBLAS single-threaded, dlcc's and OpenBLAS's
 # calls alternating in ROUNDS rounds, both with the machine's OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE and with
 # both unset (this command only), and one core's multiply-add peak (bench/peak.c) before the models and
-# before and after the GEMMs; then bench/report.py writes bench/results/<date>-<host>.md and prints the
+# before and after the GEMMs; then bench/report.py writes bench/results/<date>-<host>.md (-2, -3, ... for
+# later runs that day) and prints the
 # summary: per model dlcc's time against the best peer's (the fastest of the three at that thread count),
 # the geometric mean and the worst model.
 set -euo pipefail
@@ -110,7 +111,10 @@ cat "$B/peak.txt" >&2
 echo "\"load_end\": \"$(load)\", \"end\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"," >> "$B/run.json"
 echo "\"runs\": $RUNS, \"warmup\": $WARMUP, \"gemm_budget_s\": $GEMM_BUDGET}" >> "$B/run.json"
 
+# a later run the same day on the same host gets -2, -3, ... instead of replacing an earlier one
 out=bench/results/$(date -u +%Y-%m-%d)-$(hostname -s).md
+k=2
+while [ -e "$out" ]; do out=bench/results/$(date -u +%Y-%m-%d)-$(hostname -s)-$k.md; k=$((k + 1)); done
 /usr/bin/python3 bench/report.py --build "$B" --dlcc "$DLCC" --cc "$CC" > "$out"
 log "wrote $out"
 /usr/bin/python3 bench/report.py --build "$B" --summary >&2
