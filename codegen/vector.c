@@ -387,6 +387,21 @@ static LLVMValueRef grouped_load(const Vec *v, const LoopExpr *e)
     return part[0];
 }
 
+/* The sum of the integer constants added at the top of index e (a + 4 +
+ * (b - 2): 2; not those inside a product). */
+static int64_t const_term(const LoopExpr *e)
+{
+    if (e->kind == LOOP_E_INT)
+        return e->u.i;
+    if (e->kind != LOOP_E_BIN)
+        return 0;
+    if (e->u.bin.op == LOOP_ADD)
+        return const_term(e->u.bin.a) + const_term(e->u.bin.b);
+    if (e->u.bin.op == LOOP_SUB)
+        return const_term(e->u.bin.a) - const_term(e->u.bin.b);
+    return 0;
+}
+
 static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
@@ -411,17 +426,29 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
     int64_t k = coef(v, e->u.load.index);
     if (k >= 2 && k <= 4 && loop_load_widens(c->p, e, k)) {
         /* every k-th element of k*W consecutive ones: one wide load and a
-         * shuffle (the buffer has k-1 elements of slack past any lane's) */
+         * shuffle (the buffer has k-1 elements of slack past any lane's).
+         * The window starts `phase` elements early, phase = the index's
+         * constant term mod k, when the lowering vouches for that many
+         * (LoopExpr.load.lead): loads whose indices differ by less than k in
+         * that term (a Winograd patch row's taps j = 0..k-1) then read one
+         * window, which LLVM's CSE merges, instead of k overlapping ones
+         * (ResNet-18's code generation: one instruction selection's cost
+         * grows with the overlapping wide loads of a block) */
         LLVMValueRef i0 = lane_index(v, e->u.load.index, 0);
         if (!i0)
             return NULL;
+        int64_t phase = ((const_term(e->u.load.index) % k) + k) % k;
+        if (phase > e->u.load.lead)
+            phase = 0;
+        if (phase)
+            i0 = LLVMBuildSub(c->b, i0, LLVMConstInt(c->t_i64, (unsigned long long)phase, 0), "");
         LLVMValueRef wide = LLVMBuildLoad2(c->b, LLVMVectorType(et, v->w * (unsigned)k), elem_ptr(c, buf, i0), "");
         LLVMSetAlignment(wide, align);
         LLVMValueRef *m = calloc(v->w, sizeof *m);
         if (!m)
             return NULL;
         for (unsigned l = 0; l < v->w; l++)
-            m[l] = LLVMConstInt(c->t_i32, l * (unsigned)k, 0);
+            m[l] = LLVMConstInt(c->t_i32, l * (unsigned)k + (unsigned)phase, 0);
         LLVMValueRef r = LLVMBuildShuffleVector(c->b, wide, LLVMGetPoison(LLVMTypeOf(wide)), LLVMConstVector(m, v->w), "");
         free(m);
         return r;

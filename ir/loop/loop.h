@@ -110,6 +110,10 @@ struct LoopExpr {
             int spare;       /* elements past this load's last lane known to be readable (a strided
                                 vector load reading them as one wide load: codegen/vector.c), besides
                                 the buffer's slack; 0 unless the lowering proves it */
+            int lead;        /* elements before lane 0's index known to be readable: a strided
+                                vector load may start its wide load up to that many elements earlier
+                                (codegen/vector.c: the taps of one row then share one load); 0 unless
+                                the lowering proves it */
             int safe;        /* 1: every lane's element lies inside the buffer even where a guarding
                                 SELECT does not take it, so a vector load may read all lanes (a strided
                                 one as one wide load and a shuffle); 0 unless the lowering proves it */

@@ -243,6 +243,7 @@ LoopExpr *loop_load(LoopProgram *p, int buf, LoopExpr *index)
         e->u.load.buf = buf;
         e->u.load.index = index;
         e->u.load.spare = 0;
+        e->u.load.lead = 0;
         e->u.load.safe = 0;
     }
     return e;

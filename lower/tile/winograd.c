@@ -362,7 +362,10 @@ static int input_transform(Low *L, const Wino *v, const WinoLayout *y, LoopStmt 
                                          mul(L, low_bin(L, LOOP_MOD, low_v(L, lane), low_i(L, nr)), m))
                                    : mul(L, low_v(L, lane), m);
             LoopExpr *at = add(L, add(L, low_v(L, xcv), low_i(L, i * xs[2] + j)), tcol);
-            if ((d[i][j] = low_let(L, vt, "d", low_load(L, xp, at, IR_DT_F32), 0)) < 0)
+            LoopExpr *ld = low_load(L, xp, at, IR_DT_F32);
+            if (ld && ld->kind == LOOP_E_LOAD)   /* tap (0, 0) reads xc: all between is the buffer's */
+                ld->u.load.lead = (int)(i * xs[2] + j);
+            if ((d[i][j] = low_let(L, vt, "d", ld, 0)) < 0)
                 return -1;
         }
     LoopExpr *r[WINO_MAX_A];

@@ -677,6 +677,48 @@ static void test_vector_guarded_strided(void **state)
     }
 }
 
+/* Taps of one row read as stride-4 vectors (the Winograd input
+ * transform): y[c] = x[4c + 5] + 2 x[4c + 6] + 3 x[4c + 8] over 16 lanes.
+ * With `lead` (elements before lane 0 the lowering vouches for) each load's
+ * wide window starts at its constant term rounded down to a multiple of 4:
+ * taps 5 and 6 share the window at 4, tap 8 has its own — two wide loads,
+ * not three; without it, three.  The values are the same either way. */
+static void test_vector_strided_lead(void **state)
+{
+    (void)state;
+    for (int lead = 0; lead < 2; lead++) {
+        LoopProgram *p = loop_program_new("lead");
+        int x = io_buf(p, "x", IR_DT_F32, LOOP_ST_INPUT, 80), y = io_buf(p, "y", IR_DT_F32, LOOP_ST_OUTPUT, 16);
+        int c = loop_add_var(p, "c", IR_DT_I64);
+        const int off[3] = { 5, 6, 8 };
+        LoopExpr *sum = NULL;
+        for (int j = 0; j < 3; j++) {
+            LoopExpr *ld = loop_load(p, x, B2(p, LOOP_ADD, B2(p, LOOP_MUL, V(p, c), I(p, 4)), I(p, off[j])));
+            ld->u.load.lead = lead ? off[j] : 0;
+            LoopExpr *t = B2(p, LOOP_MUL, ld, F(p, IR_DT_F32, j + 1));
+            sum = sum ? B2(p, LOOP_ADD, sum, t) : t;
+        }
+        LoopStmt *vl = loop_for(p, c, I(p, 16), LOOP_VECTORIZED, loop_store(p, y, V(p, c), sum));
+        vl->u.loop.factor = 16;
+        p->bufs[x].slack = 3;
+        assert_int_equal(loop_add_kernel(p, "k", vl), 0);
+        float want[16];
+        for (int i = 0; i < 16; i++)
+            want[i] = (float)(4 * i + 5) + 2.0f * (float)(4 * i + 6) + 3.0f * (float)(4 * i + 8);
+        check_ramp(p, 80, 16, want, 0.0f);
+        CgOptions o = { .triple = "x86_64-linux-gnu", .cpu = "skylake-avx512", .opt_level = 2, .emit = CG_EMIT_LLVM };
+        CgResult r;
+        compile_ok(p, &o, &r);
+        const char *ll = ir_text(&r);
+        int n = 0;
+        for (const char *q = ll; (q = strstr(q, "load <64 x float>")) != NULL; q++)
+            n++;
+        assert_int_equal(n, lead ? 2 : 3);
+        cg_result_free(&r);
+        loop_program_free(p);
+    }
+}
+
 /* Lanes in groups: y[c] = x[(c / P) * 40 + (c % P) * k + 3] in a 16-lane
  * loop, P = 8 or 4 lanes a group, stride k = 1 or 4 within a group (the
  * Winograd input transform's tile rows side by side in one register).
@@ -1118,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_vector_row_end),
         cmocka_unit_test(test_vector_min_max),
         cmocka_unit_test(test_vector_guarded_strided),
+        cmocka_unit_test(test_vector_strided_lead),
         cmocka_unit_test(test_vector_grouped_load),
         cmocka_unit_test(test_half_types),
         cmocka_unit_test(test_objects_for_triples),
