@@ -43,6 +43,7 @@ struct CgCtx {
     CgOptions o;
     UtilDiag *d;
     char *triple;                    /* normalized triple (malloc) */
+    int bare_metal;                  /* a -none- / -unknown- OS: no C library's libm beyond C99's is assumed */
     char *cpu, *features;            /* malloc */
 
     /* Cached types. */

@@ -219,6 +219,7 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
     static const LLVMCodeGenOptLevel levels[] = { LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                    LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive };
     c->x86_simd = strncmp(c->triple, "x86_64", 6) == 0 ? cg_simd_bits(&c->o, jit) : 0;
+    c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;
     c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
                                     reloc_for(c->triple), LLVMCodeModelDefault);
     if (!c->tm)

@@ -111,6 +111,36 @@ static LLVMValueRef fabs_of(CgCtx *c, LLVMValueRef a)
     return cg_call_intrinsic(c, "llvm.fabs", &t, 1, &a, 1);
 }
 
+/* round_even without a library: where the target has no rounding
+ * instruction, LLVM lowers llvm.roundeven to a call of roundevenf, which
+ * C99 libraries such as newlib lack (a Cortex-M4 firmware would not link).
+ * For |x| < 2^(p-1) (p: the significand's bits), |x| + 2^(p-1) lies in
+ * [2^(p-1), 2^p), where the spacing is 1, so the add rounds |x| to an
+ * integer under the default round-to-nearest-even, and subtracting
+ * 2^(p-1) again is exact; the sign is put back (-0.3 gives -0).  Larger
+ * magnitudes, infinities and NaN are already integers or stay as they are. */
+static LLVMValueRef round_even_inline(CgCtx *c, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMTypeRef et = LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetElementType(t) : t;
+    double big = et == c->t_f32 ? 0x1p23 : 0x1p52;
+    LLVMValueRef k = LLVMConstReal(et, big);
+    if (et != t) {
+        unsigned n = LLVMGetVectorSize(t);
+        LLVMValueRef lanes[64];
+        if (n > 64)
+            return cg_call_intrinsic(c, "llvm.roundeven", &t, 1, &x, 1);
+        for (unsigned i = 0; i < n; i++)
+            lanes[i] = k;
+        k = LLVMConstVector(lanes, n);
+    }
+    LLVMValueRef m = fabs_of(c, x);
+    LLVMValueRef r = LLVMBuildFSub(c->b, LLVMBuildFAdd(c->b, m, k, ""), k, "");
+    LLVMValueRef args[2] = { r, x };
+    r = cg_call_intrinsic(c, "llvm.copysign", &t, 1, args, 2);
+    return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, m, k, ""), r, x, "");
+}
+
 static LLVMValueRef intrinsic(CgCtx *c, const LoopExpr *e)
 {
     LLVMValueRef a[3];
@@ -270,7 +300,8 @@ LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned 
     case LOOP_I_cos: return cg_call_intrinsic(c, "llvm.cos", &t, 1, a, n);
     case LOOP_I_floor: return cg_call_intrinsic(c, "llvm.floor", &t, 1, a, n);
     case LOOP_I_ceil: return cg_call_intrinsic(c, "llvm.ceil", &t, 1, a, n);
-    case LOOP_I_round_even: return cg_call_intrinsic(c, "llvm.roundeven", &t, 1, a, n);
+    case LOOP_I_round_even:
+        return c->bare_metal ? round_even_inline(c, a[0]) : cg_call_intrinsic(c, "llvm.roundeven", &t, 1, a, n);
     case LOOP_I_pow: return cg_call_intrinsic(c, "llvm.pow", &t, 1, a, n);
     case LOOP_I_fma: return cg_call_intrinsic(c, "llvm.fma", &t, 1, a, n);
     case LOOP_I_isnan: return LLVMBuildFCmp(c->b, LLVMRealUNO, a[0], a[0], "");

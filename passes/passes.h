@@ -44,6 +44,7 @@ int pass_simplify(IrGraph *g, UtilDiag *d);        /* the algebraic rule table (
 int pass_fold_batchnorm(IrGraph *g, UtilDiag *d);  /* inference BatchNormalization → x * s + t */
 int pass_fold_weights(IrGraph *g, UtilDiag *d);    /* constant scale / shift into Conv, Gemm, MatMul */
 int pass_qdq(IrGraph *g, UtilDiag *d);             /* DQ → Conv / MatMul / Gemm → Q as QLinear ops */
+int pass_qdq_int8(IrGraph *g, UtilDiag *d);        /* the same, the 8-bit tensors kept (--precision int8) */
 int pass_recognize(IrGraph *g, UtilDiag *d);       /* decomposed LayerNorm, Softmax, Gelu → one node */
 int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, members IrNode.fused = 1 */
 
@@ -79,7 +80,13 @@ typedef struct PassOptions {
     int time_passes;         /* per-pass wall time and node counts at the end */
     int verify;              /* ir_verify and a type re-check after every pass */
     UtilBuf *log;            /* where printing and timing go; NULL = stderr */
+    int int8;                /* --precision int8: a quantized model's 8-bit tensors stay in memory (qdq-int8
+                                instead of qdq at -O2) */
 } PassOptions;
+
+/* The passes pass_run_pipeline runs for o: pass_pipeline(o->opt_level),
+ * with qdq-int8 in qdq's place when o->int8. */
+const PassInfo *const *pass_pipeline_of(const PassOptions *o);
 
 /* Defaults for -O`level`: nothing printed; the checks between passes on. */
 PassOptions pass_options(int level);

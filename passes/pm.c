@@ -18,6 +18,8 @@ static const PassInfo passes[] = {
     { "dce", pass_dce, "remove nodes whose outputs are unused" },
     { "recognize", pass_recognize, "decomposed LayerNormalization, Softmax and Gelu into one node each" },
     { "qdq", pass_qdq, "DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear as QLinearConv / QLinearMatMul" },
+    { "qdq-int8", pass_qdq_int8, "qdq keeping the 8-bit tensors in memory: every product as QLinearConv / "
+                                 "QLinearMatMul, the other Q / DQ as operators (--precision int8)" },
     { "fuse", pass_fuse, "group anchors (Conv, MatMul, Gemm) with elementwise epilogues, and elementwise chains, "
                          "into one kernel each" },
 };
@@ -26,7 +28,7 @@ static const PassInfo passes[] = {
 static const PassInfo *const P_FOLD = &passes[0], *const P_IDENT = &passes[1], *const P_SIMPLIFY = &passes[2],
                          *const P_BN = &passes[3], *const P_WEIGHTS = &passes[4], *const P_CSE = &passes[5],
                          *const P_DCE = &passes[6], *const P_RECOGNIZE = &passes[7], *const P_QDQ = &passes[8],
-                         *const P_FUSE = &passes[9];
+                         *const P_QDQ8 = &passes[9], *const P_FUSE = &passes[10];
 
 /* -O0: the graph as the model file gives it. */
 static const PassInfo *const pipeline_o0[] = { NULL };
@@ -43,6 +45,12 @@ static const PassInfo *const pipeline_o1[] = { P_FOLD, P_IDENT, P_DCE, NULL };
  * of each group together, and no later pass may reorder them. */
 static const PassInfo *const pipeline_o2[] = {
     P_QDQ, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
+    P_FUSE, NULL,
+};
+
+/* -O2 and -O3 with --precision int8: the same with qdq-int8. */
+static const PassInfo *const pipeline_o2_int8[] = {
+    P_QDQ8, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
     P_FUSE, NULL,
 };
 
@@ -63,6 +71,11 @@ const PassInfo *pass_find(const char *name)
 const PassInfo *const *pass_pipeline(int level)
 {
     return level <= 0 ? pipeline_o0 : level == 1 ? pipeline_o1 : pipeline_o2;
+}
+
+const PassInfo *const *pass_pipeline_of(const PassOptions *o)
+{
+    return o->int8 && o->opt_level >= 2 ? pipeline_o2_int8 : pass_pipeline(o->opt_level);
 }
 
 PassOptions pass_options(int level)
@@ -149,7 +162,7 @@ int pass_run_pipeline(IrGraph *g, const PassOptions *o, UtilDiag *d)
         return util_error(d, util_loc_file(g->file), "--print-after: no pass is named '%s' (passes: %s)",
                           o->print_after, names);
     }
-    const PassInfo *const *pl = pass_pipeline(o->opt_level);
+    const PassInfo *const *pl = pass_pipeline_of(o);
     int n = 0;
     while (pl[n])
         n++;

@@ -289,10 +289,11 @@ static int float_source(const IrGraph *g, int t)
     return producer(g, r, IR_OP_Round) >= 0 ? cn->out[0] : -1;
 }
 
-/* The 8-bit tensor t as float32: its float source, else a Cast. */
-static int as_float(IrGraph *g, int t, UtilLoc loc, UtilDiag *d)
+/* The 8-bit tensor t as float32: its float source (unless keep8: the 8-bit
+ * tensor is what stays in memory), else a Cast. */
+static int as_float(IrGraph *g, int t, int keep8, UtilLoc loc, UtilDiag *d)
 {
-    int c = float_source(g, t);
+    int c = keep8 ? -1 : float_source(g, t);
     return c >= 0 ? c : emit(g, IR_OP_Cast, g->tensors[t].name, 1, &t, IR_A_to, ir_dtype_to_onnx(IR_DT_F32), loc, d);
 }
 
@@ -301,7 +302,7 @@ static int as_float(IrGraph *g, int t, UtilLoc loc, UtilDiag *d)
 static int shifted(IrGraph *g, const Deq *q, UtilLoc loc, UtilDiag *d)
 {
     const char *h = g->tensors[q->q].name;
-    int c = as_float(g, q->q, loc, d);
+    int c = as_float(g, q->q, 0, loc, d);
     if (c < 0 || q->zp < 0 || pass_value_is(g, q->zp, 0))
         return c;
     IrShape zs = g->tensors[q->zp].v.shape;
@@ -423,7 +424,7 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
     return finish(g, q, c, y, relu, 0, first_new, d);
 }
 
-static int conv_at(IrGraph *g, int c, UtilDiag *d)
+static int conv_at(IrGraph *g, int c, int keep8, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[c];
     Deq x, w, b = { .q = -1 };
@@ -435,8 +436,8 @@ static int conv_at(IrGraph *g, int c, UtilDiag *d)
         return 0;
     int first_new = g->n_nodes, ys, yz, wf = -1;
     const IrShape yshape = g->tensors[n->out[0]].v.shape;
-    int ex = exact_weights(g, &w, M, numel(g, w.q) / M, type_span(g->tensors[x.q].v.dtype, zp_value(g, x.zp, 0)), b.q,
-                           &wf);
+    int ex = keep8 ? 0 : exact_weights(g, &w, M, numel(g, w.q) / M, type_span(g->tensors[x.q].v.dtype,
+                                                                                 zp_value(g, x.zp, 0)), b.q, &wf);
     if (ex < 0)
         return util_error(d, util_loc_file(g->file), "out of memory");
     if (ex) {
@@ -447,8 +448,8 @@ static int conv_at(IrGraph *g, int c, UtilDiag *d)
         int y = acc < 0 ? -1 : requant(g, acc, &x, &w, q, relu, &ms, n->loc, d);
         return finish(g, q, c, y, relu, 0, first_new, d);
     }
-    int sp = conv_split(g, c, &x, &w, &b, q, relu, type_span(g->tensors[x.q].v.dtype, zp_value(g, x.zp, 0)),
-                        first_new, d);
+    int sp = keep8 ? 0 : conv_split(g, c, &x, &w, &b, q, relu, type_span(g->tensors[x.q].v.dtype,
+                                                                            zp_value(g, x.zp, 0)), first_new, d);
     if (sp != 0)
         return sp;
     if (q_params(g, q, &ys, &yz))
@@ -461,7 +462,7 @@ static int conv_at(IrGraph *g, int c, UtilDiag *d)
     return finish(g, q, c, y, relu, 1, first_new, d);
 }
 
-static int matmul_at(IrGraph *g, int mm, UtilDiag *d)
+static int matmul_at(IrGraph *g, int mm, int keep8, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[mm];
     Deq a, b;
@@ -476,7 +477,9 @@ static int matmul_at(IrGraph *g, int mm, UtilDiag *d)
     int first_new = g->n_nodes, ys, yz, bf = -1, ex = 0;
     int64_t N = bs->dims[bs->rank - 1], K = g->tensors[a.q].v.shape.dims[g->tensors[a.q].v.shape.rank - 1];
     double X = type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0));
-    if (pass_value(g, b.q) && bs->rank == 2)
+    if (keep8)
+        ex = 0;
+    else if (pass_value(g, b.q) && bs->rank == 2)
         ex = exact_weights(g, &b, N, 1, X, -1, &bf);
     else if (!pass_value(g, b.q) && per_tensor8(g, &b))  /* two runtime operands: the types' spans */
         ex = X * (double)K * type_span(g->tensors[b.q].v.dtype, zp_value(g, b.zp, 0)) < EXACT_LIMIT;
@@ -511,7 +514,7 @@ static int reshape(IrGraph *g, int t, int r, const int64_t *dims, UtilLoc loc, U
     return pass_emit(g, IR_OP_Reshape, g->tensors[t].name, 2, (int[]){ t, s }, 1, -1, loc, d);
 }
 
-static int gemm_at(IrGraph *g, int gm, UtilDiag *d)
+static int gemm_at(IrGraph *g, int gm, int keep8, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[gm];
     Deq a, w, b = { .q = -1 };
@@ -528,7 +531,8 @@ static int gemm_at(IrGraph *g, int gm, UtilDiag *d)
         return 0;
     int first_new = g->n_nodes, s, z, wf = -1;
     UtilLoc loc = n->loc;
-    int ex = exact_weights(g, &w, N, tb ? K : 1, type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0)), b.q, &wf);
+    int ex = keep8 ? 0 : exact_weights(g, &w, N, tb ? K : 1, type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0)),
+                                       b.q, &wf);
     if (ex < 0)
         return util_error(d, util_loc_file(g->file), "out of memory");
     if (ex) {
@@ -563,7 +567,7 @@ static int gemm_at(IrGraph *g, int gm, UtilDiag *d)
  * ONNX Runtime's form (its QLinearAdd kernel): in exact arithmetic the same as
  * sat(round_even((sa (a - za) + sb (b - zb)) / sc) + zc).  Written as Cast,
  * Mul, Add, Round, Clip and Cast, which fuse into one kernel. */
-static int add_at(IrGraph *g, int ad, UtilDiag *d)
+static int add_at(IrGraph *g, int ad, int keep8, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[ad];
     Deq a, b;
@@ -581,12 +585,55 @@ static int add_at(IrGraph *g, int ad, UtilDiag *d)
     float f = (float)zc - (ra * (float)za + rb * (float)zb);
     const char *h = g->tensors[yq].name;
     UtilLoc loc = n->loc;
-    int ca = as_float(g, a.q, loc, d), cb = ca < 0 ? -1 : as_float(g, b.q, loc, d);
+    int ca = as_float(g, a.q, keep8, loc, d), cb = ca < 0 ? -1 : as_float(g, b.q, keep8, loc, d);
     int ta = cb < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ ca, pass_const_scalar(g, h, IR_DT_F32, ra) }, IR_A_INVALID, 0, loc, d);
     int tb = ta < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ cb, pass_const_scalar(g, h, IR_DT_F32, rb) }, IR_A_INVALID, 0, loc, d);
     int tf = tb < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ tb, pass_const_scalar(g, h, IR_DT_F32, f) }, IR_A_INVALID, 0, loc, d);
     int sum = tf < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ ta, tf }, IR_A_INVALID, 0, loc, d);
     return finish(g, q, ad, saturate(g, sum, 0, -INFINITY, yt, h, loc, d), -1, 0, first_new, d);
+}
+
+/* Pooling and reshaping between a per-tensor DQ and Q, kept in 8 bits
+ * (--precision int8: the float32 tensor in between would take four times
+ * the memory):
+ *   MaxPool, Flatten, Reshape with the same scale and zero point on both
+ *   sides: the operator on the 8-bit tensor (Q(DQ(x)) = x, both monotonic);
+ *   AveragePool, GlobalAveragePool: in exact arithmetic
+ *     Q(avg(DQ(x))) = sat(round_even(avg(x - xz) * (xs / ys)) + yz)
+ *   written as Cast, Sub, the pool, Mul, Round, Add, Clip, Cast.  x - xz is a
+ *   small integer, so the pool's sum is exact in any order and its quotient
+ *   is correctly rounded wherever it is computed: the interpreter and the
+ *   compiled code agree bit for bit (the float32 graph rounded each DQ). */
+static int pool_at(IrGraph *g, int p, UtilDiag *d)
+{
+    const IrNode *n = &g->nodes[p];
+    Deq x;
+    int relu, q;
+    if (!dequant(g, n->in[0], 0, &x) || !per_tensor8(g, &x) || (n->n_out > 1 && n->out[1] >= 0) ||
+        (q = tail(g, n->out[0], &relu)) < 0 || relu >= 0)
+        return 0;
+    const IrNode *qn = &g->nodes[q];
+    int yq = qn->out[0], first_new = g->n_nodes;
+    IrDType yt = g->tensors[yq].v.dtype;
+    float xs = *(const float *)pass_value(g, x.scale)->data, ys = *(const float *)pass_value(g, qn->in[1])->data;
+    double xz = zp_value(g, x.zp, 0), yz = zp_value(g, qn->n_in > 2 ? qn->in[2] : -1, 0);
+    const char *h = g->tensors[yq].name;
+    UtilLoc loc = n->loc;
+    int in[2] = { x.q, n->n_in > 1 ? n->in[1] : -1 }, y;
+    if (n->op == IR_OP_MaxPool || n->op == IR_OP_Flatten || n->op == IR_OP_Reshape) {
+        if (xs != ys || xz != yz || g->tensors[x.q].v.dtype != yt)
+            return 0;
+        y = pass_emit(g, n->op, h, n->op == IR_OP_Reshape ? 2 : 1, in, 1, p, loc, d);
+    } else {
+        int c = as_float(g, x.q, 1, loc, d);
+        if (c >= 0 && xz != 0)
+            c = emit(g, IR_OP_Sub, h, 2, (int[]){ c, pass_const_scalar(g, h, IR_DT_F32, xz) }, IR_A_INVALID, 0, loc, d);
+        int a = c < 0 ? -1 : pass_emit(g, n->op, h, 1, &c, 1, p, loc, d);
+        int m = a < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ a, pass_const_scalar(g, h, IR_DT_F32, xs / ys) },
+                                  IR_A_INVALID, 0, loc, d);
+        y = saturate(g, m, yz, -INFINITY, yt, h, loc, d);
+    }
+    return y < 0 ? -1 : pass_commit(g, yq, y, first_new, (int[]){ q, p, -1 }, 3);
 }
 
 /* ------------------------------------ the other QuantizeLinear / DequantizeLinear
@@ -630,7 +677,7 @@ static int dq_elementwise(IrGraph *g, int i, UtilDiag *d)
     const char *h = g->tensors[y].name;
     UtilLoc loc = g->nodes[i].loc;
     double z = zp_value(g, x.zp, 0);
-    int f = as_float(g, x.q, loc, d);
+    int f = as_float(g, x.q, 0, loc, d);
     if (f >= 0 && z != 0)
         f = emit(g, IR_OP_Sub, h, 2, (int[]){ f, pass_const_scalar(g, h, IR_DT_F32, z) }, IR_A_INVALID, 0, loc, d);
     int s = f < 0 ? -1 : pass_const_scalar(g, h, IR_DT_F32, *(const float *)pass_value(g, x.scale)->data);
@@ -638,7 +685,11 @@ static int dq_elementwise(IrGraph *g, int i, UtilDiag *d)
     return v < 0 ? -1 : pass_commit(g, y, v, first_new, &i, 1);
 }
 
-int pass_qdq(IrGraph *g, UtilDiag *d)
+/* keep8: the 8-bit tensors stay in memory (--precision int8, firmware):
+ * every product becomes QLinearConv / QLinearMatMul on its 8-bit operands
+ * (no exact float32 form, whose weights and inputs are float32), and the
+ * other Q / DQ stay operators. */
+static int qdq(IrGraph *g, int keep8, UtilDiag *d)
 {
     int changes = 0, n0 = g->n_nodes;
     for (int i = 0; i < n0; i++) {
@@ -646,16 +697,23 @@ int pass_qdq(IrGraph *g, UtilDiag *d)
             continue;
         int r = 0;
         switch (g->nodes[i].op) {
-        case IR_OP_Conv: r = conv_at(g, i, d); break;
-        case IR_OP_MatMul: r = matmul_at(g, i, d); break;
-        case IR_OP_Gemm: r = gemm_at(g, i, d); break;
-        case IR_OP_Add: r = add_at(g, i, d); break;
+        case IR_OP_Conv: r = conv_at(g, i, keep8, d); break;
+        case IR_OP_MatMul: r = matmul_at(g, i, keep8, d); break;
+        case IR_OP_Gemm: r = gemm_at(g, i, keep8, d); break;
+        case IR_OP_Add: r = add_at(g, i, keep8, d); break;
+        case IR_OP_MaxPool:
+        case IR_OP_AveragePool:
+        case IR_OP_GlobalAveragePool:
+        case IR_OP_Flatten:
+        case IR_OP_Reshape: r = keep8 ? pool_at(g, i, d) : 0; break;
         default: break;
         }
         if (r < 0)
             return -1;
         changes += r;
     }
+    if (keep8)
+        return pass_finish(g, changes, d);
     /* then the rest, in order: a Q before the DQs that read it; not in a
      * graph where a scale is infinite or NaN, whose NaNs (-inf / inf, 0 * inf)
      * need QuantizeLinear's own NaN rule, which Clip and Cast do not have */
@@ -680,3 +738,6 @@ int pass_qdq(IrGraph *g, UtilDiag *d)
     }
     return pass_finish(g, changes, d);
 }
+
+int pass_qdq(IrGraph *g, UtilDiag *d) { return qdq(g, 0, d); }
+int pass_qdq_int8(IrGraph *g, UtilDiag *d) { return qdq(g, 1, d); }

@@ -66,6 +66,17 @@ static int check_precision(const char *p)
     return dlcc_usage_error("--precision wants float32, int8 or fixed<W,I> with 1 <= I <= W <= 64, not '%s'", p);
 }
 
+/* Does g hold a QuantizeLinear or DequantizeLinear (a model --precision int8
+ * can keep in 8 bits)? */
+static int quantized(const IrGraph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_QuantizeLinear || g->nodes[i].op == IR_OP_DequantizeLinear ||
+            g->nodes[i].op == IR_OP_QLinearConv || g->nodes[i].op == IR_OP_QLinearMatMul)
+            return 1;
+    return 0;
+}
+
 static int is_c_identifier(const char *s)
 {
     if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
@@ -323,8 +334,9 @@ int dlcc_cmd_compile(int argc, char **argv)
     if (gpu && !o.gpu_emulate && !emit_given)
         o.emit = TGT_EMIT_DEFAULT_GPU;
     o.model_file = a.model;
-    if (!fpga && precision && strcmp(precision, "float32"))
-        unavailable = "--precision other than float32 (outside -t fpga)";
+    int int8 = precision && strcmp(precision, "int8") == 0;
+    if (!fpga && precision && strcmp(precision, "float32") && !(int8 && !gpu && !hetero))
+        unavailable = int8 ? "--precision int8 on -t gpu and -t hetero" : "--precision other than float32 (outside -t fpga)";
     if (fpga && precision && strcmp(precision, "int8") == 0)
         unavailable = "--precision int8 on -t fpga (use fixed<8,I>)";
     if (hetero && hetero_checks(&o, &hc, fpga_only, precision, emit_given, a.model, &d))
@@ -353,8 +365,13 @@ int dlcc_cmd_compile(int argc, char **argv)
                         "targets (-t fpga writes hls, c, header, graph, report)");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
+    else if (int8 && !fpga && !quantized(g))
+        rc = util_error(&d, util_loc_file(a.model), "--precision int8 needs a quantized model (QuantizeLinear / "
+                        "DequantizeLinear, as ONNX Runtime's quantize_static writes); calibrating a float model "
+                        "is not available yet");
     else {
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
+        po.int8 = int8 && !fpga;
         rc = pass_run_pipeline(g, &po, &d);
         if (!rc)
             rc = hetero ? tgt_hetero_compile(g, &o, &hc, &files, &d)

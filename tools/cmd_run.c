@@ -266,7 +266,7 @@ static int infer_and_run(IrGraph *g, const PassOptions *po, int cpu, int n_files
 int dlcc_cmd_run(int argc, char **argv)
 {
     const char *outdir = ".", *backend = "interp", *v;
-    int level = 0;
+    int level = 0, int8 = 0;
     DlccInputFile *files = calloc((size_t)argc, sizeof *files);
     int n_files = 0;
     DlccArgs a;
@@ -297,6 +297,10 @@ int dlcc_cmd_run(int argc, char **argv)
             level = 2;
         } else if (dlcc_arg_opt_level(argv[a.i]) >= 0) {
             level = dlcc_arg_opt_level(argv[a.i]);
+        } else if ((v = dlcc_arg_value(&a, "--precision"))) {
+            if (strcmp(v, "int8") && strcmp(v, "float32"))
+                a.status = dlcc_usage_error("dlcc run: --precision wants float32 or int8, not '%s'", v);
+            int8 = strcmp(v, "int8") == 0;
         } else if ((v = dlcc_arg_value(&a, "--backend"))) {
             backend = v;
             if (strcmp(v, "interp") && strcmp(v, "cpu") && strcmp(v, "gpu-emulate"))
@@ -325,6 +329,7 @@ int dlcc_cmd_run(int argc, char **argv)
     util_buf_init(&summary);
     int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
     PassOptions po = pass_options(level);
+    po.int8 = int8;
     int rc = infer_and_run(g, &po, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)
         rc = dlcc_write_stdout(&summary, &d);

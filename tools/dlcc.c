@@ -21,6 +21,7 @@ static const char usage[] =
     "       dlcc MODEL -t hetero --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
     "                  [--time-limit SECONDS] [--emulate] [--nodes N] [--in-flight N] [-o OUTDIR] [--name NAME]\n"
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
+    "                [--precision float32|int8]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"
     "       dlcc partition MODEL --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"

@@ -293,6 +293,11 @@ static void partition(Cli *c, const char *cnn)
     check(c, "compile: --emulate without -t hetero", 1, "error: --emulate belongs to -t hetero", NULL);
     run(c, cnn, "-t", "hetero", "--devices", "cpu", "--precision", "fixed<16,6>", NULL);
     check(c, "compile -t hetero: --precision", 1, "error: --precision does not apply to -t hetero", NULL);
+    run(c, cnn, "--precision", "int8", NULL);
+    check(c, "compile: --precision int8 of a float model", 1,
+          "error: --precision int8 needs a quantized model (QuantizeLinear / DequantizeLinear", NULL);
+    run(c, cnn, "-t", "gpu", "--gpu-emulate", "--precision", "int8", NULL);
+    check(c, "compile -t gpu: --precision int8", 1, "--precision int8 on -t gpu and -t hetero is not available", NULL);
     run(c, cnn, "-t", "hetero", "--devices", "cpu,v100", "-o", "%D/h", NULL);
     check(c, "compile -t hetero: unknown device", 1, "dlcc: devices.json (built in): error: no device named 'v100'",
           NULL);

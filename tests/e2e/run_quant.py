@@ -11,6 +11,10 @@ the qdq pass runs the quantized products as integers (docs/passes.md, "Quantized
   every output element within one output quantization step, at least 90% of them equal;
 - the interpreter against the CPU backend: every element within one step (the float pooling between
   a DQ and a Q may put a value at a tie of two steps differently);
+- with `--precision int8` (the 8-bit tensors kept in memory: every product a QLinearConv /
+  QLinearMatMul, pooling between a DQ and a Q on the integers), both backends again against ONNX
+  Runtime's float evaluation (within one step, 90% equal), and the interpreter and the CPU backend
+  bit for bit equal (the firmware test checks the same on Cortex-M4);
 - that the qdq pass took every quantized product: `dlcc info --json` at -O2 has as many Round nodes
   as the model had Conv, Gemm and MatMul nodes (each requantization rounds once) and fewer
   QuantizeLinear nodes than the model.
@@ -29,9 +33,9 @@ import tempfile
 import numpy as np
 
 
-def run(dlcc, mdir, backend, out):
+def run(dlcc, mdir, backend, out, extra=()):
     r = subprocess.run([dlcc, "run", os.path.join(mdir, "model.onnx"), "-O2", "--backend", backend,
-                        "-i", "input=" + os.path.join(mdir, "input_0.npy"), "-o", out],
+                        "-i", "input=" + os.path.join(mdir, "input_0.npy"), "-o", out] + list(extra),
                        capture_output=True, text=True)
     if r.returncode != 0:
         print("FAIL dlcc run --backend %s: %s" % (backend, r.stderr.strip()))
@@ -58,7 +62,9 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         got = {b: run(dlcc, mdir, b, os.path.join(tmp, b)) for b in ("interp", "cpu")}
-    for b, y in got.items():
+        got8 = {b + " int8": run(dlcc, mdir, b, os.path.join(tmp, b + "8"), ["--precision", "int8"])
+                for b in ("interp", "cpu")}
+    for b, y in list(got.items()) + list(got8.items()):
         if y.shape != ort_float.shape:
             print("FAIL %s: shape %s, expected %s" % (b, y.shape, ort_float.shape))
             return 1
@@ -85,6 +91,12 @@ def main():
     if d.max() > 1.01:
         print("FAIL: the interpreter and the CPU backend differ by more than one step")
         ok = False
+    if not np.array_equal(got8["interp int8"], got8["cpu int8"]):
+        print("FAIL: with --precision int8 the interpreter and the CPU backend differ: max %.2f steps"
+              % steps(got8["interp int8"], got8["cpu int8"], step).max())
+        ok = False
+    else:
+        print("interp vs cpu with --precision int8: bit for bit equal")
     return 0 if ok else 1
 
 

@@ -995,6 +995,15 @@ static void test_pipelines(void **state)
     assert_int_equal(n, 13);
     assert_ptr_equal(pass_pipeline(3), pass_pipeline(2));
     assert_null(pass_find("fusion"));
+    /* --precision int8: qdq-int8 in qdq's place, the rest the same */
+    PassOptions o = pass_options(2);
+    o.int8 = 1;
+    const PassInfo *const *p8 = pass_pipeline_of(&o), *const *p2 = pass_pipeline(2);
+    assert_string_equal(p8[0]->name, "qdq-int8");
+    for (int i = 1; i < n + 1; i++)
+        assert_ptr_equal(p8[i], p2[i]);
+    o.opt_level = 1;
+    assert_ptr_equal(pass_pipeline_of(&o), pass_pipeline(1));
 }
 
 static void test_print_and_time(void **state)
@@ -1031,7 +1040,7 @@ static void test_print_and_time(void **state)
     util_diag_init(&d);
     assert_int_equal(pass_run_pipeline(g, &o, &d), -1);
     assert_string_equal(d.msg, "--print-after: no pass is named 'fusion' (passes: fold-constants, remove-identity, "
-                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, fuse)");
+                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, qdq-int8, fuse)");
     ir_graph_free(g);
 }
 
