@@ -111,6 +111,36 @@ static int concat_slice(Low *L, int t)
     return 1;
 }
 
+/* A Cast of integers to float whose one reader is an average pool
+ * (node i's output; not a graph output, not in a fused group): the pool
+ * reads the integer tensor and converts each element as it loads it, in
+ * float64 (lower/window.c: a pool of integers computes in float64), so no
+ * float tensor is stored.  The conversion is exact for integers of up to
+ * 32 bits; the pool's sum of them is exact and its quotient rounded once, as
+ * the interpreter's float64 pool of the cast values.  (--precision int8:
+ * an average pool between a DQ and a Q reads the 8-bit tensor,
+ * docs/passes.md.) */
+static int cast_into_pool(const Low *L, int i)
+{
+    const IrGraph *g = L->g;
+    const IrNode *n = &g->nodes[i];
+    if (n->op != IR_OP_Cast || n->fused || L->fuse_n || !L->uses || n->in[0] < 0 || n->out[0] < 0)
+        return 0;
+    int y = n->out[0];
+    IrDType xt = g->tensors[n->in[0]].v.dtype, yt = g->tensors[y].v.dtype;
+    if (!ir_dtype_is_int(xt) || ir_dtype_size(xt) > 4 || (yt != IR_DT_F32 && yt != IR_DT_F64) || L->uses[y] != 1 ||
+        low_graph_output(g, y) >= 0 || g->tensors[n->in[0]].v.data)
+        return 0;
+    for (int j = i + 1; j < g->n_nodes; j++) {
+        const IrNode *m = &g->nodes[j];
+        if (m->dead || m->n_in < 1 || m->in[0] != y)
+            continue;
+        return (m->op == IR_OP_AveragePool || m->op == IR_OP_GlobalAveragePool) && !m->fused &&
+               !(j + 1 < g->n_nodes && g->nodes[j + 1].fused);
+    }
+    return 0;
+}
+
 static int all_outputs_known(const IrGraph *g, const IrNode *n)
 {
     for (int k = 0; k < n->n_out; k++)
@@ -137,6 +167,13 @@ static int lower_node(Low *L, const LowSchedule *s)
             L->tbuf[n->out[0]] = b;
             return 0;
         }
+    }
+    if (cast_into_pool(L, L->node)) {
+        int b = low_in(L, 0);
+        if (b < 0)
+            return low_oom(L);
+        L->tbuf[n->out[0]] = b;
+        return 0;
     }
     LowFn fn = (unsigned)n->op < IR_OP_COUNT ? low_table[n->op] : NULL;
     if (!fn)

@@ -625,10 +625,24 @@ static int pool_at(IrGraph *g, int p, UtilDiag *d)
             return 0;
         y = pass_emit(g, n->op, h, n->op == IR_OP_Reshape ? 2 : 1, in, 1, p, loc, d);
     } else {
+        /* every window divides by the taps it sums (no padding counted):
+         * pool(x - xz) = pool(x) - xz, and the pool reads the 8-bit tensor
+         * itself (lower.c, cast_into_pool) */
+        int late = 1;
+        if (n->op == IR_OP_AveragePool && ir_attr_int(n, IR_A_count_include_pad) == 1) {
+            const int64_t *pv;
+            int np = ir_attr_ints(n, IR_A_pads, &pv);
+            const char *ap = ir_attr_str(n, IR_A_auto_pad);
+            late = !*ap || strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
+            for (int k = 0; k < np; k++)
+                late = late && pv[k] == 0;
+        }
         int c = as_float(g, x.q, 1, loc, d);
-        if (c >= 0 && xz != 0)
+        if (c >= 0 && xz != 0 && !late)
             c = emit(g, IR_OP_Sub, h, 2, (int[]){ c, pass_const_scalar(g, h, IR_DT_F32, xz) }, IR_A_INVALID, 0, loc, d);
         int a = c < 0 ? -1 : pass_emit(g, n->op, h, 1, &c, 1, p, loc, d);
+        if (a >= 0 && xz != 0 && late)
+            a = emit(g, IR_OP_Sub, h, 2, (int[]){ a, pass_const_scalar(g, h, IR_DT_F32, xz) }, IR_A_INVALID, 0, loc, d);
         int m = a < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ a, pass_const_scalar(g, h, IR_DT_F32, xs / ys) },
                                   IR_A_INVALID, 0, loc, d);
         y = saturate(g, m, yz, -INFINITY, yt, h, loc, d);

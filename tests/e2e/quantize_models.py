@@ -10,6 +10,10 @@ tests/e2e/export_models.py's build(name) gives them (Debian's Python with python
     for n in ['cnn', 'dscnn', 'resnet', 'mlp']:
         m, x, y = e.build(n)[:3]; onnx.save(m, f'DIR/{n}.onnx'); numpy.save(f'DIR/{n}_in.npy', x[0])"
 
+and dscnn_kws.onnx / dscnn_kws_in.npy, the MLPerf Tiny keyword-spotting DS-CNN of bench/models.py
+(`/usr/bin/python3 bench/models.py --out D dscnn_kws`: D/dscnn_kws/model.onnx and input_0.npy), whose
+float model is also kept as quant_dscnn_kws/float.onnx for the firmware test's size comparison.
+
 Each model goes through ONNX Runtime's quant_pre_process and quantize_static as issue 30 asks (QDQ
 format, per-channel int8 weights, int8 activations, min-max calibration on 32 standard-normal inputs,
 seed 0), in an environment with onnx, onnxruntime, ml_dtypes and sympy from PyPI (bench/.venv after
@@ -38,7 +42,7 @@ def main():
     src_dir = sys.argv[1]
     flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
     isa = " ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8") if f in flags)
-    for name in ("cnn", "dscnn", "resnet", "mlp"):
+    for name in ("cnn", "dscnn", "resnet", "mlp", "dscnn_kws"):
         out = os.path.join(HERE, "quant_" + name)
         os.makedirs(out, exist_ok=True)
         src = os.path.join(src_dir, name + ".onnx")
@@ -63,6 +67,8 @@ def main():
                         activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
         os.remove(pre)
         np.save(os.path.join(out, "input_0.npy"), x)
+        if name == "dscnn_kws":   # the float model beside it: the firmware test compares the sizes
+            onnx.save(onnx.load(src), os.path.join(out, "float.onnx"))
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         np.save(os.path.join(out, "output_ort.npy"),

@@ -249,7 +249,7 @@ def compile_model(dlcc, mdir, name, out, extra, triple=TRIPLE):
 def main():
     dlcc, board = sys.argv[1], Path(sys.argv[2])
     mdirs = [Path(m) for m in sys.argv[3:] if not m.startswith("int8=")]
-    int8 = [tuple(Path(p) for p in m[5:].split(",")) for m in sys.argv[3:] if m.startswith("int8=")]
+    int8 = [m[5:].split(",") for m in sys.argv[3:] if m.startswith("int8=")]
     missing = [t for t in TOOLS if not shutil.which(t)]
     if missing:
         print("SKIP: %s not found (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)"
@@ -322,8 +322,8 @@ def main():
                       macro(header, "%s_STACK_SIZE" % name)))
 
         # 3. int8: a QDQ model with --precision int8, against the interpreter bit for bit
-        for qdir, fdir in int8:
-            ok &= check_int8(dlcc, board, tmp, qdir, fdir, table)
+        for qdir, fmodel, wmax, wsmax in int8:
+            ok &= check_int8(dlcc, board, tmp, Path(qdir), Path(fmodel), float(wmax), float(wsmax), table)
 
     print("\nflash = text + rodata of the object; RAM = workspace + measured stack (-1: not run)")
     print("%-38s %7s %7s %7s %9s %7s %10s %7s" % ("target model (-O2)", "text", "rodata", "flash", "workspace",
@@ -335,21 +335,24 @@ def main():
     return 0 if ok else 1
 
 
-def check_int8(dlcc, board, tmp, qdir, fdir, table):
+def check_int8(dlcc, board, tmp, qdir, fmodel, wmax, wsmax, table):
     """The QDQ model in qdir (tests/e2e/quant_*) compiled with --precision int8 for Cortex-M4 and run
     on QEMU: its output equals `dlcc run -O2 --precision int8` on the interpreter bit for bit (the
     integer products and the requantization are exact; the float32 steps between them are each
-    correctly rounded on both sides).  Its weights and workspace are printed beside the float model's
-    in fdir; the weights must stay within 0.36x and the workspace within 0.85x of those (the figures
-    of docs/firmware.md, "int8": a per-channel model this small carries an int32 bias and a float32
-    scale per channel, and the float32 input of each average pool is still a tensor)."""
-    name = "q_" + fdir.name
-    qdir_out = tmp / ("int8_" + fdir.name)
+    correctly rounded on both sides).  Its weights and workspace must be at most wmax and wsmax times
+    those of the float model fmodel compiled alike (docs/firmware.md, "int8": 0.3 for the MLPerf Tiny
+    DS-CNN as issue 30 asks; the e2e DS-CNN is too small for 0.3, its per-channel int32 biases and
+    float32 scales weigh too much beside its 2720 weights)."""
+    tag = qdir.name
+    name = "q_" + tag
+    qdir_out = tmp / ("int8_" + tag)
     run([dlcc, str(qdir / "model.onnx"), "--precision", "int8"] + TRIPLE + ["--name", name, "-o", str(qdir_out)])
     obj, header = qdir_out / (name + ".o"), (qdir_out / (name + ".h")).read_text()
-    fobj, fheader = compile_model(dlcc, fdir, "f_" + fdir.name, tmp / ("float_" + fdir.name), [])
+    fout = tmp / ("float_" + tag)
+    run([dlcc, str(fmodel), "-t", "cpu"] + TRIPLE + ["--name", "f_" + tag, "-o", str(fout)])
+    fheader = (fout / ("f_%s.h" % tag)).read_text()
     ok = check_undefined(obj, False)
-    ref_dir = tmp / ("interp_" + fdir.name)
+    ref_dir = tmp / ("interp_" + tag)
     run([dlcc, "run", str(qdir / "model.onnx"), "-O2", "--precision", "int8", "-i",
          "input=" + str(qdir / "input_0.npy"), "-o", str(ref_dir)])
     print("== cortex-m4: %s with --precision int8, against the interpreter bit for bit" % qdir.name)
@@ -371,15 +374,15 @@ def check_int8(dlcc, board, tmp, qdir, fdir, table):
             ok = False
         else:
             print("%s output %s: %d values equal to the interpreter's bit for bit" % (name, out, got.size))
-    w, fw = macro(header, name + "_WEIGHTS_SIZE"), macro(fheader, "f_%s_WEIGHTS_SIZE" % fdir.name)
-    ws, fws = macro(header, name + "_WORKSPACE_SIZE"), macro(fheader, "f_%s_WORKSPACE_SIZE" % fdir.name)
-    print("int8 / float32 %s: weights %d / %d bytes = %.3f, workspace %d / %d bytes = %.3f"
-          % (fdir.name, w, fw, w / fw, ws, fws, ws / fws))
-    if w > 0.36 * fw or ws > 0.85 * fws:
-        print("FAIL: the int8 build's weights or workspace grew")
+    w, fw = macro(header, name + "_WEIGHTS_SIZE"), macro(fheader, "f_%s_WEIGHTS_SIZE" % tag)
+    ws, fws = macro(header, name + "_WORKSPACE_SIZE"), macro(fheader, "f_%s_WORKSPACE_SIZE" % tag)
+    print("int8 / float32 %s: weights %d / %d bytes = %.3f (at most %.2f), workspace %d / %d bytes = %.3f (at "
+          "most %.2f)" % (tag, w, fw, w / fw, wmax, ws, fws, ws / fws, wsmax))
+    if w > wmax * fw or ws > wsmax * fws:
+        print("FAIL: the int8 build's weights or workspace exceed their bound")
         ok = False
     text, rodata, _ = sizes(obj)
-    table.append(("cortex-m4 %s (int8)" % qdir.name, text, rodata, ws, int(m.group(2)),
+    table.append(("cortex-m4 %s (int8)" % tag, text, rodata, ws, int(m.group(2)),
                   macro(header, name + "_STACK_SIZE")))
     return ok
 
