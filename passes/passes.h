@@ -45,6 +45,13 @@ int pass_fold_batchnorm(IrGraph *g, UtilDiag *d);  /* inference BatchNormalizati
 int pass_fold_weights(IrGraph *g, UtilDiag *d);    /* constant scale / shift into Conv, Gemm, MatMul */
 int pass_qdq(IrGraph *g, UtilDiag *d);             /* DQ → Conv / MatMul / Gemm → Q as QLinear ops */
 int pass_qdq_int8(IrGraph *g, UtilDiag *d);        /* the same, the 8-bit tensors kept (--precision int8) */
+/* Post-training quantization (--calibrate): QuantizeLinear / DequantizeLinear
+ * around the products, Adds and pools of float graph g as ONNX Runtime's
+ * quantize_static writes them by default, activation ranges (min-max) from
+ * running the interpreter on samples[0..n) (each one array per graph input),
+ * per-channel int8 weights, int32 biases (passes/quantize.c).  Returns the
+ * number of tensors quantized, or -1 with a diagnostic. */
+int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, UtilDiag *d);
 int pass_recognize(IrGraph *g, UtilDiag *d);       /* decomposed LayerNorm, Softmax, Gelu → one node */
 int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, members IrNode.fused = 1 */
 

@@ -573,7 +573,7 @@ static int add_at(IrGraph *g, int ad, int keep8, UtilDiag *d)
     Deq a, b;
     int q, relu;
     if (!dequant(g, n->in[0], 0, &a) || !per_tensor8(g, &a) || !dequant(g, n->in[1], 0, &b) || !per_tensor8(g, &b) ||
-        (q = tail(g, n->out[0], &relu)) < 0 || relu >= 0)
+        (q = tail(g, n->out[0], &relu)) < 0)
         return 0;
     const IrNode *qn = &g->nodes[q];
     int yq = qn->out[0], first_new = g->n_nodes;
@@ -590,7 +590,8 @@ static int add_at(IrGraph *g, int ad, int keep8, UtilDiag *d)
     int tb = ta < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ cb, pass_const_scalar(g, h, IR_DT_F32, rb) }, IR_A_INVALID, 0, loc, d);
     int tf = tb < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ tb, pass_const_scalar(g, h, IR_DT_F32, f) }, IR_A_INVALID, 0, loc, d);
     int sum = tf < 0 ? -1 : emit(g, IR_OP_Add, h, 2, (int[]){ ta, tf }, IR_A_INVALID, 0, loc, d);
-    return finish(g, q, ad, saturate(g, sum, 0, -INFINITY, yt, h, loc, d), -1, 0, first_new, d);
+    /* a Relu between: Q(max(y, 0)) = max(Q(y), zc), the clip's floor */
+    return finish(g, q, ad, saturate(g, sum, 0, relu >= 0 ? zc : -INFINITY, yt, h, loc, d), relu, 0, first_new, d);
 }
 
 /* Pooling and reshaping between a per-tensor DQ and Q, kept in 8 bits

@@ -77,6 +77,18 @@ static int quantized(const IrGraph *g)
     return 0;
 }
 
+/* --calibrate DIR: g quantized (pass_quantize) with DIR's samples. */
+static int quantize_with(IrGraph *g, const char *dir, UtilDiag *d)
+{
+    IrArray *s;
+    int n;
+    if (dlcc_read_samples(g, dir, &s, &n, d))
+        return -1;
+    int r = pass_quantize(g, s, n, d);
+    dlcc_free_samples(s, n);
+    return r < 0 ? -1 : 0;
+}
+
 static int is_c_identifier(const char *s)
 {
     if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
@@ -192,7 +204,7 @@ static int hetero_checks(const TgtOptions *o, const TgtHeteroCompile *hc, const 
 int dlcc_cmd_compile(int argc, char **argv)
 {
     const char *target = "cpu", *outdir = ".", *name = NULL, *unavailable = NULL, *depfile = NULL, *v;
-    const char *fpga_only = NULL, *precision = NULL, *hetero_only = NULL;
+    const char *fpga_only = NULL, *precision = NULL, *hetero_only = NULL, *calibrate = NULL;
     int emit_given = 0;
     TgtHeteroCompile hc = { .plan = { .time_limit_s = 10 } };
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
@@ -290,6 +302,8 @@ int dlcc_cmd_compile(int argc, char **argv)
             a.status = check_precision(v);
             precision = v;
             o.precision = v;
+        } else if ((v = dlcc_arg_value(&a, "--calibrate"))) {
+            calibrate = v;
         } else if ((v = dlcc_arg_value(&a, "--precision-file"))) {
             o.precision_file = v;
             fpga_only = "--precision-file";
@@ -365,14 +379,18 @@ int dlcc_cmd_compile(int argc, char **argv)
                         "targets (-t fpga writes hls, c, header, graph, report)");
     else if (!o.name)
         rc = util_error(&d, util_loc_file(a.model), "out of memory");
-    else if (int8 && !fpga && !quantized(g))
+    else if (calibrate && (!int8 || fpga))
+        rc = util_error(&d, util_loc_file(a.model), "--calibrate belongs to --precision int8 (-t cpu)");
+    else if (int8 && !fpga && !calibrate && !quantized(g))
         rc = util_error(&d, util_loc_file(a.model), "--precision int8 needs a quantized model (QuantizeLinear / "
-                        "DequantizeLinear, as ONNX Runtime's quantize_static writes); calibrating a float model "
-                        "is not available yet");
+                        "DequantizeLinear, as ONNX Runtime's quantize_static writes), or --calibrate DIR with "
+                        "samples of its input to quantize a float model");
     else {
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         po.int8 = int8 && !fpga;
-        rc = pass_run_pipeline(g, &po, &d);
+        rc = calibrate ? quantize_with(g, calibrate, &d) : 0;
+        if (!rc)
+            rc = pass_run_pipeline(g, &po, &d);
         if (!rc)
             rc = hetero ? tgt_hetero_compile(g, &o, &hc, &files, &d)
                  : gpu    ? tgt_gpu_compile(g, &o, &files, &d)

@@ -125,4 +125,10 @@ int dlcc_partition_render(IrGraph *g, const struct TgtHeteroOptions *o, int json
  * beside it (out_path with ".json" replaced), atomically. */
 int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d);
 
+/* --calibrate DIR: every .npy file of DIR (name order) is one sample of g's
+ * one input, of its dtype and shape (tools/samples.c).  0, or -1 with a
+ * diagnostic; free with dlcc_free_samples. */
+int dlcc_read_samples(const IrGraph *g, const char *dir, IrArray **samples, int *n, UtilDiag *d);
+void dlcc_free_samples(IrArray *s, int n);
+
 #endif

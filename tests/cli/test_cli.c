@@ -298,6 +298,11 @@ static void partition(Cli *c, const char *cnn)
           "error: --precision int8 needs a quantized model (QuantizeLinear / DequantizeLinear", NULL);
     run(c, cnn, "-t", "gpu", "--gpu-emulate", "--precision", "int8", NULL);
     check(c, "compile -t gpu: --precision int8", 1, "--precision int8 on -t gpu and -t hetero is not available", NULL);
+    run(c, cnn, "--calibrate", ".", NULL);
+    check(c, "compile: --calibrate without int8", 1, "error: --calibrate belongs to --precision int8", NULL);
+    run(c, cnn, "--precision", "int8", "--calibrate", "/nonexistent-dir", NULL);
+    check(c, "compile: --calibrate of a missing folder", 1, "/nonexistent-dir: error: --calibrate: cannot read the folder",
+          NULL);
     run(c, cnn, "-t", "hetero", "--devices", "cpu,v100", "-o", "%D/h", NULL);
     check(c, "compile -t hetero: unknown device", 1, "dlcc: devices.json (built in): error: no device named 'v100'",
           NULL);
