@@ -86,6 +86,11 @@ int  fe_st_write(UtilBuf *out, int n, const char *const *names, const IrArray *a
 int fe_write_json(const IrGraph *g, UtilOutSet *outs, const char *dir, const char *json_name,
                   const char *st_name, UtilDiag *d);
 
+/* Serializes inferred graph g as an ONNX model (opset 21, the IR's
+ * semantics): live nodes, the constants they read as initializers, inputs
+ * and outputs with dtypes and shapes (frontend/onnx_write.c). */
+int fe_write_onnx(const IrGraph *g, UtilBuf *out, UtilDiag *d);
+
 /* ---- .npy ---- */
 
 /* Reads a .npy file (version 1/2/3, C order, little-endian, dtypes float32

@@ -97,7 +97,7 @@ static void choose(IrGraph *g, Act *a)
 
 /* The ranges of the wanted tensors over the samples (the interpreter, with
  * those tensors as extra outputs). */
-static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, UtilDiag *d)
+static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, IrArray *ref, UtilDiag *d)
 {
     int n0 = g->n_outputs, rc = 0;
     for (int t = 0; t < g->n_tensors; t++)
@@ -119,6 +119,10 @@ static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, UtilDiag
                     x->lo = fmin(x->lo, v[i]);
                     x->hi = fmax(x->hi, v[i]);
                 }
+        }
+        if (ref) {                      /* output 0, kept for the report */
+            ref[s] = out[0];
+            out[0] = (IrArray){ 0 };
         }
         for (int k = 0; k < g->n_outputs; k++)
             interp_array_free(&out[k]);
@@ -234,7 +238,41 @@ static int quantize_weights(IrGraph *g, int i, float xs, UtilDiag *d)
     return 0;
 }
 
-int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, UtilDiag *d)
+/* The quantized graph's output 0 against the float one's (ref) on the
+ * samples: how many keep the float output's arg max, and the largest
+ * difference over the largest float magnitude. */
+static int report(IrGraph *g, const IrArray *samples, int n, const IrArray *ref, PassQuantReport *r, UtilDiag *d)
+{
+    IrArray *out = calloc((size_t)g->n_outputs + 1, sizeof *out);
+    if (!out)
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    double err = 0, mag = 0;
+    int rc = 0;
+    r->n_samples = n;
+    r->top1_same = 0;
+    for (int s = 0; rc == 0 && s < n; s++) {
+        if ((rc = interp_run(g, &samples[s], out, d)) != 0)
+            break;
+        if (out[0].dtype == IR_DT_F32 && ref[s].dtype == IR_DT_F32 && ir_array_numel(&out[0]) == ir_array_numel(&ref[s])) {
+            const float *q = out[0].data, *f = ref[s].data;
+            int64_t m = ir_array_numel(&out[0]), aq = 0, af = 0;
+            for (int64_t i = 0; i < m; i++) {
+                err = fmax(err, fabs((double)q[i] - f[i]));
+                mag = fmax(mag, fabs((double)f[i]));
+                aq = q[i] > q[aq] ? i : aq;
+                af = f[i] > f[af] ? i : af;
+            }
+            r->top1_same += aq == af;
+        }
+        for (int k = 0; k < g->n_outputs; k++)
+            interp_array_free(&out[k]);
+    }
+    free(out);
+    r->max_rel_err = mag > 0 ? err / mag : err;
+    return rc;
+}
+
+int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, PassQuantReport *rep, UtilDiag *d)
 {
     if (n_samples < 1)
         return util_error(d, util_loc_file(g->file), "--calibrate: no calibration samples");
@@ -252,7 +290,12 @@ int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, UtilDiag *d
     for (int t = 0; t < nt; t++)
         a[t] = (Act){ .lo = INFINITY, .hi = -INFINITY, .share = -1 };
     choose(g, a);
-    rc = calibrate(g, a, samples, n_samples, d);
+    IrArray *ref = rep ? calloc((size_t)n_samples, sizeof *ref) : NULL;
+    if (rep && !ref) {
+        free(a);
+        return util_error(d, util_loc_file(g->file), "out of memory");
+    }
+    rc = calibrate(g, a, samples, n_samples, ref, d);
     /* the products' weights first, while their inputs are the float tensors */
     int n0 = g->n_nodes;
     for (int i = 0; rc == 0 && i < n0; i++) {
@@ -279,5 +322,12 @@ int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, UtilDiag *d
         changes++;
     }
     free(a);
-    return rc ? -1 : pass_finish(g, changes, d);
+    if (rc == 0)
+        rc = pass_finish(g, changes, d) < 0;
+    if (rc == 0 && rep)
+        rc = report(g, samples, n_samples, ref, rep, d);
+    for (int s = 0; ref && s < n_samples; s++)
+        interp_array_free(&ref[s]);
+    free(ref);
+    return rc ? -1 : changes;
 }

@@ -84,7 +84,7 @@ static int quantize_with(IrGraph *g, const char *dir, UtilDiag *d)
     int n;
     if (dlcc_read_samples(g, dir, &s, &n, d))
         return -1;
-    int r = pass_quantize(g, s, n, d);
+    int r = pass_quantize(g, s, n, NULL, d);
     dlcc_free_samples(s, n);
     return r < 0 ? -1 : 0;
 }

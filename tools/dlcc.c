@@ -24,6 +24,7 @@ static const char usage[] =
     "                [--precision float32|int8] [--calibrate DIR]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json\n"
+    "       dlcc quantize MODEL --calibrate DIR -o OUT.onnx\n"
     "       dlcc partition MODEL --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
     "                      [--time-limit SECONDS] [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc calibrate [-o FILE] [--name NAME] [--threads N]\n"
@@ -320,5 +321,7 @@ int dlcc_main(int argc, char **argv)
         return dlcc_cmd_partition(argc - 1, argv + 1);
     if (strcmp(argv[1], "calibrate") == 0)
         return dlcc_cmd_calibrate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "quantize") == 0)
+        return dlcc_cmd_quantize(argc - 1, argv + 1);
     return dlcc_cmd_compile(argc, argv);
 }

@@ -15,6 +15,7 @@ int dlcc_cmd_convert(int argc, char **argv);
 int dlcc_cmd_compile(int argc, char **argv);
 int dlcc_cmd_partition(int argc, char **argv);
 int dlcc_cmd_calibrate(int argc, char **argv);
+int dlcc_cmd_quantize(int argc, char **argv);
 int dlcc_main(int argc, char **argv);
 
 /* Writes buf to standard output; a failed write (a full disk, a closed pipe)

@@ -298,6 +298,10 @@ static void partition(Cli *c, const char *cnn)
           "error: --precision int8 needs a quantized model (QuantizeLinear / DequantizeLinear", NULL);
     run(c, cnn, "-t", "gpu", "--gpu-emulate", "--precision", "int8", NULL);
     check(c, "compile -t gpu: --precision int8", 1, "--precision int8 on -t gpu and -t hetero is not available", NULL);
+    run(c, "quantize", cnn, "-o", "q.onnx", NULL);
+    check(c, "quantize: no --calibrate", 2, "'dlcc quantize' needs --calibrate DIR and -o OUT.onnx", NULL);
+    run(c, "quantize", cnn, "--calibrate", ".", "-o", "q.json", NULL);
+    check(c, "quantize: not .onnx", 2, "-o wants a .onnx file name, not 'q.json'", NULL);
     run(c, cnn, "--calibrate", ".", NULL);
     check(c, "compile: --calibrate without int8", 1, "error: --calibrate belongs to --precision int8", NULL);
     run(c, cnn, "--precision", "int8", "--calibrate", "/nonexistent-dir", NULL);

@@ -1,0 +1,72 @@
+/* tools/cmd_quantize.c — dlcc quantize: post-training quantization of a
+ * float model into a QDQ ONNX model (the model ONNX Runtime's
+ * quantize_static writes by default; passes/quantize.c), written
+ * atomically. */
+#include "tools/tools.h"
+#include "passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int dlcc_cmd_quantize(int argc, char **argv)
+{
+    const char *out = NULL, *calibrate = NULL, *v;
+    DlccArgs a;
+    dlcc_args_init(&a, argc, argv, "quantize");
+    for (; a.i < argc && !a.status; a.i++) {
+        if (dlcc_arg_common(&a))
+            continue;
+        else if ((v = dlcc_arg_value(&a, "-o")))
+            out = v;
+        else if ((v = dlcc_arg_value(&a, "--calibrate")))
+            calibrate = v;
+        else
+            dlcc_arg_unknown(&a);
+    }
+    if (!dlcc_args_finish(&a) && (!out || !out[0] || !calibrate))
+        a.status = dlcc_usage_error("'dlcc quantize' needs --calibrate DIR and -o OUT.onnx");
+    size_t ol = out ? strlen(out) : 0;
+    if (!a.status && (ol <= 5 || strcmp(out + ol - 5, ".onnx") != 0))
+        a.status = dlcc_usage_error("'dlcc quantize' writes an ONNX model: -o wants a .onnx file name, not '%s'", out);
+    IrGraph *g;
+    int status = dlcc_args_load(&a, &g);
+    if (status)
+        return status;
+    UtilDiag d;
+    util_diag_init(&d);
+    IrArray *s = NULL;
+    int n = 0, rc = dlcc_read_samples(g, calibrate, &s, &n, &d);
+    PassQuantReport rep = { 0 };
+    if (!rc)
+        rc = pass_quantize(g, s, n, &rep, &d) < 0;
+    dlcc_free_samples(s, n);
+    UtilBuf buf;
+    util_buf_init(&buf);
+    if (!rc)
+        rc = fe_write_onnx(g, &buf, &d);
+    if (!rc) {
+        const char *slash = strrchr(out, '/');
+        char *dir = slash ? (slash == out ? strdup("/") : strndup(out, (size_t)(slash - out))) : strdup(".");
+        int created = 0;
+        UtilOutSet outs;
+        util_outset_init(&outs);
+        if (!dir)
+            rc = util_error(&d, util_loc_file(out), "out of memory");
+        else if (!(rc = dlcc_prepare_dir(dir, &created, &d))) {
+            rc = util_outset_write(&outs, dir, slash ? slash + 1 : out, buf.data, buf.len, &d);
+            rc = rc ? (util_outset_abort(&outs), rc) : util_outset_commit(&outs, &d);
+            if (rc && created)
+                rmdir(dir);
+        }
+        free(dir);
+    }
+    if (!rc)   /* the accuracy drop on the calibration samples, the float model as the reference */
+        printf("%s: int8 on the %d calibration samples: top-1 as float on %d (%.1f%%), max |int8 - float| %.4f of "
+               "max |float|\n", out, rep.n_samples, rep.top1_same, 100.0 * rep.top1_same / rep.n_samples,
+               rep.max_rel_err);
+    util_buf_free(&buf);
+    ir_graph_free(g);
+    return rc ? dlcc_report(&d) : 0;
+}
