@@ -77,18 +77,6 @@ static int quantized(const IrGraph *g)
     return 0;
 }
 
-/* --calibrate DIR: g quantized (pass_quantize) with DIR's samples. */
-static int quantize_with(IrGraph *g, const char *dir, UtilDiag *d)
-{
-    IrArray *s;
-    int n;
-    if (dlcc_read_samples(g, dir, &s, &n, d))
-        return -1;
-    int r = pass_quantize(g, s, n, NULL, d);
-    dlcc_free_samples(s, n);
-    return r < 0 ? -1 : 0;
-}
-
 static int is_c_identifier(const char *s)
 {
     if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
@@ -388,7 +376,7 @@ int dlcc_cmd_compile(int argc, char **argv)
     else {
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         po.int8 = int8 && !fpga;
-        rc = calibrate ? quantize_with(g, calibrate, &d) : 0;
+        rc = calibrate ? dlcc_quantize_with(g, calibrate, NULL, &d) : 0;
         if (!rc)
             rc = pass_run_pipeline(g, &po, &d);
         if (!rc)

@@ -36,12 +36,8 @@ int dlcc_cmd_quantize(int argc, char **argv)
         return status;
     UtilDiag d;
     util_diag_init(&d);
-    IrArray *s = NULL;
-    int n = 0, rc = dlcc_read_samples(g, calibrate, &s, &n, &d);
     PassQuantReport rep = { 0 };
-    if (!rc)
-        rc = pass_quantize(g, s, n, &rep, &d) < 0;
-    dlcc_free_samples(s, n);
+    int rc = dlcc_quantize_with(g, calibrate, &rep, &d);
     UtilBuf buf;
     util_buf_init(&buf);
     if (!rc)

@@ -237,20 +237,6 @@ int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFil
 /* dlcc run's own loading: the inputs are read before inference, so that an
  * input whose value inference needs (a Reshape's shape, ...) is bound to it
  * (pass_infer_bound); the model then runs on the other inputs. */
-/* --calibrate DIR: g quantized with DIR's samples before the passes. */
-static int quantize_with(IrGraph *g, const char *dir, UtilDiag *d)
-{
-    IrArray *s;
-    int n;
-    if (!dir)
-        return 0;
-    if (dlcc_read_samples(g, dir, &s, &n, d))
-        return -1;
-    int r = pass_quantize(g, s, n, NULL, d);
-    dlcc_free_samples(s, n);
-    return r < 0 ? -1 : 0;
-}
-
 static int infer_and_run(IrGraph *g, const PassOptions *po, const char *calibrate, int cpu, int n_files,
                          const DlccInputFile *files, const char *outdir, UtilBuf *summary, UtilDiag *d)
 {
@@ -260,7 +246,7 @@ static int infer_and_run(IrGraph *g, const PassOptions *po, const char *calibrat
     if (!in || !bound)
         util_error(d, util_loc_file(g->file), "out of memory");
     else if (!read_files(g, n_files, files, in, d) && !pass_infer_bound(g, in, bound, d) &&
-             !fe_check_declared_outputs(g, d) && !quantize_with(g, calibrate, d) && !pass_run_pipeline(g, po, d)) {
+             !fe_check_declared_outputs(g, d) && !(calibrate && dlcc_quantize_with(g, calibrate, NULL, d)) && !pass_run_pipeline(g, po, d)) {
         int k = 0;
         for (int i = 0; i < ni; i++) {        /* the unbound inputs, in order: g->inputs now */
             if (bound[i])

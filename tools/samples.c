@@ -2,6 +2,7 @@
  * `.npy` file of DIR, in name order, is one sample of the model's input
  * (docs/cli.md). */
 #include "tools/tools.h"
+#include "passes/passes.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -78,4 +79,15 @@ void dlcc_free_samples(IrArray *s, int n)
     for (int i = 0; s && i < n; i++)
         free(s[i].data);
     free(s);
+}
+
+int dlcc_quantize_with(IrGraph *g, const char *dir, PassQuantReport *rep, UtilDiag *d)
+{
+    IrArray *s;
+    int n;
+    if (dlcc_read_samples(g, dir, &s, &n, d))
+        return -1;
+    int r = pass_quantize(g, s, n, rep, d);
+    dlcc_free_samples(s, n);
+    return r < 0 ? -1 : 0;
 }

@@ -131,5 +131,9 @@ int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d);
  * diagnostic; free with dlcc_free_samples. */
 int dlcc_read_samples(const IrGraph *g, const char *dir, IrArray **samples, int *n, UtilDiag *d);
 void dlcc_free_samples(IrArray *s, int n);
+/* --calibrate DIR: g quantized (pass_quantize) with DIR's samples; rep
+ * (may be NULL) receives the accuracy report.  0, or -1 with a diagnostic. */
+struct PassQuantReport;
+int dlcc_quantize_with(IrGraph *g, const char *dir, struct PassQuantReport *rep, UtilDiag *d);
 
 #endif
