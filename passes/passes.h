@@ -47,8 +47,9 @@ int pass_qdq(IrGraph *g, UtilDiag *d);             /* DQ → Conv / MatMul / Gem
 int pass_qdq_int8(IrGraph *g, UtilDiag *d);        /* the same, the 8-bit tensors kept (--precision int8) */
 /* Post-training quantization (--calibrate): QuantizeLinear / DequantizeLinear
  * around the products, Adds and pools of float graph g as ONNX Runtime's
- * quantize_static writes them by default, activation ranges (min-max) from
- * running the interpreter on samples[0..n) (each one array per graph input),
+ * quantize_static writes them by default, activation ranges (min-max, or
+ * cut at that percentile of |x| when percentile > 0) from running the
+ * interpreter on samples[0..n) (each one array per graph input),
  * per-channel int8 weights, int32 biases (passes/quantize.c).  With rep,
  * the quantized graph (still float, Q / DQ as operators) runs on the
  * samples again and rep compares its output 0 with the float graph's.
@@ -58,7 +59,8 @@ typedef struct PassQuantReport {
     int top1_same;           /* samples whose output 0 has the float output's arg max */
     double max_rel_err;      /* max |int8 - float| / max |float| over output 0 */
 } PassQuantReport;
-int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, PassQuantReport *rep, UtilDiag *d);
+int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, double percentile, PassQuantReport *rep,
+                  UtilDiag *d);
 int pass_recognize(IrGraph *g, UtilDiag *d);       /* decomposed LayerNorm, Softmax, Gelu → one node */
 int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, members IrNode.fused = 1 */
 

@@ -5,8 +5,8 @@
  * qdq-int8 passes then run on the integers (docs/passes.md, "Post-training
  * quantization").
  *
- *   activation t (range [lo, hi] over the calibration samples, widened to
- *   hold 0):   s = (hi - lo) / 255 (1 when hi == lo),
+ *   activation t (range [lo, hi] over the calibration samples, or cut at a
+ *   percentile of |t|, widened to hold 0):   s = (hi - lo) / 255 (1 when hi == lo),
  *              z = clamp(round_even(-128 - lo / s), -128, 127),
  *              t → DequantizeLinear(QuantizeLinear(t, s, z), s, z)
  *   weights w of a Conv / Gemm / MatMul (constant), per output channel m:
@@ -25,13 +25,17 @@
 #include "interp/interp.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define HIST_BINS 2048
 
 typedef struct Act {
     double lo, hi;
     int share;               /* -1, or the tensor whose parameters this one takes */
     int want;
+    uint64_t *hist;          /* percentile: counts of |x| over [0, max(-lo, hi)] in HIST_BINS bins */
 } Act;
 
 static int runtime_f32(const IrGraph *g, int t)
@@ -97,7 +101,10 @@ static void choose(IrGraph *g, Act *a)
 
 /* The ranges of the wanted tensors over the samples (the interpreter, with
  * those tensors as extra outputs). */
-static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, IrArray *ref, UtilDiag *d)
+/* One sweep of the samples through the interpreter (the wanted tensors as
+ * extra outputs): pass 0 the ranges (and output 0 into ref), pass 1 the
+ * histograms of |x| over the ranges of pass 0. */
+static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, IrArray *ref, int pass, UtilDiag *d)
 {
     int n0 = g->n_outputs, rc = 0;
     for (int t = 0; t < g->n_tensors; t++)
@@ -114,13 +121,20 @@ static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, IrArray 
         for (int k = n0; k < g->n_outputs; k++) {
             Act *x = &a[g->outputs[k]];
             const float *v = out[k].data;
-            for (int64_t i = 0; i < ir_array_numel(&out[k]); i++)
-                if (isfinite(v[i])) {
+            double top = fmax(-x->lo, x->hi);
+            for (int64_t i = 0; i < ir_array_numel(&out[k]); i++) {
+                if (!isfinite(v[i]))
+                    continue;
+                if (pass == 0) {
                     x->lo = fmin(x->lo, v[i]);
                     x->hi = fmax(x->hi, v[i]);
+                } else if (x->hist && top > 0) {
+                    int b = (int)(fabs(v[i]) / top * HIST_BINS);
+                    x->hist[b < HIST_BINS ? b : HIST_BINS - 1]++;
                 }
+            }
         }
-        if (ref) {                      /* output 0, kept for the report */
+        if (ref && pass == 0) {         /* output 0, kept for the report */
             ref[s] = out[0];
             out[0] = (IrArray){ 0 };
         }
@@ -129,6 +143,40 @@ static int calibrate(IrGraph *g, Act *a, const IrArray *samples, int n, IrArray 
     }
     free(out);
     g->n_outputs = n0;
+    return rc;
+}
+
+/* Percentile calibration: the ranges cut at the p-th percentile of |x|
+ * (ONNX Runtime's percentile calibrator, default 99.999), kept inside the
+ * min-max range (a Relu's output keeps its 0).  0, or -1 out of memory. */
+static int percentile(IrGraph *g, Act *a, int nt, const IrArray *samples, int n, double p, UtilDiag *d)
+{
+    int rc = 0;
+    for (int t = 0; t < nt && rc == 0; t++)
+        if (a[t].want && !(a[t].hist = calloc(HIST_BINS, sizeof *a[t].hist)))
+            rc = util_error(d, util_loc_file(g->file), "out of memory");
+    if (rc == 0)
+        rc = calibrate(g, a, samples, n, NULL, 1, d);
+    for (int t = 0; t < nt; t++) {
+        Act *x = &a[t];
+        if (rc == 0 && x->hist) {
+            uint64_t total = 0, run = 0;
+            for (int b = 0; b < HIST_BINS; b++)
+                total += x->hist[b];
+            double top = fmax(-x->lo, x->hi), cut = top;
+            for (int b = 0; b < HIST_BINS && total; b++) {
+                run += x->hist[b];
+                if ((double)run >= p / 100 * (double)total) {
+                    cut = top * (b + 1) / HIST_BINS;
+                    break;
+                }
+            }
+            x->lo = fmax(x->lo, -cut);
+            x->hi = fmin(x->hi, cut);
+        }
+        free(x->hist);
+        x->hist = NULL;
+    }
     return rc;
 }
 
@@ -272,7 +320,7 @@ static int report(IrGraph *g, const IrArray *samples, int n, const IrArray *ref,
     return rc;
 }
 
-int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, PassQuantReport *rep, UtilDiag *d)
+int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, double pct, PassQuantReport *rep, UtilDiag *d)
 {
     if (n_samples < 1)
         return util_error(d, util_loc_file(g->file), "--calibrate: no calibration samples");
@@ -295,7 +343,9 @@ int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, PassQuantRe
         free(a);
         return util_error(d, util_loc_file(g->file), "out of memory");
     }
-    rc = calibrate(g, a, samples, n_samples, ref, d);
+    rc = calibrate(g, a, samples, n_samples, ref, 0, d);
+    if (rc == 0 && pct > 0)
+        rc = percentile(g, a, nt, samples, n_samples, pct, d);
     /* the products' weights first, while their inputs are the float tensors */
     int n0 = g->n_nodes;
     for (int i = 0; rc == 0 && i < n0; i++) {

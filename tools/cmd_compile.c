@@ -193,6 +193,7 @@ int dlcc_cmd_compile(int argc, char **argv)
 {
     const char *target = "cpu", *outdir = ".", *name = NULL, *unavailable = NULL, *depfile = NULL, *v;
     const char *fpga_only = NULL, *precision = NULL, *hetero_only = NULL, *calibrate = NULL;
+    double pct = 0;
     int emit_given = 0;
     TgtHeteroCompile hc = { .plan = { .time_limit_s = 10 } };
     TgtOptions o = { .opt_level = 2, .emit = TGT_EMIT_DEFAULT_CPU };
@@ -292,6 +293,8 @@ int dlcc_cmd_compile(int argc, char **argv)
             o.precision = v;
         } else if ((v = dlcc_arg_value(&a, "--calibrate"))) {
             calibrate = v;
+        } else if ((v = dlcc_arg_value(&a, "--calibration"))) {
+            a.status = dlcc_parse_calibration(v, &pct);
         } else if ((v = dlcc_arg_value(&a, "--precision-file"))) {
             o.precision_file = v;
             fpga_only = "--precision-file";
@@ -376,7 +379,7 @@ int dlcc_cmd_compile(int argc, char **argv)
     else {
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         po.int8 = int8 && !fpga;
-        rc = calibrate ? dlcc_quantize_with(g, calibrate, NULL, &d) : 0;
+        rc = calibrate ? dlcc_quantize_with(g, calibrate, pct, NULL, &d) : 0;
         if (!rc)
             rc = pass_run_pipeline(g, &po, &d);
         if (!rc)

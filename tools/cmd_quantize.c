@@ -13,6 +13,7 @@
 int dlcc_cmd_quantize(int argc, char **argv)
 {
     const char *out = NULL, *calibrate = NULL, *v;
+    double pct = 0;
     DlccArgs a;
     dlcc_args_init(&a, argc, argv, "quantize");
     for (; a.i < argc && !a.status; a.i++) {
@@ -22,6 +23,8 @@ int dlcc_cmd_quantize(int argc, char **argv)
             out = v;
         else if ((v = dlcc_arg_value(&a, "--calibrate")))
             calibrate = v;
+        else if ((v = dlcc_arg_value(&a, "--calibration")))
+            a.status = dlcc_parse_calibration(v, &pct);
         else
             dlcc_arg_unknown(&a);
     }
@@ -37,7 +40,7 @@ int dlcc_cmd_quantize(int argc, char **argv)
     UtilDiag d;
     util_diag_init(&d);
     PassQuantReport rep = { 0 };
-    int rc = dlcc_quantize_with(g, calibrate, &rep, &d);
+    int rc = dlcc_quantize_with(g, calibrate, pct, &rep, &d);
     UtilBuf buf;
     util_buf_init(&buf);
     if (!rc)

@@ -237,7 +237,7 @@ int dlcc_run_graph_on(const IrGraph *g, int cpu, int n_files, const DlccInputFil
 /* dlcc run's own loading: the inputs are read before inference, so that an
  * input whose value inference needs (a Reshape's shape, ...) is bound to it
  * (pass_infer_bound); the model then runs on the other inputs. */
-static int infer_and_run(IrGraph *g, const PassOptions *po, const char *calibrate, int cpu, int n_files,
+static int infer_and_run(IrGraph *g, const PassOptions *po, const char *calibrate, double pct, int cpu, int n_files,
                          const DlccInputFile *files, const char *outdir, UtilBuf *summary, UtilDiag *d)
 {
     int ni = g->n_inputs, rc = -1;
@@ -246,7 +246,7 @@ static int infer_and_run(IrGraph *g, const PassOptions *po, const char *calibrat
     if (!in || !bound)
         util_error(d, util_loc_file(g->file), "out of memory");
     else if (!read_files(g, n_files, files, in, d) && !pass_infer_bound(g, in, bound, d) &&
-             !fe_check_declared_outputs(g, d) && !(calibrate && dlcc_quantize_with(g, calibrate, NULL, d)) && !pass_run_pipeline(g, po, d)) {
+             !fe_check_declared_outputs(g, d) && !(calibrate && dlcc_quantize_with(g, calibrate, pct, NULL, d)) && !pass_run_pipeline(g, po, d)) {
         int k = 0;
         for (int i = 0; i < ni; i++) {        /* the unbound inputs, in order: g->inputs now */
             if (bound[i])
@@ -267,6 +267,7 @@ int dlcc_cmd_run(int argc, char **argv)
 {
     const char *outdir = ".", *backend = "interp", *calibrate = NULL, *v;
     int level = 0, int8 = 0;
+    double pct = 0;
     DlccInputFile *files = calloc((size_t)argc, sizeof *files);
     int n_files = 0;
     DlccArgs a;
@@ -299,6 +300,8 @@ int dlcc_cmd_run(int argc, char **argv)
             level = dlcc_arg_opt_level(argv[a.i]);
         } else if ((v = dlcc_arg_value(&a, "--calibrate"))) {
             calibrate = v;
+        } else if ((v = dlcc_arg_value(&a, "--calibration"))) {
+            a.status = dlcc_parse_calibration(v, &pct);
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
             if (strcmp(v, "int8") && strcmp(v, "float32"))
                 a.status = dlcc_usage_error("dlcc run: --precision wants float32 or int8, not '%s'", v);
@@ -333,7 +336,7 @@ int dlcc_cmd_run(int argc, char **argv)
     PassOptions po = pass_options(level);
     po.int8 = int8;
     int rc = calibrate && !int8 ? util_error(&d, util_loc_file(a.model), "--calibrate belongs to --precision int8")
-           : infer_and_run(g, &po, calibrate, which_backend, n_files, files, outdir, &summary, &d);
+           : infer_and_run(g, &po, calibrate, pct, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)
         rc = dlcc_write_stdout(&summary, &d);
     util_buf_free(&summary);

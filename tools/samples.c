@@ -81,13 +81,33 @@ void dlcc_free_samples(IrArray *s, int n)
     free(s);
 }
 
-int dlcc_quantize_with(IrGraph *g, const char *dir, PassQuantReport *rep, UtilDiag *d)
+int dlcc_parse_calibration(const char *v, double *pct)
+{
+    char *end;
+    if (strcmp(v, "minmax") == 0) {
+        *pct = 0;
+        return 0;
+    }
+    if (strcmp(v, "percentile") == 0) {
+        *pct = 99.999;             /* ONNX Runtime's percentile calibrator's default */
+        return 0;
+    }
+    if (strncmp(v, "percentile:", 11) == 0) {
+        *pct = strtod(v + 11, &end);
+        if (end != v + 11 && !*end && *pct >= 50 && *pct <= 100)
+            return 0;
+    }
+    return dlcc_usage_error("--calibration wants minmax, percentile or percentile:P with 50 <= P <= 100, not '%s'",
+                            v);
+}
+
+int dlcc_quantize_with(IrGraph *g, const char *dir, double pct, PassQuantReport *rep, UtilDiag *d)
 {
     IrArray *s;
     int n;
     if (dlcc_read_samples(g, dir, &s, &n, d))
         return -1;
-    int r = pass_quantize(g, s, n, rep, d);
+    int r = pass_quantize(g, s, n, pct, rep, d);
     dlcc_free_samples(s, n);
     return r < 0 ? -1 : 0;
 }

@@ -134,6 +134,9 @@ void dlcc_free_samples(IrArray *s, int n);
 /* --calibrate DIR: g quantized (pass_quantize) with DIR's samples; rep
  * (may be NULL) receives the accuracy report.  0, or -1 with a diagnostic. */
 struct PassQuantReport;
-int dlcc_quantize_with(IrGraph *g, const char *dir, struct PassQuantReport *rep, UtilDiag *d);
+int dlcc_quantize_with(IrGraph *g, const char *dir, double percentile, struct PassQuantReport *rep, UtilDiag *d);
+/* --calibration minmax|percentile|percentile:P: the percentile (0 for
+ * min-max); 0, or a usage error's status. */
+int dlcc_parse_calibration(const char *v, double *percentile);
 
 #endif

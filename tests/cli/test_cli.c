@@ -302,6 +302,8 @@ static void partition(Cli *c, const char *cnn)
     check(c, "quantize: no --calibrate", 2, "'dlcc quantize' needs --calibrate DIR and -o OUT.onnx", NULL);
     run(c, "quantize", cnn, "--calibrate", ".", "-o", "q.json", NULL);
     check(c, "quantize: not .onnx", 2, "-o wants a .onnx file name, not 'q.json'", NULL);
+    run(c, "quantize", cnn, "--calibrate", ".", "--calibration", "percentile:20", "-o", "q.onnx", NULL);
+    check(c, "quantize: bad --calibration", 2, "--calibration wants minmax, percentile or percentile:P", NULL);
     run(c, cnn, "--calibrate", ".", NULL);
     check(c, "compile: --calibrate without int8", 1, "error: --calibrate belongs to --precision int8", NULL);
     run(c, cnn, "--precision", "int8", "--calibrate", "/nonexistent-dir", NULL);

@@ -100,11 +100,19 @@ def main():
         xs.tofile(os.path.join(tmp, "inputs.bin"))
         ys = {}
         wbytes = {}
-        for tag, extra in (("float", []), ("int8", ["--precision", "int8", "--calibrate", cal])):
-            out = os.path.join(tmp, tag)
+        for tag, extra in (("float", []), ("int8", ["--precision", "int8", "--calibrate", cal]),
+                           ("int8 percentile", ["--precision", "int8", "--calibrate", cal, "--calibration",
+                                                "percentile"])):
+            out = os.path.join(tmp, tag.replace(" ", "_"))
             exe, wbytes[tag] = build(dlcc, cc, model, out, extra)
             run([exe, os.path.join(tmp, "inputs.bin"), os.path.join(out, "outputs.bin"), N_EVAL])
             ys[tag] = np.fromfile(os.path.join(out, "outputs.bin"), np.float32).reshape(N_EVAL, -1)
+        agree_p = float(np.mean(ys["float"].argmax(1) == ys["int8 percentile"].argmax(1)))
+        print("%s with --calibration percentile (99.999): top-1 equal to float on %.1f%%"
+              % (os.path.basename(mdir), agree_p * 100))
+        if agree_p < 0.95:
+            print("FAIL: under 95% top-1 agreement with percentile calibration")
+            ok = False
         agree = float(np.mean(ys["float"].argmax(1) == ys["int8"].argmax(1)))
         rel = float(np.abs(ys["int8"] - ys["float"]).max() / np.abs(ys["float"]).max())
         print("%s: int8 top-1 equal to float on %d of %d inputs (%.1f%%; accuracy drop %.1f points against "
