@@ -143,6 +143,14 @@ static Onnx__AttributeProto *attribute(W *w, const IrAttr *at)
     return p;
 }
 
+/* A tensor written as an initializer: its value known, no live node
+ * making it (a value propagated from a node that stays is that node's). */
+static int constant(const IrGraph *g, int t)
+{
+    const IrTensor *x = &g->tensors[t];
+    return x->v.data && x->kind != IR_TK_INPUT && (x->producer < 0 || g->nodes[x->producer].dead);
+}
+
 /* ONNX wants node names unique in the graph: `name`, or `name_i` when an
  * earlier node has it (a pass names the nodes it adds after a tensor). */
 static char *node_name(W *w, Onnx__NodeProto *const *done, size_t n, const char *name, int i)
@@ -207,7 +215,7 @@ int fe_write_onnx(const IrGraph *g, UtilBuf *out, UtilDiag *d)
         for (int k = 0; k < n->n_in; k++) {
             int t = n->in[k];
             np->input[k] = wstr(&w, t >= 0 ? g->tensors[t].name : "");
-            if (t >= 0 && g->tensors[t].v.data && g->tensors[t].kind != IR_TK_INPUT && !is_init[t]) {
+            if (t >= 0 && constant(g, t) && !is_init[t]) {
                 is_init[t] = 1;
                 gp.initializer[gp.n_initializer++] = tensor(&w, g->tensors[t].name, &g->tensors[t].v);
             }
@@ -226,7 +234,7 @@ int fe_write_onnx(const IrGraph *g, UtilBuf *out, UtilDiag *d)
             w.oom = 1;
     for (int i = 0; gp.output && i < g->n_outputs; i++) {
         int t = g->outputs[i];
-        if (g->tensors[t].v.data && !is_init[t] && g->tensors[t].kind != IR_TK_INPUT) {
+        if (constant(g, t) && !is_init[t]) {
             is_init[t] = 1;                /* an output known at compile time */
             gp.initializer[gp.n_initializer++] = tensor(&w, g->tensors[t].name, &g->tensors[t].v);
         }

@@ -67,6 +67,85 @@ static const IrArray *const_value(const IrGraph *g, int t)
     return &g->tensors[t].v;
 }
 
+/* ---------------------------------------------------------------- writing */
+
+/* The e2e models (dlcc JSON) written as ONNX by fe_write_onnx and read back:
+ * the same live nodes in order (operator, inputs and outputs by name, every
+ * attribute with its kind and values), the same constants byte for byte,
+ * the same graph inputs and outputs with their dtypes and shapes. */
+static void test_write_roundtrip(void **state)
+{
+    (void)state;
+    static const char *const models[] = { "cnn", "encoder", "dscnn", "resnet" };
+    for (size_t m = 0; m < sizeof models / sizeof *models; m++) {
+        char path[512];
+        snprintf(path, sizeof path, DLCC_SOURCE_ROOT "/tests/e2e/%s/model.json", models[m]);
+        UtilDiag d;
+        util_diag_init(&d);
+        IrGraph *g = fe_load(path, NULL, &d);
+        assert_non_null(g);
+        assert_int_equal(pass_infer(g, &d), 0);
+        UtilBuf b;
+        util_buf_init(&b);
+        assert_int_equal(fe_write_onnx(g, &b, &d), 0);
+        IrGraph *h = fe_load_onnx("written.onnx", (const uint8_t *)b.data, b.len, NULL, &d);
+        if (!h)
+            fprintf(stderr, "%s: %s\n", models[m], d.msg);
+        assert_non_null(h);
+        assert_int_equal(pass_infer(h, &d), 0);
+        assert_int_equal(h->opset, 21);
+        int k = 0;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const IrNode *a = &g->nodes[i];
+            if (a->dead)
+                continue;
+            while (k < h->n_nodes && h->nodes[k].dead)
+                k++;
+            assert_true(k < h->n_nodes);
+            const IrNode *c = &h->nodes[k++];
+            assert_int_equal(a->op, c->op);
+            assert_int_equal(a->n_in, c->n_in);
+            for (int j = 0; j < a->n_in; j++) {
+                assert_string_equal(g->tensors[a->in[j]].name, h->tensors[c->in[j]].name);
+                const IrArray *x = &g->tensors[a->in[j]].v, *y = &h->tensors[c->in[j]].v;
+                assert_int_equal(x->dtype, y->dtype);
+                assert_true(ir_shape_equal(&x->shape, &y->shape));
+                assert_int_equal(!x->data, !y->data);
+                if (x->data)
+                    assert_memory_equal(x->data, y->data, ir_array_bytes(x));
+            }
+            assert_int_equal(a->n_attrs, c->n_attrs);
+            for (int j = 0; j < a->n_attrs; j++) {
+                const IrAttr *x = &a->attrs[j], *y = ir_attr(c, x->key);
+                assert_non_null(y);
+                assert_int_equal(x->kind, y->kind);
+                if (x->kind == IR_AK_INT)
+                    assert_int_equal(x->v.i, y->v.i);
+                else if (x->kind == IR_AK_FLOAT)
+                    assert_true((float)x->v.f == (float)y->v.f);
+                else if (x->kind == IR_AK_STRING)
+                    assert_string_equal(x->v.s, y->v.s);
+                else if (x->kind == IR_AK_INTS) {
+                    assert_int_equal(x->n, y->n);
+                    for (int e = 0; e < x->n; e++)
+                        assert_int_equal(x->v.ints[e], y->v.ints[e]);
+                }
+            }
+        }
+        assert_int_equal(g->n_inputs, h->n_inputs);
+        assert_int_equal(g->n_outputs, h->n_outputs);
+        for (int i = 0; i < g->n_outputs; i++) {
+            const IrTensor *x = &g->tensors[g->outputs[i]], *y = &h->tensors[h->outputs[i]];
+            assert_string_equal(x->name, y->name);
+            assert_int_equal(x->v.dtype, y->v.dtype);
+            assert_true(ir_shape_equal(&x->v.shape, &y->v.shape));
+        }
+        util_buf_free(&b);
+        ir_graph_free(h);
+        ir_graph_free(g);
+    }
+}
+
 /* ---------------------------------------------------------------- reading */
 
 static void test_basic(void **state)
@@ -597,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_upgrade_upsample),
         cmocka_unit_test(test_upgrade_misc),
         cmocka_unit_test(test_upgrade_direct),
+        cmocka_unit_test(test_write_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
