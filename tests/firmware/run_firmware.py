@@ -54,6 +54,10 @@ TARGETS = [
     ("rv32", ["--triple", "riscv32-unknown-elf", "--mcpu", "generic-rv32"], None, None, []),
 ]
 TRIPLE = TARGETS[0][1]
+# the int8 models again for a Cortex-M4 without an FPU: the float32 steps of the requantization
+# through the compiler's soft-float helpers (exact too), run on the same board
+SOFT_FLOAT = ("without an FPU", ["--triple", "thumbv7em-none-eabi", "--mcpu", "cortex-m4", "--mattr=-fpregs"],
+              ["-mcpu=cortex-m4", "-mfloat-abi=soft"])
 LIBM = {"expf", "logf", "sqrtf", "sinf", "cosf", "tanf", "tanhf", "erff", "powf", "floorf", "ceilf",
         "roundevenf", "fmaf", "asinf", "acosf", "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf",
         "exp", "log", "sqrt", "floor", "ceil", "fma", "pow"}
@@ -342,7 +346,8 @@ def check_int8(dlcc, board, tmp, qdir, fmodel, wmax, wsmax, table):
     correctly rounded on both sides).  Its weights and workspace must be at most wmax and wsmax times
     those of the float model fmodel compiled alike (docs/firmware.md, "int8": 0.3 for the MLPerf Tiny
     DS-CNN as issue 30 asks; the e2e DS-CNN is too small for 0.3, its per-channel int32 biases and
-    float32 scales weigh too much beside its 2720 weights)."""
+    float32 scales weigh too much beside its 2720 weights).  The same model built for a Cortex-M4
+    without an FPU (SOFT_FLOAT) has no floating-point instruction and gives the same bits."""
     tag = qdir.name
     name = "q_" + tag
     qdir_out = tmp / ("int8_" + tag)
@@ -355,25 +360,39 @@ def check_int8(dlcc, board, tmp, qdir, fmodel, wmax, wsmax, table):
     ref_dir = tmp / ("interp_" + tag)
     run([dlcc, "run", str(qdir / "model.onnx"), "-O2", "--precision", "int8", "-i",
          "input=" + str(qdir / "input_0.npy"), "-o", str(ref_dir)])
-    print("== cortex-m4: %s with --precision int8, against the interpreter bit for bit" % qdir.name)
-    elf = build_image(qdir_out, "int8", board, [(name, qdir, header)], [obj],
-                      "static uint8_t workspace[%s_WORKSPACE_SIZE + 1] __attribute__((aligned(64)));" % name,
-                      lambda n, m, h: model_code(n, m, h, "workspace"))
-    text_out = run_qemu(elf)
-    m = re.search(r"^RUN %s (-?\d+) (\d+)$" % name, text_out, re.M)
-    if not m or int(m.group(1)) != 0:
-        print("FAIL: %s_run did not return 0" % name)
-        return False
-    for k, out in enumerate(fields(header, name, "outputs")):
-        bits = re.findall(r"^OUT %s %d ([0-9a-f]{8})$" % (name, k), text_out, re.M)
-        got = np.array([int(b, 16) for b in bits], np.uint32)
-        want = np.load(ref_dir / (out + ".npy")).astype(np.float32).ravel().view(np.uint32)
-        if got.size != want.size or not np.array_equal(got, want):
-            print("FAIL: %s output %s differs from the interpreter's: %s vs %s" % (name, out, got.view(np.float32),
-                                                                                  want.view(np.float32)))
-            ok = False
+    stack = -1
+    for fpu, triple, gflags in (("with the FPU", TRIPLE, TARGETS[0][2]), SOFT_FLOAT):
+        if fpu != "with the FPU":           # the same model built for a Cortex-M4 without an FPU
+            vdir = tmp / ("int8_soft_" + tag)
+            run([dlcc, str(qdir / "model.onnx"), "--precision", "int8"] + triple + ["--name", name, "-o", str(vdir)])
+            vobj = vdir / (name + ".o")
+            vfp = [l for l in run(["arm-none-eabi-objdump", "-d", str(vobj)]).splitlines()
+                   if re.match(r"^\s+[0-9a-f]+:\s+[0-9a-f ]+\s+v[a-z]", l)]
+            if vfp:
+                print("FAIL: the no-FPU build has floating-point instructions: %s" % vfp[0].strip())
+                ok = False
         else:
-            print("%s output %s: %d values equal to the interpreter's bit for bit" % (name, out, got.size))
+            vdir, vobj = qdir_out, obj
+        print("== cortex-m4 %s: %s with --precision int8, against the interpreter bit for bit" % (fpu, qdir.name))
+        elf = build_image(vdir, "int8", board, [(name, qdir, header)], [vobj],
+                          "static uint8_t workspace[%s_WORKSPACE_SIZE + 1] __attribute__((aligned(64)));" % name,
+                          lambda n, m, h: model_code(n, m, h, "workspace"), gflags)
+        text_out = run_qemu(elf)
+        m = re.search(r"^RUN %s (-?\d+) (\d+)$" % name, text_out, re.M)
+        if not m or int(m.group(1)) != 0:
+            print("FAIL: %s_run did not return 0" % name)
+            return False
+        stack = int(m.group(2)) if stack < 0 else stack
+        for k, out in enumerate(fields(header, name, "outputs")):
+            bits = re.findall(r"^OUT %s %d ([0-9a-f]{8})$" % (name, k), text_out, re.M)
+            got = np.array([int(b, 16) for b in bits], np.uint32)
+            want = np.load(ref_dir / (out + ".npy")).astype(np.float32).ravel().view(np.uint32)
+            if got.size != want.size or not np.array_equal(got, want):
+                print("FAIL: %s output %s differs from the interpreter's: %s vs %s"
+                      % (name, out, got.view(np.float32), want.view(np.float32)))
+                ok = False
+            else:
+                print("%s output %s: %d values equal to the interpreter's bit for bit" % (name, out, got.size))
     w, fw = macro(header, name + "_WEIGHTS_SIZE"), macro(fheader, "f_%s_WEIGHTS_SIZE" % tag)
     ws, fws = macro(header, name + "_WORKSPACE_SIZE"), macro(fheader, "f_%s_WORKSPACE_SIZE" % tag)
     print("int8 / float32 %s: weights %d / %d bytes = %.3f (at most %.2f), workspace %d / %d bytes = %.3f (at "
@@ -382,7 +401,7 @@ def check_int8(dlcc, board, tmp, qdir, fmodel, wmax, wsmax, table):
         print("FAIL: the int8 build's weights or workspace exceed their bound")
         ok = False
     text, rodata, _ = sizes(obj)
-    table.append(("cortex-m4 %s (int8)" % tag, text, rodata, ws, int(m.group(2)),
+    table.append(("cortex-m4 %s (int8)" % tag, text, rodata, ws, stack,
                   macro(header, name + "_STACK_SIZE")))
     return ok
 
