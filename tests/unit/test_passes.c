@@ -977,6 +977,50 @@ static void test_qdq_add(void **state)
                "}\n", 0);
 }
 
+/* qdq-int8 (--precision int8): pooling and reshapes between a DQ and a Q
+ * run on the 8-bit tensor.  Scales are powers of two, so the float graph
+ * is exact too and the outputs are equal. */
+static void test_qdq_int8_pools(void **state)
+{
+    (void)state;
+    /* MaxPool with the same scale and zero point on both sides: on the int8 values */
+    check_pass("qdq-int8", "x = input i8 [1,2,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1;"
+               "dx = DequantizeLinear x xs xz; p = MaxPool dx {kernel_shape=2,2 strides=2,2};"
+               "y = QuantizeLinear p xs xz; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: int8[1,2,4,4]\n"
+               "  const %xs: float32[] = {0.5}\n"
+               "  const %xz: int8[] = {1}\n"
+               "  %dx: float32[1,2,4,4] = DequantizeLinear(%x, %xs, %xz)\n"
+               "  %y: int8[1,2,2,2] = MaxPool(%x) {kernel_shape=[2,2], strides=[2,2]}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+    /* a global average pool: (pool(float32(x)) - xz) * (xs / ys), requantized */
+    check_pass("qdq-int8", "x = input i8 [1,2,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1;"
+               "dx = DequantizeLinear x xs xz; p = GlobalAveragePool dx; ys = const f32 [] 0.25;"
+               "yz = const i8 [] -3; y = QuantizeLinear p ys yz; out y",
+               "graph t (opset 21) {\n"
+               "  input %x: int8[1,2,4,4]\n"
+               "  const %xs: float32[] = {0.5}\n"
+               "  const %xz: int8[] = {1}\n"
+               "  const %y__1: float32[] = {1}\n"
+               "  const %y__3: float32[] = {2}\n"
+               "  const %y__6: float32[] = {-3}\n"
+               "  const %y__8: float32[] = {-128}\n"
+               "  const %y__9: float32[] = {127}\n"
+               "  %dx: float32[1,2,4,4] = DequantizeLinear(%x, %xs, %xz)\n"
+               "  %x__0: float32[1,2,4,4] = Cast(%x) {to=1}  # x\n"
+               "  %y__0: float32[1,2,1,1] = GlobalAveragePool(%x__0)  # y\n"
+               "  %y__2: float32[1,2,1,1] = Sub(%y__0, %y__1)  # y\n"
+               "  %y__4: float32[1,2,1,1] = Mul(%y__2, %y__3)  # y\n"
+               "  %y__5: float32[1,2,1,1] = Round(%y__4)  # y\n"
+               "  %y__7: float32[1,2,1,1] = Add(%y__5, %y__6)  # y\n"
+               "  %y__10: float32[1,2,1,1] = Clip(%y__7, %y__8, %y__9)  # y\n"
+               "  %y: int8[1,2,1,1] = Cast(%y__10) {to=3}  # y\n"
+               "  return %y\n"
+               "}\n", 0);
+}
+
 /* ------------------------------------------------------------ the pass manager */
 
 static void test_pipelines(void **state)
@@ -1232,6 +1276,7 @@ int main(void)
         cmocka_unit_test(test_qdq_conv),
         cmocka_unit_test(test_qdq_matmul_gemm),
         cmocka_unit_test(test_qdq_add),
+        cmocka_unit_test(test_qdq_int8_pools),
         cmocka_unit_test(test_pipelines),
         cmocka_unit_test(test_print_and_time),
         cmocka_unit_test(test_check),
