@@ -460,6 +460,147 @@ static int read_upsample(Reader *r, const Onnx__NodeProto *np, const char *nl, i
     return 0;
 }
 
+/* ---------------------------------------- ONNX Runtime's QOperator format
+ *
+ * quantize_static's QOperator format writes, besides the default domain's
+ * QLinearConv / QLinearMatMul / QuantizeLinear / DequantizeLinear, some
+ * operators of ONNX Runtime's 'com.microsoft' domain.  Each is read as the
+ * QDQ form it computes (ONNX Runtime's contrib operator documentation), which
+ * the qdq pass runs on the integers as for a QDQ model:
+ *   QLinearAdd(a, as, az, b, bs, bz, cs, cz)        Q(DQ(a) + DQ(b), cs, cz)
+ *   QLinearAveragePool(x, xs, xz, ys, yz)            Q(AveragePool(DQ(x)), ys, yz)
+ *   QLinearGlobalAveragePool(x, xs, xz, ys, yz)      Q(GlobalAveragePool(DQ(x)), ys, yz)
+ *   QGemm(a, as, az, b, bs, bz, [c], [ys, yz])       [Q](Gemm(DQ(a), DQ(b), DQ(c, as*bs)))
+ * (channels_last = 1 is refused; zero points must be given). */
+
+static const char *const contrib_ops[] = { "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool", "QGemm" };
+
+static int contrib_known(const char *ot)
+{
+    for (size_t i = 0; i < sizeof contrib_ops / sizeof *contrib_ops; i++)
+        if (strcmp(ot, contrib_ops[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* A node op(in[0..n)) writing tensor out (a fresh one when out < 0); its
+ * output, or -1 out of memory.  *node receives its index. */
+static int contrib_node(Reader *r, IrOp op, const char *name, int n, const int *in, int out, int *node)
+{
+    if (out < 0 && (out = ir_add_temp(r->g, name)) < 0)
+        return -1;
+    int k = ir_add_node(r->g, op, name, n, in, 1, &out, r->loc);
+    if (node)
+        *node = k;
+    return k < 0 ? -1 : out;
+}
+
+/* DQ(q, s, z) with the quantization axis `axis` when s holds more than one
+ * value (an initializer), or always when axis >= 0 is `forced` (a bias: its
+ * scale is computed). */
+static int contrib_dq(Reader *r, const char *name, int q, int s, int z, int64_t axis, int forced)
+{
+    int k, t = contrib_node(r, IR_OP_DequantizeLinear, name, 3, (int[]){ q, s, z }, -1, &k);
+    const IrTensor *st = &r->g->tensors[s];
+    IrAttr a = { .key = IR_A_axis, .kind = IR_AK_INT, .v.i = axis };
+    if (t >= 0 && (forced || (st->kind == IR_TK_CONST && ir_shape_numel(&st->v.shape) > 1)) &&
+        ir_set_attr(r->g, k, &a))
+        return -1;
+    return t;
+}
+
+/* QGemm's bias scale a_scale * b_scale: a float32 constant when both are
+ * float32 initializers (so the qdq pass sees a constant bias scale, as in
+ * the QDQ format), else a Mul node. */
+static int bias_scale(Reader *r, const char *name, int as, int bs)
+{
+    IrGraph *g = r->g;
+    const IrTensor *a = &g->tensors[as], *b = &g->tensors[bs];
+    if (a->kind != IR_TK_CONST || b->kind != IR_TK_CONST || !a->v.data || !b->v.data || a->v.dtype != IR_DT_F32 ||
+        b->v.dtype != IR_DT_F32 || ir_shape_numel(&a->v.shape) != 1)
+        return contrib_node(r, IR_OP_Mul, name, 2, (int[]){ as, bs }, -1, NULL);
+    IrShape sh = b->v.shape;
+    int t = ir_add_temp(g, name);
+    if (t < 0)
+        return -1;
+    g->tensors[t].kind = IR_TK_CONST;
+    ir_set_type(g, t, IR_DT_F32, &sh);
+    float *p = ir_alloc_data(g, t);
+    if (!p)
+        return -1;
+    const float av = *(const float *)g->tensors[as].v.data, *bv = g->tensors[bs].v.data;
+    for (int64_t i = 0; i < ir_shape_numel(&sh); i++)
+        p[i] = av * bv[i];
+    return t;
+}
+
+static int read_contrib(Reader *r, const Onnx__NodeProto *np, const char *nl, const int *in, int nin, const int *out,
+                        int nout)
+{
+    const char *ot = str_or(np->op_type, ""), *nm = str_or(np->name, "");
+    int gemm = strcmp(ot, "QGemm") == 0, add = strcmp(ot, "QLinearAdd") == 0;
+    int need = add ? 8 : gemm ? 6 : 5;
+    for (int k = 0; k < need; k++)
+        if (k >= nin || in[k] < 0)
+            return util_error(r->d, r->loc, "node %s (com.microsoft.%s): input %d is missing (dlcc reads this "
+                              "operator with every scale and zero point given)", nl, ot, k);
+    if (nout != 1 || out[0] < 0)
+        return util_error(r->d, r->loc, "node %s (com.microsoft.%s): needs one output", nl, ot);
+    int64_t trans_a = 0, trans_b = 0;
+    double alpha = 1;
+    int pool = -1, y = -1, rc = 0;
+    for (size_t k = 0; k < np->n_attribute; k++) {
+        const Onnx__AttributeProto *ap = np->attribute[k];
+        const char *an = str_or(ap->name, "");
+        if (strcmp(an, "channels_last") == 0) {
+            if (ap->i != 0)
+                return util_error(r->d, r->loc, "node %s (com.microsoft.%s): channels_last = 1 is not supported", nl,
+                                  ot);
+        } else if (gemm && strcmp(an, "transA") == 0) {
+            trans_a = ap->i;
+        } else if (gemm && strcmp(an, "transB") == 0) {
+            trans_b = ap->i;
+        } else if (gemm && strcmp(an, "alpha") == 0) {
+            alpha = ap->f;
+        } else if (strcmp(ot, "QLinearAveragePool") != 0) {
+            return util_error(r->d, r->loc, "node %s (com.microsoft.%s): unknown attribute '%s'", nl, ot, an);
+        }
+    }
+    if (add) {
+        int a = contrib_dq(r, nm, in[0], in[1], in[2], 1, 0);
+        int b = a < 0 ? -1 : contrib_dq(r, nm, in[3], in[4], in[5], 1, 0);
+        int s = b < 0 ? -1 : contrib_node(r, IR_OP_Add, nm, 2, (int[]){ a, b }, -1, NULL);
+        y = s < 0 ? -1 : contrib_node(r, IR_OP_QuantizeLinear, nm, 3, (int[]){ s, in[6], in[7] }, out[0], NULL);
+    } else if (!gemm) {
+        int x = contrib_dq(r, nm, in[0], in[1], in[2], 1, 0);
+        int p = x < 0 ? -1
+              : contrib_node(r, strcmp(ot, "QLinearAveragePool") == 0 ? IR_OP_AveragePool : IR_OP_GlobalAveragePool,
+                             nm, 1, &x, -1, &pool);
+        for (size_t k = 0; p >= 0 && !rc && r->g->nodes[pool].op == IR_OP_AveragePool && k < np->n_attribute; k++)
+            if (strcmp(str_or(np->attribute[k]->name, ""), "channels_last") != 0)
+                rc = set_node_attr(r, pool, nl, np->attribute[k]);
+        y = p < 0 || rc ? -1 : contrib_node(r, IR_OP_QuantizeLinear, nm, 3, (int[]){ p, in[3], in[4] }, out[0], NULL);
+    } else {
+        int has_y = nin > 8 && in[7] >= 0 && in[8] >= 0, has_c = nin > 6 && in[6] >= 0;
+        int a = contrib_dq(r, nm, in[0], in[1], in[2], 1, 0);
+        int b = a < 0 ? -1 : contrib_dq(r, nm, in[3], in[4], in[5], trans_b ? 0 : 1, 0);
+        int cs = !has_c || b < 0 ? -1 : bias_scale(r, nm, in[1], in[4]);
+        int c = cs < 0 ? -1 : contrib_dq(r, nm, in[6], cs, -1, 0, 1);
+        int k, g = b < 0 || (has_c && c < 0) ? -1
+                 : contrib_node(r, IR_OP_Gemm, nm, has_c ? 3 : 2, (int[]){ a, b, c }, has_y ? -1 : out[0], &k);
+        IrAttr at[3] = { { .key = IR_A_alpha, .kind = IR_AK_FLOAT, .v.f = alpha },
+                         { .key = IR_A_transA, .kind = IR_AK_INT, .v.i = trans_a },
+                         { .key = IR_A_transB, .kind = IR_AK_INT, .v.i = trans_b } };
+        for (int j = 0; g >= 0 && j < 3; j++)
+            if (ir_set_attr(r->g, k, &at[j]))
+                g = -1;
+        y = g < 0 || !has_y ? g : contrib_node(r, IR_OP_QuantizeLinear, nm, 3, (int[]){ g, in[7], in[8] }, out[0], NULL);
+    }
+    if (rc)
+        return -1;
+    return y < 0 ? util_error(r->d, r->loc, "out of memory") : 0;
+}
+
 /* Pass 1: operator and domain of every node; its outputs become tensors so
  * that inputs can be resolved in any node order. */
 static int declare_nodes(Reader *r, const Onnx__GraphProto *gp)
@@ -469,15 +610,18 @@ static int declare_nodes(Reader *r, const Onnx__GraphProto *gp)
         char nl[256];
         node_label(np, i, nl, sizeof nl);
         const char *ot = str_or(np->op_type, "");
-        if (!is_default_domain(np->domain))
+        int contrib = np->domain && strcmp(np->domain, "com.microsoft") == 0 && contrib_known(ot);
+        if (!is_default_domain(np->domain) && !contrib)
             return util_error(r->d, r->loc, "unsupported operator '%s.%s' (node %s): operator domain '%s' is not "
-                              "supported; dlcc reads the default ONNX domain only", np->domain, ot, nl, np->domain);
+                              "supported; dlcc reads the default ONNX domain and, of 'com.microsoft', the quantized "
+                              "operators of ONNX Runtime's QOperator format (QLinearAdd, QLinearAveragePool, "
+                              "QLinearGlobalAveragePool, QGemm)", np->domain, ot, nl, np->domain);
         if (r->g->opset == 0)
             return util_error(r->d, r->loc, "node %s (%s): the model does not import the default ONNX opset", nl, ot);
         int sub = 0;
         for (size_t k = 0; k < np->n_attribute; k++)
             sub |= is_subgraph_attr(np->attribute[k]);
-        if (ir_op_from_name(ot) == IR_OP_INVALID && strcmp(ot, "Upsample") != 0)
+        if (!contrib && ir_op_from_name(ot) == IR_OP_INVALID && strcmp(ot, "Upsample") != 0)
             return util_error(r->d, r->loc, "unsupported operator '%s' (node %s, opset %d)%s", ot, nl, r->g->opset,
                               sub ? "; control flow with subgraphs is not supported" : "");
         for (size_t k = 0; k < np->n_output; k++) {
@@ -539,6 +683,10 @@ static int read_nodes(Reader *r, const Onnx__GraphProto *gp)
         if (nin < 0 || nout < 0) {
             rc = -1;
             break;
+        }
+        if (np->domain && strcmp(np->domain, "com.microsoft") == 0) {
+            rc = read_contrib(r, np, nl, in, nin, out, nout);
+            continue;
         }
         if (strcmp(ot, "Upsample") == 0) {
             if (nin < 1 || nout != 1 || in[0] < 0)

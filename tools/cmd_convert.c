@@ -1,5 +1,6 @@
 /* tools/cmd_convert.c — dlcc convert: any model to the dlcc JSON format v1
- * plus a .safetensors file beside it, written atomically. */
+ * plus a .safetensors file beside it, or to ONNX (OUT.onnx), written
+ * atomically. */
 #include "tools/tools.h"
 
 #include <stdio.h>
@@ -7,14 +8,37 @@
 #include <string.h>
 #include <unistd.h>
 
+/* OUT.onnx: the graph as an ONNX model (fe_write_onnx), written atomically. */
+static int convert_onnx(const IrGraph *g, const char *out_path, UtilDiag *d)
+{
+    const char *slash = strrchr(out_path, '/');
+    char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path))) : strdup(".");
+    UtilBuf b;
+    util_buf_init(&b);
+    int created = 0, rc = dir ? fe_write_onnx(g, &b, d) : util_error(d, util_loc_file(out_path), "out of memory");
+    if (!rc && !(rc = dlcc_prepare_dir(dir, &created, d))) {
+        UtilOutSet outs;
+        util_outset_init(&outs);
+        rc = util_outset_write(&outs, dir, slash ? slash + 1 : out_path, b.data, b.len, d);
+        rc = rc ? (util_outset_abort(&outs), rc) : util_outset_commit(&outs, d);
+        if (rc && created)
+            rmdir(dir);
+    }
+    util_buf_free(&b);
+    free(dir);
+    return rc;
+}
+
 int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d)
 {
     const char *slash = strrchr(out_path, '/');
     const char *base = slash ? slash + 1 : out_path;
     size_t bl = strlen(base);
+    if (bl > 5 && strcmp(base + bl - 5, ".onnx") == 0)
+        return convert_onnx(g, out_path, d);
     if (bl <= 5 || strcmp(base + bl - 5, ".json") != 0)
         return util_error(d, util_loc_file(out_path), "the output must be a .json file name such as model.json "
-                          "(the .safetensors file is written beside it)");
+                          "(the .safetensors file is written beside it) or a .onnx file name");
     size_t stem = bl - 5;
     char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path)))
                       : strdup(".");

@@ -41,31 +41,12 @@ int dlcc_cmd_quantize(int argc, char **argv)
     util_diag_init(&d);
     PassQuantReport rep = { 0 };
     int rc = dlcc_quantize_with(g, calibrate, pct, &rep, &d);
-    UtilBuf buf;
-    util_buf_init(&buf);
     if (!rc)
-        rc = fe_write_onnx(g, &buf, &d);
-    if (!rc) {
-        const char *slash = strrchr(out, '/');
-        char *dir = slash ? (slash == out ? strdup("/") : strndup(out, (size_t)(slash - out))) : strdup(".");
-        int created = 0;
-        UtilOutSet outs;
-        util_outset_init(&outs);
-        if (!dir)
-            rc = util_error(&d, util_loc_file(out), "out of memory");
-        else if (!(rc = dlcc_prepare_dir(dir, &created, &d))) {
-            rc = util_outset_write(&outs, dir, slash ? slash + 1 : out, buf.data, buf.len, &d);
-            rc = rc ? (util_outset_abort(&outs), rc) : util_outset_commit(&outs, &d);
-            if (rc && created)
-                rmdir(dir);
-        }
-        free(dir);
-    }
+        rc = dlcc_convert_graph(g, out, &d);
     if (!rc)   /* the accuracy drop on the calibration samples, the float model as the reference */
         printf("%s: int8 on the %d calibration samples: top-1 as float on %d (%.1f%%), max |int8 - float| %.4f of "
                "max |float|\n", out, rep.n_samples, rep.top1_same, 100.0 * rep.top1_same / rep.n_samples,
                rep.max_rel_err);
-    util_buf_free(&buf);
     ir_graph_free(g);
     return rc ? dlcc_report(&d) : 0;
 }

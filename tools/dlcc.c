@@ -23,7 +23,7 @@ static const char usage[] =
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
     "                [--precision float32|int8] [--calibrate DIR [--calibration M]]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
-    "       dlcc convert MODEL -o OUT.json\n"
+    "       dlcc convert MODEL -o OUT.json|OUT.onnx\n"
     "       dlcc quantize MODEL --calibrate DIR [--calibration minmax|percentile[:P]] -o OUT.onnx\n"
     "       dlcc partition MODEL --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
     "                      [--time-limit SECONDS] [-O0|-O1|-O2|-O3] [--json]\n"

@@ -14,6 +14,11 @@ and dscnn_kws.onnx / dscnn_kws_in.npy, the MLPerf Tiny keyword-spotting DS-CNN o
 (`/usr/bin/python3 bench/models.py --out D dscnn_kws`: D/dscnn_kws/model.onnx and input_0.npy), whose
 float model is also kept as quant_dscnn_kws/float.onnx for the firmware test's size comparison.
 
+    tests/e2e/quantize_models.py DLCC_ONNX_DIR --qoperator
+
+writes quant_qop_dscnn and quant_qop_resnet instead (the QOperator format beside the QDQ one; the
+float models may come from `dlcc convert tests/e2e/NAME/model.json -o DIR/NAME.onnx`).
+
 Each model goes through ONNX Runtime's quant_pre_process and quantize_static as issue 30 asks (QDQ
 format, per-channel int8 weights, int8 activations, min-max calibration on 32 standard-normal inputs,
 seed 0), in an environment with onnx, onnxruntime, ml_dtypes and sympy from PyPI (bench/.venv after
@@ -38,6 +43,20 @@ from onnxruntime.quantization.shape_inference import quant_pre_process
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+class Samples(CalibrationDataReader):
+    """n standard-normal samples of input `inp` (seed 0)."""
+
+    def __init__(self, inp, shape, n):
+        self.inp, self.shape, self.n, self.k = inp, shape, n, 0
+        self.rng = np.random.default_rng(0)
+
+    def get_next(self):
+        if self.k >= self.n:
+            return None
+        self.k += 1
+        return {self.inp: self.rng.standard_normal(self.shape).astype(np.float32)}
+
+
 def main():
     src_dir = sys.argv[1]
     flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
@@ -48,22 +67,10 @@ def main():
         src = os.path.join(src_dir, name + ".onnx")
         x = np.load(os.path.join(src_dir, name + "_in.npy"))
         inp = onnx.load(src).graph.input[0].name
-        rng = np.random.default_rng(0)
-
-        class Reader(CalibrationDataReader):
-            def __init__(self):
-                self.k = 0
-
-            def get_next(self):
-                if self.k >= 32:
-                    return None
-                self.k += 1
-                return {inp: rng.standard_normal(x.shape).astype(np.float32)}
-
         pre = os.path.join(out, "pre.onnx")
         quant_pre_process(src, pre)
         qm = os.path.join(out, "model.onnx")
-        quantize_static(pre, qm, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+        quantize_static(pre, qm, Samples(inp, x.shape, 32), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
         os.remove(pre)
         np.save(os.path.join(out, "input_0.npy"), x)
@@ -88,5 +95,43 @@ def main():
         print(name, "->", out)
 
 
+def qoperator(src_dir):
+    """quant_qop_<name>/ for dscnn and resnet: the QOperator format (QLinearConv and ONNX Runtime's
+    com.microsoft QLinearAdd / QLinearAveragePool / QLinearGlobalAveragePool / QGemm) as model.onnx and
+    the QDQ format of the same calibration as model_qdq.onnx (16 standard-normal samples, seed 0), the
+    e2e input, ONNX Runtime's output of model.onnx (output_ort.npy) and reference.json (its output step).
+    tests/e2e/run_qop.py checks that dlcc reads both formats to the same bits."""
+    for name in ("dscnn", "resnet"):
+        out = os.path.join(HERE, "quant_qop_" + name)
+        os.makedirs(out, exist_ok=True)
+        src = os.path.join(src_dir, name + ".onnx")
+        x = np.load(os.path.join(src_dir, name + "_in.npy"))
+        inp = onnx.load(src).graph.input[0].name
+        pre = os.path.join(out, "pre.onnx")
+        quant_pre_process(src, pre)
+        for fmt, file in ((QuantFormat.QOperator, "model.onnx"), (QuantFormat.QDQ, "model_qdq.onnx")):
+            quantize_static(pre, os.path.join(out, file), Samples(inp, x.shape, 16), quant_format=fmt,
+                            per_channel=True,
+                            activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+        os.remove(pre)
+        np.save(os.path.join(out, "input_0.npy"), x)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        qm = os.path.join(out, "model.onnx")
+        np.save(os.path.join(out, "output_ort.npy"),
+                ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, {inp: x})[0])
+        m = onnx.load(qm)
+        inits = {i.name: onnx.numpy_helper.to_array(i) for i in m.graph.initializer}
+        dq = [n for n in m.graph.node if n.output[0] == m.graph.output[0].name][0]
+        assert dq.op_type == "DequantizeLinear"
+        with open(os.path.join(out, "reference.json"), "w") as f:
+            json.dump({"output_step": float(inits[dq.input[1]]), "onnxruntime": ort.__version__}, f, indent=1)
+            f.write("\n")
+        print(name, "->", out)
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 2 and sys.argv[2] == "--qoperator":
+        qoperator(sys.argv[1])
+    else:
+        main()
