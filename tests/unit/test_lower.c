@@ -338,6 +338,34 @@ static void test_plan_chain(void **state)
     ir_graph_free(t.g);
 }
 
+/* A Cast of int8 to float32 read only by an average pool takes no buffer:
+ * the pool loads the int8 tensor and converts each element (lower.c,
+ * cast_into_pool); with a second reader the Cast keeps its kernel. */
+static void test_cast_into_pool(void **state)
+{
+    (void)state;
+    for (int second = 0; second < 2; second++) {
+        TG t;
+        tg_start(&t, "castpool");
+        int x = tg_input(&t, "x", IR_DT_I8, TG_INTS(1, 2, 4, 4));
+        int c = tg_node(&t, IR_OP_Cast, "c", 1, &x, 1);
+        tg_int(&t, IR_A_to, 1);
+        tg_output(&t, tg_node(&t, IR_OP_GlobalAveragePool, "gap", 1, &c, 1));
+        if (second)
+            tg_output(&t, tg_node(&t, IR_OP_Relu, "r", 1, &c, 1));
+        LoopProgram *p = planned(&t);
+        int has_cast_buf = 0;
+        for (int i = 0; i < p->n_bufs; i++)
+            has_cast_buf |= strcmp(p->bufs[i].name, "c_out0") == 0;
+        assert_int_equal(has_cast_buf, second);
+        assert_int_equal(p->n_kernels, second ? 3 : 1);
+        if (!second)
+            assert_int_equal(p->workspace_bytes, 0);
+        loop_program_free(p);
+        ir_graph_free(t.g);
+    }
+}
+
 static void test_plan_diamond(void **state)
 {
     (void)state;
@@ -498,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_schedule_scatter),
         cmocka_unit_test(test_plan_chain),
         cmocka_unit_test(test_plan_diamond),
+        cmocka_unit_test(test_cast_into_pool),
         cmocka_unit_test(test_plan_in_place_and_views),
         cmocka_unit_test(test_large_constant),
         cmocka_unit_test(test_unsupported),
