@@ -8,11 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The folder of out_path (malloc'd; NULL out of memory). */
+static char *dir_of(const char *out_path)
+{
+    const char *slash = strrchr(out_path, '/');
+    return slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path))) : strdup(".");
+}
+
 /* OUT.onnx: the graph as an ONNX model (fe_write_onnx), written atomically. */
 static int convert_onnx(const IrGraph *g, const char *out_path, UtilDiag *d)
 {
     const char *slash = strrchr(out_path, '/');
-    char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path))) : strdup(".");
+    char *dir = dir_of(out_path);
     UtilBuf b;
     util_buf_init(&b);
     int created = 0, rc = dir ? fe_write_onnx(g, &b, d) : util_error(d, util_loc_file(out_path), "out of memory");
@@ -40,8 +47,7 @@ int dlcc_convert_graph(const IrGraph *g, const char *out_path, UtilDiag *d)
         return util_error(d, util_loc_file(out_path), "the output must be a .json file name such as model.json "
                           "(the .safetensors file is written beside it) or a .onnx file name");
     size_t stem = bl - 5;
-    char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path)))
-                      : strdup(".");
+    char *dir = dir_of(out_path);
     char *st_name = malloc(stem + sizeof ".safetensors");
     int rc = -1, created = 0;
     if (!dir || !st_name) {

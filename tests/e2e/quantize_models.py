@@ -57,18 +57,42 @@ class Samples(CalibrationDataReader):
         return {self.inp: self.rng.standard_normal(self.shape).astype(np.float32)}
 
 
+def prepare(src_dir, name, prefix):
+    """The output folder <prefix><name>, the float model, its e2e input and input name, and the model
+    through quant_pre_process (pre.onnx in the folder, removed by the caller)."""
+    out = os.path.join(HERE, prefix + name)
+    os.makedirs(out, exist_ok=True)
+    src = os.path.join(src_dir, name + ".onnx")
+    x = np.load(os.path.join(src_dir, name + "_in.npy"))
+    inp = onnx.load(src).graph.input[0].name
+    pre = os.path.join(out, "pre.onnx")
+    quant_pre_process(src, pre)
+    return out, src, x, inp, pre
+
+
+def reference(out, qm, inp, x, extra):
+    """output_ort.npy (ONNX Runtime's output of qm, one thread) and reference.json (the step of the
+    output's last DequantizeLinear, ONNX Runtime's version, and extra)."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    np.save(os.path.join(out, "output_ort.npy"),
+            ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, {inp: x})[0])
+    m = onnx.load(qm)
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in m.graph.initializer}
+    dq = [n for n in m.graph.node if n.output[0] == m.graph.output[0].name][0]
+    assert dq.op_type == "DequantizeLinear"
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump(dict({"output_step": float(inits[dq.input[1]]), "onnxruntime": ort.__version__}, **extra), f,
+                  indent=1)
+        f.write("\n")
+
+
 def main():
     src_dir = sys.argv[1]
     flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
     isa = " ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8") if f in flags)
     for name in ("cnn", "dscnn", "resnet", "mlp", "dscnn_kws"):
-        out = os.path.join(HERE, "quant_" + name)
-        os.makedirs(out, exist_ok=True)
-        src = os.path.join(src_dir, name + ".onnx")
-        x = np.load(os.path.join(src_dir, name + "_in.npy"))
-        inp = onnx.load(src).graph.input[0].name
-        pre = os.path.join(out, "pre.onnx")
-        quant_pre_process(src, pre)
+        out, src, x, inp, pre = prepare(src_dir, name, "quant_")
         qm = os.path.join(out, "model.onnx")
         quantize_static(pre, qm, Samples(inp, x.shape, 32), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
@@ -77,21 +101,10 @@ def main():
         if name == "dscnn_kws":   # the float model beside it: the firmware test compares the sizes
             onnx.save(onnx.load(src), os.path.join(out, "float.onnx"))
         so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        np.save(os.path.join(out, "output_ort.npy"),
-                ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, {inp: x})[0])
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         np.save(os.path.join(out, "output_ort_float.npy"),
                 ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, {inp: x})[0])
-        m = onnx.load(qm)
-        inits = {i.name: onnx.numpy_helper.to_array(i) for i in m.graph.initializer}
-        dq = [n for n in m.graph.node if n.output[0] == m.graph.output[0].name][0]
-        assert dq.op_type == "DequantizeLinear"
-        ref = {"output_step": float(inits[dq.input[1]]), "onnxruntime": ort.__version__, "onnx": onnx.__version__,
-               "cpu_flags": isa}
-        with open(os.path.join(out, "reference.json"), "w") as f:
-            json.dump(ref, f, indent=1)
-            f.write("\n")
+        reference(out, qm, inp, x, {"onnx": onnx.__version__, "cpu_flags": isa})
         print(name, "->", out)
 
 
@@ -102,31 +115,14 @@ def qoperator(src_dir):
     e2e input, ONNX Runtime's output of model.onnx (output_ort.npy) and reference.json (its output step).
     tests/e2e/run_qop.py checks that dlcc reads both formats to the same bits."""
     for name in ("dscnn", "resnet"):
-        out = os.path.join(HERE, "quant_qop_" + name)
-        os.makedirs(out, exist_ok=True)
-        src = os.path.join(src_dir, name + ".onnx")
-        x = np.load(os.path.join(src_dir, name + "_in.npy"))
-        inp = onnx.load(src).graph.input[0].name
-        pre = os.path.join(out, "pre.onnx")
-        quant_pre_process(src, pre)
+        out, src, x, inp, pre = prepare(src_dir, name, "quant_qop_")
         for fmt, file in ((QuantFormat.QOperator, "model.onnx"), (QuantFormat.QDQ, "model_qdq.onnx")):
             quantize_static(pre, os.path.join(out, file), Samples(inp, x.shape, 16), quant_format=fmt,
                             per_channel=True,
                             activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
         os.remove(pre)
         np.save(os.path.join(out, "input_0.npy"), x)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        qm = os.path.join(out, "model.onnx")
-        np.save(os.path.join(out, "output_ort.npy"),
-                ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, {inp: x})[0])
-        m = onnx.load(qm)
-        inits = {i.name: onnx.numpy_helper.to_array(i) for i in m.graph.initializer}
-        dq = [n for n in m.graph.node if n.output[0] == m.graph.output[0].name][0]
-        assert dq.op_type == "DequantizeLinear"
-        with open(os.path.join(out, "reference.json"), "w") as f:
-            json.dump({"output_step": float(inits[dq.input[1]]), "onnxruntime": ort.__version__}, f, indent=1)
-            f.write("\n")
+        reference(out, os.path.join(out, "model.onnx"), inp, x, {})
         print(name, "->", out)
 
 
