@@ -49,21 +49,25 @@ const char *cg_c_dtype(IrDType dt)
     }
 }
 
-static const char *fixed_container(int w)
-{
-    return w <= 8 ? "int8_t" : w <= 16 ? "int16_t" : "int32_t";
-}
-
 static int is_fixed_buf(const CgCTarget *t, const LoopProgram *p, int b)
 {
     return t->fmt && ir_dtype_is_float(p->bufs[b].dtype) && t->fmt[cg_c_root(p, b)].w > 0;
 }
 
-const char *cg_c_buf_type(const CgCTarget *t, const LoopProgram *p, int b)
+CgCType cg_c_fixed_type(CgFixed f)
+{
+    CgCType r;
+    snprintf(r.s, sizeof r.s, "dlcc_fx%d_%d", f.w, f.i);
+    return r;
+}
+
+CgCType cg_c_buf_type(const CgCTarget *t, const LoopProgram *p, int b)
 {
     if (is_fixed_buf(t, p, b))
-        return fixed_container(t->fmt[cg_c_root(p, b)].w);
-    return cg_c_dtype(p->bufs[b].dtype);
+        return cg_c_fixed_type(t->fmt[cg_c_root(p, b)]);
+    CgCType r;
+    snprintf(r.s, sizeof r.s, "%s", cg_c_dtype(p->bufs[b].dtype));
+    return r;
 }
 
 int cg_c_root(const LoopProgram *p, int b)
@@ -223,70 +227,49 @@ static const char helpers_float[] =
     "         : (int64_t)x;\n"
     "}\n";
 
+/* Fixed point as ap_fixed (codegen/c_emit.h): registers and buffers are
+ * ap_fixed<W, I, AP_RND_INF, AP_SAT>, so every conversion rounds half away
+ * from zero and saturates; these helpers cover what the operators do not. */
 static const char helpers_fixed[] =
-    "/* Fixed point: registers are int32_t with F fraction bits (fixed<32,32-F>);\n"
-    " * rounding is half away from zero, overflow saturates. */\n"
-    "static inline int32_t dlcc_sat32(int64_t v)\n"
-    "{\n"
-    "    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;\n"
-    "}\n"
-    "/* v / 2^s rounded half away from zero (|v| < 2^62) */\n"
-    "static inline int64_t dlcc_rshr(int64_t v, int s)\n"
-    "{\n"
-    "    if (s <= 0) return v;\n"
-    "    int64_t half = (int64_t)1 << (s - 1);\n"
-    "    return v >= 0 ? (v + half) >> s : -((-v + half) >> s);\n"
-    "}\n"
-    "/* stored value q with fb fraction bits -> register with f fraction bits */\n"
-    "static inline int32_t dlcc_fx_load(int64_t q, int fb, int f)\n"
-    "{\n"
-    "    return dlcc_sat32(f >= fb ? q * ((int64_t)1 << (f - fb)) : dlcc_rshr(q, fb - f));\n"
-    "}\n"
-    "/* register with f fraction bits -> w-bit value with fb fraction bits */\n"
-    "static inline int64_t dlcc_fx_store(int32_t v, int f, int fb, int w)\n"
-    "{\n"
-    "    int64_t q = fb >= f ? (int64_t)v * ((int64_t)1 << (fb - f)) : dlcc_rshr(v, f - fb);\n"
-    "    int64_t hi = ((int64_t)1 << (w - 1)) - 1;\n"
-    "    return q > hi ? hi : q < -hi - 1 ? -hi - 1 : q;\n"
-    "}\n"
-    "static inline int32_t dlcc_fx_add(int32_t a, int32_t b) { return dlcc_sat32((int64_t)a + b); }\n"
-    "static inline int32_t dlcc_fx_sub(int32_t a, int32_t b) { return dlcc_sat32((int64_t)a - b); }\n"
-    "static inline int32_t dlcc_fx_neg(int32_t a) { return dlcc_sat32(-(int64_t)a); }\n"
-    "static inline int32_t dlcc_fx_abs(int32_t a) { return dlcc_sat32(a < 0 ? -(int64_t)a : a); }\n"
-    "static inline int32_t dlcc_fx_min(int32_t a, int32_t b) { return a < b ? a : b; }\n"
-    "static inline int32_t dlcc_fx_max(int32_t a, int32_t b) { return a > b ? a : b; }\n"
-    "static inline int32_t dlcc_fx_mul(int32_t a, int32_t b, int f)\n"
-    "{\n"
-    "    return dlcc_sat32(dlcc_rshr((int64_t)a * b, f));\n"
-    "}\n"
-    "/* truncating division; x / 0 saturates to the sign of x */\n"
-    "static inline int32_t dlcc_fx_div(int32_t a, int32_t b, int f)\n"
-    "{\n"
-    "    if (b == 0) return a >= 0 ? INT32_MAX : INT32_MIN;\n"
-    "    return dlcc_sat32((int64_t)a * ((int64_t)1 << f) / b);\n"
-    "}\n"
-    "static inline double dlcc_fx_to_d(int32_t a, int f) { return (double)a / (double)((int64_t)1 << f); }\n"
-    "static inline int32_t dlcc_fx_from_d(double x, int f)\n"
-    "{\n"
-    "    if (x != x) return 0;\n"
-    "    double s = x * (double)((int64_t)1 << f);\n"
-    "    if (s >= 2147483647.0) return INT32_MAX;\n"
-    "    if (s <= -2147483648.0) return INT32_MIN;\n"
-    "    return (int32_t)(s >= 0 ? floor(s + 0.5) : -floor(-s + 0.5));\n"
-    "}\n"
-    "static inline int32_t dlcc_fx_from_i(int64_t v, int f)\n"
-    "{\n"
-    "    int64_t lim = (int64_t)1 << (31 - f);\n"
-    "    return v >= lim ? INT32_MAX : v < -lim ? INT32_MIN : (int32_t)(v * ((int64_t)1 << f));\n"
-    "}\n"
-    "static inline int64_t dlcc_fx_to_i(int32_t a, int f) { return (int64_t)a / ((int64_t)1 << f); }\n";
+    "/* double -> the value an ap_fixed is made from: NaN -> 0, infinities clamped (then saturated) */\n"
+    "static inline double dlcc_fx_d(double x) { return x != x ? 0.0 : x > 1e18 ? 1e18 : x < -1e18 ? -1e18 : x; }\n"
+    "template <class T> static inline T dlcc_fx_min(T a, T b) { return a < b ? a : b; }\n"
+    "template <class T> static inline T dlcc_fx_max(T a, T b) { return a > b ? a : b; }\n"
+    "template <class T> static inline T dlcc_fx_abs(T a) { return a < 0 ? T(-a) : a; }\n"
+    "/* quotient truncated toward zero to T's fraction bits; x / 0 saturates to the sign of x */\n"
+    "template <class T> static inline T dlcc_fx_div(T a, T b) { return b == 0 ? T(a >= 0 ? 1e18 : -1e18) : T(a / b); }\n";
 
-void cg_c_helpers(UtilBuf *out, int fixed)
+/* Marks in seen[] (indexed w * 33 + i) the formats of every fixed buffer
+ * and every kernel register. */
+static void fixed_formats(const CgCTarget *t, const LoopProgram *p, unsigned char *seen)
+{
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].alias_of < 0 && is_fixed_buf(t, p, b))
+            seen[t->fmt[b].w * 33 + t->fmt[b].i] = 1;
+    for (int k = 0; t->frac && k < p->n_kernels; k++)
+        seen[32 * 33 + 32 - t->frac[k]] = 1;
+}
+
+void cg_c_helpers(UtilBuf *out, const CgCTarget *t, const LoopProgram *p)
 {
     util_buf_printf(out, "%s", helpers_common);
     util_buf_printf(out, "%s", helpers_float);
-    if (fixed)
-        util_buf_printf(out, "%s", helpers_fixed);
+    if (!t->fmt)
+        return;
+    util_buf_printf(out, "%s", helpers_fixed);
+    unsigned char seen[33 * 33];
+    memset(seen, 0, sizeof seen);
+    fixed_formats(t, p, seen);
+    util_buf_printf(out, "/* the formats: fixed<W,I> is ap_fixed<W, I, AP_RND_INF, AP_SAT> */\n");
+    for (int w = 1; w <= 32; w++)
+        for (int i = 1; i <= w; i++)
+            if (seen[w * 33 + i]) {
+                CgCType ty = cg_c_fixed_type((CgFixed){ w, i });
+                util_buf_printf(out, "typedef ap_fixed<%d, %d, AP_RND_INF, AP_SAT> %s;\n", w, i, ty.s);
+                /* the host wrapper's workspace holds W-bit values in 1, 2 or 4 bytes */
+                util_buf_printf(out, "static_assert(sizeof(%s) == %d, \"ap_fixed<%d> is not %d bytes\");\n", ty.s,
+                                w <= 8 ? 1 : w <= 16 ? 2 : 4, w, w <= 8 ? 1 : w <= 16 ? 2 : 4);
+            }
 }
 
 /* -------------------------------------------------------- expressions */
@@ -297,6 +280,7 @@ typedef struct CE {
     int k;
     int F;                 /* register fraction bits (fixed mode) */
     int fixed;
+    CgCType reg;           /* the register type (fixed mode): ap_fixed<32, 32-F> */
     UtilBuf *o;
     UtilDiag *d;
     int err;
@@ -312,7 +296,7 @@ static void fail(CE *c, const char *msg, const char *what)
 static const char *reg_type(CE *c, IrDType t)
 {
     if (ir_dtype_is_float(t))
-        return c->fixed ? "int32_t" : t == IR_DT_F64 ? "double" : "float";
+        return c->fixed ? c->reg.s : t == IR_DT_F64 ? "double" : "float";
     return t == IR_DT_BOOL ? "int" : cg_c_dtype(t);
 }
 
@@ -383,22 +367,23 @@ static void bin_float(CE *c, const LoopExpr *e)
         util_buf_printf(c->o, "%d", op == LOOP_EQ || op == LOOP_LE);   /* no NaN in fixed point */
         return;
     }
-    char tail[16];
-    snprintf(tail, sizeof tail, ", %d", c->F);
+    const char *sym = op == LOOP_ADD ? "+" : op == LOOP_SUB ? "-" : "*";
     switch (e->u.bin.op) {
-    case LOOP_ADD: c->fixed ? call2(c, "dlcc_fx_add", a, b, NULL) : infix(c, "+", a, b); break;
-    case LOOP_SUB: c->fixed ? call2(c, "dlcc_fx_sub", a, b, NULL) : infix(c, "-", a, b); break;
-    case LOOP_MUL: c->fixed ? call2(c, "dlcc_fx_mul", a, b, tail) : infix(c, "*", a, b); break;
-    case LOOP_DIV: case LOOP_TDIV: c->fixed ? call2(c, "dlcc_fx_div", a, b, tail) : infix(c, "/", a, b); break;
+    case LOOP_ADD: case LOOP_SUB: case LOOP_MUL:
+        if (c->fixed)                   /* the exact sum or product, rounded and saturated to the register */
+            util_buf_printf(c->o, "%s", c->reg.s);
+        infix(c, sym, a, b);
+        break;
+    case LOOP_DIV: case LOOP_TDIV: c->fixed ? call2(c, "dlcc_fx_div", a, b, NULL) : infix(c, "/", a, b); break;
     case LOOP_MIN: call2(c, c->fixed ? "dlcc_fx_min" : dbl ? "dlcc_fmin" : "dlcc_fminf", a, b, NULL); break;
     case LOOP_MAX: call2(c, c->fixed ? "dlcc_fx_max" : dbl ? "dlcc_fmax" : "dlcc_fmaxf", a, b, NULL); break;
     case LOOP_MOD: case LOOP_TMOD:
         if (c->fixed) {
-            util_buf_printf(c->o, "dlcc_fx_from_d(fmod(dlcc_fx_to_d(");
+            util_buf_printf(c->o, "%s(dlcc_fx_d(fmod((", c->reg.s);
             expr(c, a);
-            util_buf_printf(c->o, ", %d), dlcc_fx_to_d(", c->F);
+            util_buf_printf(c->o, ").to_double(), (");
             expr(c, b);
-            util_buf_printf(c->o, ", %d)), %d)", c->F, c->F);
+            util_buf_printf(c->o, ").to_double())))");
         } else {
             call2(c, dbl ? "fmod" : "fmodf", a, b, NULL);
         }
@@ -485,22 +470,22 @@ static void call_expr(CE *c, const LoopExpr *e)
         return;
     }
     if (c->fixed)
-        util_buf_printf(c->o, "dlcc_fx_from_d(");
+        util_buf_printf(c->o, "%s(dlcc_fx_d(", c->reg.s);
     util_buf_printf(c->o, "%s%s(", libm_name(fn), single ? "f" : "");
     for (int i = 0; i < e->u.call.n; i++) {
         if (i)
             util_buf_printf(c->o, ", ");
         if (c->fixed) {
-            util_buf_printf(c->o, "dlcc_fx_to_d(");
+            util_buf_printf(c->o, "(");
             expr(c, e->u.call.args[i]);
-            util_buf_printf(c->o, ", %d)", c->F);
+            util_buf_printf(c->o, ").to_double()");
         } else {
             expr(c, e->u.call.args[i]);
         }
     }
     util_buf_printf(c->o, ")");
     if (c->fixed)
-        util_buf_printf(c->o, ", %d)", c->F);
+        util_buf_printf(c->o, "))");
 }
 
 static void cast_expr(CE *c, const LoopExpr *e)
@@ -521,19 +506,19 @@ static void cast_expr(CE *c, const LoopExpr *e)
         }
     } else if (tf) {
         if (c->fixed) {
-            util_buf_printf(c->o, "dlcc_fx_from_i((int64_t)");
+            util_buf_printf(c->o, "%s((int64_t)", c->reg.s);
             expr(c, a);
-            util_buf_printf(c->o, ", %d)", c->F);
+            util_buf_printf(c->o, ")");
         } else {
             util_buf_printf(c->o, "(%s)", reg_type(c, to));
             expr(c, a);
         }
     } else if (ff) {
         util_buf_printf(c->o, "(%s)", reg_type(c, to));
-        if (c->fixed) {
-            util_buf_printf(c->o, "dlcc_fx_to_i(");
+        if (c->fixed) {                 /* to_int64 truncates toward zero, as C does */
+            util_buf_printf(c->o, "(");
             expr(c, a);
-            util_buf_printf(c->o, ", %d)", c->F);
+            util_buf_printf(c->o, ").to_int64()");
         } else {
             util_buf_printf(c->o, "dlcc_f2i(");
             expr(c, a);
@@ -561,7 +546,9 @@ static void expr(CE *c, const LoopExpr *e)
     case LOOP_E_FLOAT:
         if (c->fixed) {
             CgFixed f = { 32, 32 - c->F };
-            print_int(c->o, cg_fixed_quantize(f, e->u.f));
+            util_buf_printf(c->o, "%s(", c->reg.s);
+            cg_c_float(c->o, cg_fixed_value(f, cg_fixed_quantize(f, e->u.f)), 0);
+            util_buf_printf(c->o, ")");
         } else {
             cg_c_float(c->o, e->u.f, e->type != IR_DT_F64);
         }
@@ -573,9 +560,10 @@ static void expr(CE *c, const LoopExpr *e)
         cg_c_buf_name(c->p, b, name, sizeof name);
         if (is_fixed_buf(c->t, c->p, b)) {
             CgFixed f = c->t->fmt[cg_c_root(c->p, b)];
-            util_buf_printf(c->o, "dlcc_fx_load(%s[", name);
+            (void)f;
+            util_buf_printf(c->o, "%s(%s[", c->reg.s, name);
             expr(c, e->u.load.index);
-            util_buf_printf(c->o, "], %d, %d)", f.w - f.i, c->F);
+            util_buf_printf(c->o, "])");
         } else {
             util_buf_printf(c->o, "%s%s[", e->type == IR_DT_BOOL ? "(int)" : "", name);
             expr(c, e->u.load.index);
@@ -594,13 +582,15 @@ static void expr(CE *c, const LoopExpr *e)
         int fl = ir_dtype_is_float(a->type);
         const char *pre = NULL;
         switch (e->u.un.op) {
-        case LOOP_NEG: pre = fl ? (c->fixed ? "dlcc_fx_neg(" : "(-") : e->type == IR_DT_I64 ? "(-" : "(-"; break;
+        case LOOP_NEG: pre = "(-"; break;
         case LOOP_NOT: pre = a->type == IR_DT_BOOL ? "(!" : "(~"; break;
         case LOOP_ABS: pre = fl ? (c->fixed ? "dlcc_fx_abs(" : a->type == IR_DT_F64 ? "fabs(" : "fabsf(")
                                 : "dlcc_iabs("; break;
         }
         if (!fl && e->type != IR_DT_I64 && e->type != IR_DT_BOOL)
             util_buf_printf(c->o, "(%s)", reg_type(c, e->type));
+        if (fl && c->fixed && e->u.un.op == LOOP_NEG)
+            util_buf_printf(c->o, "%s", c->reg.s);     /* -min saturates */
         util_buf_printf(c->o, "%s", pre);
         expr(c, a);
         util_buf_printf(c->o, ")");
@@ -652,11 +642,9 @@ static void store_stmt(CE *c, const LoopStmt *s, int ind)
     util_buf_printf(c->o, "%s[", name);
     expr(c, s->u.store.index);
     util_buf_printf(c->o, "] = ");
-    if (is_fixed_buf(c->t, c->p, b)) {
-        CgFixed f = c->t->fmt[cg_c_root(c->p, b)];
-        util_buf_printf(c->o, "(%s)dlcc_fx_store(", fixed_container(f.w));
+    if (is_fixed_buf(c->t, c->p, b)) {         /* the assignment rounds and saturates to the buffer's format */
         expr(c, s->u.store.value);
-        util_buf_printf(c->o, ", %d, %d, %d);\n", c->F, f.w - f.i, f.w);
+        util_buf_printf(c->o, ";\n");
     } else {
         if (p_is_narrow(c->p->bufs[b].dtype))
             util_buf_printf(c->o, "(%s)", cg_c_dtype(c->p->bufs[b].dtype));
@@ -745,10 +733,10 @@ static void const_array(const CgCTarget *t, const LoopProgram *p, int b, UtilBuf
     cg_c_buf_name(p, b, name, sizeof name);
     indent(o, ind);
     if (t->no_values) {
-        util_buf_printf(o, "static const %s %s[%lld];\n", cg_c_buf_type(t, p, b), name, (long long)(n > 0 ? n : 1));
+        util_buf_printf(o, "static const %s %s[%lld];\n", cg_c_buf_type(t, p, b).s, name, (long long)(n > 0 ? n : 1));
         return;
     }
-    util_buf_printf(o, "static const %s %s[%lld] = {", cg_c_buf_type(t, p, b), name, (long long)(n > 0 ? n : 1));
+    util_buf_printf(o, "static const %s %s[%lld] = {", cg_c_buf_type(t, p, b).s, name, (long long)(n > 0 ? n : 1));
     int fx = is_fixed_buf(t, p, b), fl = ir_dtype_is_float(bf->dtype);
     for (int64_t i = 0; i < n; i++) {
         if (i % 12 == 0) {
@@ -757,8 +745,8 @@ static void const_array(const CgCTarget *t, const LoopProgram *p, int b, UtilBuf
         }
         if (!bf->data)
             util_buf_printf(o, "0");
-        else if (fx)
-            print_int(o, cg_fixed_quantize(t->fmt[b], ir_load_f64(bf->dtype, bf->data, i)));
+        else if (fx)      /* the quantized value, exact as a double literal */
+            cg_c_float(o, cg_fixed_value(t->fmt[b], cg_fixed_quantize(t->fmt[b], ir_load_f64(bf->dtype, bf->data, i))), 0);
         else if (fl)
             cg_c_float(o, ir_load_f64(bf->dtype, bf->data, i), bf->dtype != IR_DT_F64);
         else
@@ -808,7 +796,7 @@ static void params(const CgCTarget *t, const LoopProgram *p, const unsigned char
         cg_c_buf_name(p, b, name, sizeof name);
         if (decl)
             util_buf_printf(o, "%s%s%s %s[%lld]", first ? "" : ", ", used[b] == 1 ? "const " : "",
-                            cg_c_buf_type(t, p, b), name, (long long)ir_shape_numel(&p->bufs[b].shape));
+                            cg_c_buf_type(t, p, b).s, name, (long long)ir_shape_numel(&p->bufs[b].shape));
         else
             util_buf_printf(o, "%s%s", first ? "" : ", ", name);
         first = 0;
@@ -820,6 +808,7 @@ static void params(const CgCTarget *t, const LoopProgram *p, const unsigned char
 int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_extents, UtilBuf *out, UtilDiag *d)
 {
     CE c = { .t = t, .p = p, .k = k, .F = t->frac ? t->frac[k] : 0, .fixed = t->fmt != NULL, .o = out, .d = d };
+    c.reg = cg_c_fixed_type((CgFixed){ 32, 32 - c.F });
     if (check_dtypes(&c))
         return -1;
     unsigned char *used = malloc((size_t)(p->n_bufs ? p->n_bufs : 1));
@@ -854,7 +843,17 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
             const_array(t, p, b, out, 1);
         } else if (p->bufs[b].storage == LOOP_ST_LOCAL) {
             indent(out, 1);
-            util_buf_printf(out, "%s %s[%lld] = { 0 };\n", cg_c_buf_type(t, p, b), name,
+            if (is_fixed_buf(t, p, b)) {     /* an ap_fixed array's default constructor leaves it undefined */
+                util_buf_printf(out, "%s %s[%lld];\n", cg_c_buf_type(t, p, b).s, name,
+                                (long long)ir_shape_numel(&p->bufs[b].shape));
+                if (t->array_pragmas)
+                    t->array_pragmas(t, p, b, name, out, 1);
+                indent(out, 1);
+                util_buf_printf(out, "for (int64_t i = 0; i < %lld; i++) %s[i] = 0;\n",
+                                (long long)ir_shape_numel(&p->bufs[b].shape), name);
+                continue;
+            }
+            util_buf_printf(out, "%s %s[%lld] = { 0 };\n", cg_c_buf_type(t, p, b).s, name,
                             (long long)ir_shape_numel(&p->bufs[b].shape));
         } else {
             continue;

@@ -11,23 +11,24 @@
  *
  * Numbers.  Integer and bool values are C integers (int64_t index
  * arithmetic with floor division / modulo helpers, bool as int).  Float
- * values are either C float / double ("float mode") or, when the target
- * gives a fixed-point format to float buffers ("fixed mode"), signed
- * integers with explicit scaling:
- *  - a buffer of format fixed<W,I> holds W-bit two's complement integers
- *    (container int8/16/32/64_t) with F = W - I fraction bits;
+ * values are either C float / double ("float mode": plain C99) or, when the
+ * target gives a fixed-point format to float buffers ("fixed mode": C++ over
+ * Xilinx's ap_fixed.h), ap_fixed values:
+ *  - a buffer of format fixed<W,I> is an array of
+ *    ap_fixed<W, I, AP_RND_INF, AP_SAT> (typedef dlcc_fxW_I): W bits,
+ *    F = W - I fraction bits;
  *  - inside a kernel every float value is a register of format
- *    fixed<32, 32-Fk> (int32_t) where Fk is the kernel's register fraction
- *    (CgCTarget.frac[k]); loads shift into it, stores round and saturate
- *    out of it;
- *  - + - * saturate to 32 bits, * rounds the 64-bit product; division
- *    truncates (x/0 saturates); min, max, compare, select are exact;
- *  - rounding is half away from zero everywhere (constants, stores, product
- *    shifts); saturation clamps to the format's range;
+ *    fixed<32, 32-Fk> where Fk is the kernel's register fraction
+ *    (CgCTarget.frac[k]); loads convert into it, stores convert out of it;
+ *  - + - * form the exact result and convert it to the register; division
+ *    truncates toward zero (x/0 saturates); min, max, compare, select are
+ *    exact;
+ *  - every conversion rounds half away from zero (AP_RND_INF) and
+ *    saturates (AP_SAT);
  *  - non-linear intrinsics (exp, tanh, sqrt, ...) convert to double, call
  *    libm and convert back (HLS synthesizes floating-point cores there).
- * Everything is plain C integer arithmetic, so a C compiler simulates
- * exactly what the synthesized circuit computes. */
+ * targets/fpga/eval.c computes the same numbers with int64_t arithmetic, so
+ * the C simulation can be checked against it bit for bit. */
 #ifndef DLCC_C_EMIT_H
 #define DLCC_C_EMIT_H
 
@@ -58,8 +59,14 @@ struct CgCTarget {
     void (*kernel_pragmas)(const CgCTarget *t, const LoopProgram *p, int kernel, UtilBuf *out);
 };
 
-/* C type of a buffer's elements in memory (fixed container for fixed buffers). */
-const char *cg_c_buf_type(const CgCTarget *t, const LoopProgram *p, int b);
+/* A C type's name. */
+typedef struct CgCType {
+    char s[32];
+} CgCType;
+/* C type of a buffer's elements in memory (the format's ap_fixed typedef for fixed buffers). */
+CgCType cg_c_buf_type(const CgCTarget *t, const LoopProgram *p, int b);
+/* The typedef name of format f: dlcc_fxW_I. */
+CgCType cg_c_fixed_type(CgFixed f);
 /* C type of elements of dtype dt in memory (native types). */
 const char *cg_c_dtype(IrDType dt);
 /* Storage root of buffer b (follows alias_of). */
@@ -68,9 +75,9 @@ int cg_c_root(const LoopProgram *p, int b);
 void cg_c_buf_name(const LoopProgram *p, int b, char *out, size_t n);
 
 /* Static inline helper functions the kernels call (index division, NaN-safe
- * min/max, fixed-point arithmetic and conversions); fixed-point ones only
- * when fixed != 0. */
-void cg_c_helpers(UtilBuf *out, int fixed);
+ * min/max); in fixed mode (t->fmt) also the fixed-point helpers and a
+ * typedef for every format the buffers and registers of p use. */
+void cg_c_helpers(UtilBuf *out, const CgCTarget *t, const LoopProgram *p);
 
 /* Visits every LOAD expression and STORE statement of s (any callback
  * may be NULL); embed CgCWalk first in a context struct to pass state. */

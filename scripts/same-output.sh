@@ -14,7 +14,7 @@
 #     NAME.o, NAME.h, NAME.report.json;
 #   - every e2e model for the GPU (NAME.ptx, the host NAME.o, NAME.h, report;
 #     --gpu-arch sm_90) and for --gpu-emulate, and for the FPGA (NAME.c,
-#     NAME_tb.c, NAME.tcl, NAME.h, report; float32 and fixed<16,6>);
+#     NAME_tb.c, NAME.tcl, NAME.h, report; float32, and fixed<16,6> with .cpp);
 #   - `dlcc info --json` of every model.
 # Prints one line per difference and a count; exit status 0 when nothing
 # differs.  Needs: meson, ninja, git; /usr/bin/python3 with torch and

@@ -16,8 +16,15 @@ if node_dir=$(scripts/venv.sh); then :; else
   node_dir=""
 fi
 
-if [ -d build ]; then meson setup --reconfigure build -Donnx_node_dir="$node_dir" >/dev/null
-else meson setup build -Donnx_node_dir="$node_dir"; fi
+# Xilinx's ap_types headers (from the hls4ml wheel) for the fixed-point FPGA C simulations.
+ap_dir=""
+if ap_dir=$(scripts/venv.sh ap-types); then :; else
+  echo "test.sh: could not install hls4ml from PyPI; the fixed-point FPGA C simulations are skipped" >&2
+  ap_dir=""
+fi
+
+if [ -d build ]; then meson setup --reconfigure build -Donnx_node_dir="$node_dir" -Dap_types_dir="$ap_dir" >/dev/null
+else meson setup build -Donnx_node_dir="$node_dir" -Dap_types_dir="$ap_dir"; fi
 ninja -C build
 meson test -C build --print-errorlogs
 grep -h "^conformance:" build/meson-logs/testlog.txt || true

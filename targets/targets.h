@@ -17,7 +17,7 @@ enum {
     TGT_EMIT_GRAPH = 1 << 4,
     TGT_EMIT_REPORT = 1 << 5,
     TGT_EMIT_C = 1 << 6,      /* fpga: NAME.c */
-    TGT_EMIT_HLS = 1 << 7,    /* fpga: NAME.c, NAME_tb.c, NAME.tcl */
+    TGT_EMIT_HLS = 1 << 7,    /* fpga: NAME.c, NAME_tb.c, NAME.tcl (.cpp in fixed point) */
     TGT_EMIT_DEFAULT_CPU = TGT_EMIT_OBJ | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
     TGT_EMIT_DEFAULT_FPGA = TGT_EMIT_HLS | TGT_EMIT_HEADER | TGT_EMIT_REPORT,
     TGT_EMIT_PTX = 1 << 8,    /* gpu: NAME.ptx */
@@ -161,7 +161,8 @@ int tgt_gpu_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilDi
 LoopProgram *tgt_gpu_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d);
 
 /* The FPGA pipeline: lower → HLS schedule (pipeline, unroll, partition) →
- * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl and
+ * precision → HLS C; fills `out` with NAME.c, NAME.h, NAME_tb.c, NAME.tcl (NAME.cpp
+ * and NAME_tb.cpp, ap_fixed C++, in fixed point) and
  * NAME.report.json (docs/targets/fpga.md).  g must be inferred.  With
  * o->fpga_emulate (float32 only) the same HLS-scheduled loop program is
  * compiled for the host instead: NAME.o with the CPU target's header and

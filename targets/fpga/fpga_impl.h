@@ -56,4 +56,13 @@ int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions 
 int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, const IrArray *inputs, double **vals,
                   UtilDiag *d);
 
+/* An FPGA part's resources (targets/fpga/parts.c). */
+typedef struct TgtFpgaPart {
+    const char *prefix;       /* the part names it covers: "xcu50-" */
+    const char *board;
+    int64_t dsp, lut, ff, bram18k, uram;
+} TgtFpgaPart;
+/* The known part whose prefix begins `name`, or NULL. */
+const TgtFpgaPart *tgt_fpga_part(const char *name);
+
 #endif

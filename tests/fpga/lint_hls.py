@@ -3,13 +3,13 @@
 
     lint_hls.py DIR NAME        # exit 1 and one line per violation
 
-NAME.c, synthesizable part (everything before `#ifndef __SYNTHESIS__`):
+NAME.c (float32) or NAME.cpp (fixed point, ap_fixed), synthesizable part (everything before `#ifndef __SYNTHESIS__`):
   no heap (malloc calloc realloc free), no I/O (printf puts fopen ...), no exit/abort,
   no function pointers, no recursion (call graph of the functions defined there is acyclic),
   no while / do / goto, every array has a literal size, every file-scope object is `static const`,
   every `for` has a constant trip count (`for (int64_t v = A; v < N; v++)`),
   the top function NAME_top with m_axi ports and s_axilite control.
-NAME_tb.c: no heap, literal array sizes, constant-trip-count loops.
+NAME_tb.c / NAME_tb.cpp: no heap, literal array sizes, constant-trip-count loops.
 NAME.h: declarations only.  NAME.tcl: the Vitis HLS flow from project to export.
 """
 
@@ -22,7 +22,7 @@ IO = re.compile(r"\b(printf|fprintf|sprintf|snprintf|puts|putchar|fopen|fwrite|f
 FNPTR = re.compile(r"\(\s*\*\s*\w*\s*\)\s*\(")
 LOOP = re.compile(r"\bfor\s*\(([^;]*);([^;]*);([^)]*)\)")
 CONST_LOOP = re.compile(r"^\s*int64_t (\w+) = \d+\s*;\s*(\w+) < (\d+)\s*;\s*(\w+)\+\+\s*$")
-ARRAY = re.compile(r"\b(?:u?int(?:8|16|32|64)_t|float|double|int|char)\s+\**(\w+)\s*\[([^\]]*)\]\s*(=|;|,|\))")
+ARRAY = re.compile(r"\b(?:u?int(?:8|16|32|64)_t|float|double|int|char|dlcc_fx\d+_\d+)\s+\**(\w+)\s*\[([^\]]*)\]\s*(=|;|,|\))")
 FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w \*]*?\b(\w+)\s*\(([^;{]*?)\)\s*\{", re.M)
 
 
@@ -75,11 +75,12 @@ def acyclic(graph):
 def lint(folder, name):
     folder = Path(folder)
     errs = []
-    src = strip_comments((folder / (name + ".c")).read_text())
+    x = "cpp" if (folder / (name + ".cpp")).exists() else "c"
+    src = strip_comments((folder / (name + "." + x)).read_text())
     if "#ifndef __SYNTHESIS__" not in src:
-        errs.append("%s.c: no host wrapper under #ifndef __SYNTHESIS__" % name)
+        errs.append("%s.%s: no host wrapper under #ifndef __SYNTHESIS__" % (name, x))
     synth = src.split("#ifndef __SYNTHESIS__")[0]
-    where = name + ".c (synthesizable part)"
+    where = name + "." + x + " (synthesizable part)"
     for rx, what in ((HEAP, "heap"), (IO, "I/O or exit"), (FNPTR, "a function pointer")):
         for m in rx.finditer(synth):
             errs.append("%s: %s: %s" % (where, what, m.group(0)))
@@ -107,7 +108,7 @@ def lint(folder, name):
     scope = "\n".join(line for line in "".join(scope).splitlines() if not line.lstrip().startswith("#"))
     for decl in scope.split(";"):
         decl = decl.strip()
-        if "=" in decl and not decl.startswith("static const"):
+        if "=" in decl and not decl.startswith("static const") and not decl.startswith("static_assert"):
             errs.append("%s: writable file-scope data: %s" % (where, decl[:60]))
     top = re.search(r"void %s_top\(([^)]*)\)\s*\{" % name, synth)
     if not top:
@@ -116,16 +117,16 @@ def lint(folder, name):
         errs.append("%s: the top function has no s_axilite control interface" % where)
     elif top.group(1).strip() != "void" and "#pragma HLS INTERFACE m_axi" not in synth:
         errs.append("%s: the top function's ports are not m_axi" % where)
-    tb = strip_comments((folder / (name + "_tb.c")).read_text())
+    tb = strip_comments((folder / (name + "_tb." + x)).read_text())
     for m in HEAP.finditer(tb):
-        errs.append("%s_tb.c: heap: %s" % (name, m.group(0)))
-    check_loops(tb, name + "_tb.c", errs)
-    check_arrays(tb, name + "_tb.c", errs)
+        errs.append("%s_tb.%s: heap: %s" % (name, x, m.group(0)))
+    check_loops(tb, name + "_tb." + x, errs)
+    check_arrays(tb, name + "_tb." + x, errs)
     hdr = strip_comments((folder / (name + ".h")).read_text())
     if re.search(r"\)\s*\{", hdr) or HEAP.search(hdr):
         errs.append("%s.h: holds code" % name)
     tcl = (folder / (name + ".tcl")).read_text()
-    for step in ("open_project", "set_top %s_top" % name, "add_files %s.c" % name, "add_files -tb %s_tb.c" % name,
+    for step in ("open_project", "set_top %s_top" % name, "add_files %s.%s" % (name, x), "add_files -tb %s_tb.%s" % (name, x),
                  "open_solution", "set_part", "create_clock -period", "csim_design", "csynth_design",
                  "cosim_design", "export_design"):
         if step not in tcl:

@@ -41,7 +41,24 @@ def main():
             check("report names part, clock, precision",
                   (rep["part"], rep["clock_mhz"], rep["precision"]) == ("xc7z020-clg400-1", 250, "fixed<12,4>"),
                   str(rep)[:200])
-            check("fixed<12,4> stored as int16_t", "const int16_t t_input[" in (out / "net.c").read_text())
+            res, util = rep["part_resources"], rep["utilization"]
+            check("the Zynq-7020's resources and the utilization against them",
+                  res is not None and res["board"] == "Zynq-7020" and (res["dsp"], res["bram_18k"]) == (220, 280)
+                  and abs(util["dsp"] - rep["dsp"] / 220) < 1e-5 and abs(util["lut"] - rep["lut"] / 53200) < 1e-5
+                  and rep["fits"] == (rep["dsp"] <= 220 and rep["lut"] <= 53200 and rep["bram_18k"] <= 280),
+                  str((res, util, rep["fits"])))
+            src = (out / "net.cpp").read_text()
+            check("fixed<12,4> stored as ap_fixed<12, 4>",
+                  "typedef ap_fixed<12, 4, AP_RND_INF, AP_SAT> dlcc_fx12_4;" in src
+                  and "const dlcc_fx12_4 t_input[" in src, src[:300])
+            check("fixed point is C++: net.cpp and net_tb.cpp, no net.c",
+                  (out / "net_tb.cpp").exists() and not (out / "net.c").exists()
+                  and "add_files net.cpp" in tcl and "add_files -tb net_tb.cpp" in tcl, tcl)
+        p = run(model, "-t", "fpga", "-o", str(tmp / "vu9p"), "--name", "m", "--fpga-part",
+                "xcvu9p-flga2104-2-e")
+        rep = json.loads((tmp / "vu9p" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        check("a part dlcc has no table for: no utilization, no verdict",
+              p.returncode == 0 and rep.get("part_resources", 0) is None and rep.get("fits", 0) is None, p.stderr)
         cases = [
             (["-t", "fpga", "--precision", "int8"], 1, "--precision int8 on -t fpga"),
             (["-t", "fpga", "--precision", "fixed<40,6>"], 1, "with 2 <= W <= 32"),
