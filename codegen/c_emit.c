@@ -54,6 +54,8 @@ static int is_fixed_buf(const CgCTarget *t, const LoopProgram *p, int b)
     return t->fmt && ir_dtype_is_float(p->bufs[b].dtype) && t->fmt[cg_c_root(p, b)].w > 0;
 }
 
+int cg_fixed_bytes(CgFixed f) { return f.w <= 8 ? 1 : f.w <= 16 ? 2 : 4; }
+
 CgCType cg_c_fixed_type(CgFixed f)
 {
     CgCType r;
@@ -267,8 +269,9 @@ void cg_c_helpers(UtilBuf *out, const CgCTarget *t, const LoopProgram *p)
                 CgCType ty = cg_c_fixed_type((CgFixed){ w, i });
                 util_buf_printf(out, "typedef ap_fixed<%d, %d, AP_RND_INF, AP_SAT> %s;\n", w, i, ty.s);
                 /* the host wrapper's workspace holds W-bit values in 1, 2 or 4 bytes */
-                util_buf_printf(out, "static_assert(sizeof(%s) == %d, \"ap_fixed<%d> is not %d bytes\");\n", ty.s,
-                                w <= 8 ? 1 : w <= 16 ? 2 : 4, w, w <= 8 ? 1 : w <= 16 ? 2 : 4);
+                int n = cg_fixed_bytes((CgFixed){ w, i });
+                util_buf_printf(out, "static_assert(sizeof(%s) == %d, \"ap_fixed<%d> is not %d bytes\");\n", ty.s, n,
+                                w, n);
             }
 }
 
@@ -559,8 +562,6 @@ static void expr(CE *c, const LoopExpr *e)
         char name[160];
         cg_c_buf_name(c->p, b, name, sizeof name);
         if (is_fixed_buf(c->t, c->p, b)) {
-            CgFixed f = c->t->fmt[cg_c_root(c->p, b)];
-            (void)f;
             util_buf_printf(c->o, "%s(%s[", c->reg.s, name);
             expr(c, e->u.load.index);
             util_buf_printf(c->o, "])");

@@ -65,6 +65,8 @@ typedef struct CgCType {
 } CgCType;
 /* C type of a buffer's elements in memory (the format's ap_fixed typedef for fixed buffers). */
 CgCType cg_c_buf_type(const CgCTarget *t, const LoopProgram *p, int b);
+/* Bytes an element of format f takes in memory (ap_fixed's size in C simulation). */
+int cg_fixed_bytes(CgFixed f);
 /* The typedef name of format f: dlcc_fxW_I. */
 CgCType cg_c_fixed_type(CgFixed f);
 /* C type of elements of dtype dt in memory (native types). */

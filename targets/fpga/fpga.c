@@ -404,8 +404,7 @@ static int64_t io_layout(LoopProgram *p, const CgFixed *fmt, int64_t *off)
         if (!fmt || bf->alias_of >= 0 || !fmt[b].w || (bf->storage != LOOP_ST_INPUT && bf->storage != LOOP_ST_OUTPUT))
             continue;
         off[b] = total;
-        int sz = fmt[b].w <= 8 ? 1 : fmt[b].w <= 16 ? 2 : 4;
-        total += (ir_shape_numel(&bf->shape) * sz + 63) / 64 * 64;
+        total += (ir_shape_numel(&bf->shape) * cg_fixed_bytes(fmt[b]) + 63) / 64 * 64;
     }
     return total;
 }
