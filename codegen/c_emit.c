@@ -768,10 +768,12 @@ void cg_c_emit_shared_consts(const CgCTarget *t, const LoopProgram *p, UtilBuf *
         return;
     cg_c_const_readers(p, readers);
     for (int b = 0; b < p->n_bufs; b++)
-        if (readers[b] == -2 && p->bufs[b].alias_of < 0)
+        if (readers[b] == -2 && p->bufs[b].alias_of < 0 && !p->bufs[b].offchip)
             const_array(t, p, b, out, 0);
     free(readers);
 }
+
+void cg_c_emit_const(const CgCTarget *t, const LoopProgram *p, int b, UtilBuf *out) { const_array(t, p, b, out, 0); }
 
 /* ------------------------------------------------------------ kernels */
 
@@ -791,8 +793,9 @@ static void params(const CgCTarget *t, const LoopProgram *p, const unsigned char
 {
     int first = 1;
     for (int b = 0; b < p->n_bufs; b++) {
-        if (!used[b] || p->bufs[b].storage == LOOP_ST_CONST || p->bufs[b].storage == LOOP_ST_LOCAL)
-            continue;
+        if (!used[b] || (p->bufs[b].storage == LOOP_ST_CONST && !p->bufs[b].offchip) ||
+            p->bufs[b].storage == LOOP_ST_LOCAL)
+            continue;                        /* on-chip weights and locals are the kernel's own */
         char name[160];
         cg_c_buf_name(p, b, name, sizeof name);
         if (decl)
@@ -840,7 +843,7 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
         if (!used[b])
             continue;
         cg_c_buf_name(p, b, name, sizeof name);
-        if (p->bufs[b].storage == LOOP_ST_CONST && readers[b] == k) {
+        if (p->bufs[b].storage == LOOP_ST_CONST && readers[b] == k && !p->bufs[b].offchip) {
             const_array(t, p, b, out, 1);
         } else if (p->bufs[b].storage == LOOP_ST_LOCAL) {
             indent(out, 1);

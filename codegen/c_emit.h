@@ -97,8 +97,11 @@ void cg_c_kernel_uses(const LoopProgram *p, int k, unsigned char *used);
  * -2 several. */
 void cg_c_const_readers(const LoopProgram *p, int *readers);
 
-/* File-scope constants (those read by several kernels). */
+/* File-scope constants (those read by several kernels; not LoopBuf.offchip
+ * ones, which are kernel parameters like intermediates). */
 void cg_c_emit_shared_consts(const CgCTarget *t, const LoopProgram *p, UtilBuf *out);
+/* Constant buffer b as a file-scope static const array with its values. */
+void cg_c_emit_const(const CgCTarget *t, const LoopProgram *p, int b, UtilBuf *out);
 /* One kernel function.  Fails (diagnostic) on what C cannot express here:
  * float16/bfloat16 buffers, barriers, non-constant loop extents when
  * const_extents. */

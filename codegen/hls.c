@@ -83,7 +83,8 @@ int cg_hls_dataflow_ok(const LoopProgram *p, const char **why)
         LoopStorage st = p->bufs[b].storage;
         if (st == LOOP_ST_WORKSPACE && writers[b] == 0 && readers[b] == 0)
             continue;                        /* unused (e.g. fused away) */
-        int bad = st == LOOP_ST_INPUT ? readers[b] > 1
+        int bad = st == LOOP_ST_WORKSPACE && p->bufs[b].offchip && (writers[b] || readers[b]) ? 1
+                : st == LOOP_ST_INPUT ? readers[b] > 1
                 : st == LOOP_ST_OUTPUT ? writers[b] > 1 || readers[b] > 0
                 : writers[b] != 1 || readers[b] > 1;
         if (bad) {
@@ -98,7 +99,9 @@ int cg_hls_dataflow_ok(const LoopProgram *p, const char **why)
     return ok;
 }
 
-/* The ports of the top function: model inputs then outputs, by position. */
+/* The ports of the top function: model inputs then outputs, by position;
+ * then the weight arrays and the intermediates in external memory
+ * (LoopBuf.offchip), by buffer id. */
 static int port_list(const LoopProgram *p, int *ports)
 {
     int n = 0;
@@ -112,7 +115,30 @@ static int port_list(const LoopProgram *p, int *ports)
                     break;
                 }
     }
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < p->n_bufs; b++)
+            if (p->bufs[b].offchip && p->bufs[b].alias_of < 0 &&
+                p->bufs[b].storage == (pass ? LOOP_ST_WORKSPACE : LOOP_ST_CONST))
+                ports[n++] = b;
     return n;
+}
+
+/* Read-only ports: model inputs and weights. */
+static const char *port_const(const LoopProgram *p, int b)
+{
+    return p->bufs[b].storage == LOOP_ST_INPUT || p->bufs[b].storage == LOOP_ST_CONST ? "const " : "";
+}
+
+/* The AXI bundle of a port: one per model input / output, one for all the
+ * off-chip weights (wmem), one for the off-chip intermediates (amem). */
+static void port_bundle(const LoopProgram *p, int b, int i, char *out, size_t n)
+{
+    if (p->bufs[b].storage == LOOP_ST_CONST)
+        snprintf(out, n, "wmem");
+    else if (p->bufs[b].storage == LOOP_ST_WORKSPACE)
+        snprintf(out, n, "amem");
+    else
+        snprintf(out, n, "gmem%d", i);
 }
 
 static void top_function(const CgCTarget *t, const LoopProgram *p, const int *ports, int np, int dataflow,
@@ -128,24 +154,32 @@ static void top_function(const CgCTarget *t, const LoopProgram *p, const int *po
     util_buf_printf(out, "/* The top function: synthesize with set_top %s_top. */\nvoid %s_top(", t->name, t->name);
     for (int i = 0; i < np; i++) {
         cg_c_buf_name(p, ports[i], name, sizeof name);
-        util_buf_printf(out, "%s%s%s %s[%lld]", i ? ", " : "", p->bufs[ports[i]].storage == LOOP_ST_INPUT ? "const " : "",
+        util_buf_printf(out, "%s%s%s %s[%lld]", i ? ", " : "", port_const(p, ports[i]),
                         cg_c_buf_type(t, p, ports[i]).s, name, (long long)ir_shape_numel(&p->bufs[ports[i]].shape));
     }
     util_buf_printf(out, "%s)\n{\n", np ? "" : "void");
     for (int i = 0; i < np; i++) {
+        char bundle[32];
         cg_c_buf_name(p, ports[i], name, sizeof name);
-        util_buf_printf(out, "#pragma HLS INTERFACE m_axi port=%s offset=slave bundle=gmem%d depth=%lld\n", name, i,
+        port_bundle(p, ports[i], i, bundle, sizeof bundle);
+        util_buf_printf(out, "#pragma HLS INTERFACE m_axi port=%s offset=slave bundle=%s depth=%lld\n", name, bundle,
                         (long long)ir_shape_numel(&p->bufs[ports[i]].shape));
         util_buf_printf(out, "#pragma HLS INTERFACE s_axilite port=%s bundle=control\n", name);
     }
     util_buf_printf(out, "#pragma HLS INTERFACE s_axilite port=return bundle=control\n");
     if (dataflow)
         util_buf_printf(out, "#pragma HLS DATAFLOW\n");
-    else
-        util_buf_printf(out, "    /* no DATAFLOW: buffer '%s' does not have exactly one producer and one consumer "
-                             "kernel */\n", why ? why : "?");
+    else {
+        int ext = 0;
+        for (int b = 0; why && b < p->n_bufs; b++)
+            ext |= p->bufs[b].name == why && p->bufs[b].offchip;
+        util_buf_printf(out, "    /* no DATAFLOW: buffer '%s' %s */\n", why ? why : "?",
+                        ext ? "is in external memory (the layers pass it through DDR / HBM)"
+                            : "does not have exactly one producer and one consumer kernel");
+    }
     for (int b = 0; b < p->n_bufs; b++) {
-        if (p->bufs[b].storage != LOOP_ST_WORKSPACE || p->bufs[b].alias_of >= 0 || (used && !used[b]))
+        if (p->bufs[b].storage != LOOP_ST_WORKSPACE || p->bufs[b].alias_of >= 0 || p->bufs[b].offchip ||
+            (used && !used[b]))
             continue;
         cg_c_buf_name(p, b, name, sizeof name);
         util_buf_printf(out, "    %s %s[%lld];\n", cg_c_buf_type(t, p, b).s, name,
@@ -171,6 +205,13 @@ static void host_wrapper(const CgCTarget *t, const CgHlsOptions *o, const LoopPr
     char name[160];
     util_buf_printf(out, "#ifndef __SYNTHESIS__\n/* Host wrapper (NAME_run, as on every dlcc target): float in, float out; "
                          "not synthesized. */\n");
+    for (int i = 0; i < np; i++)
+        if (p->bufs[ports[i]].storage == LOOP_ST_CONST) {
+            if (i == 0 || p->bufs[ports[i - 1]].storage != LOOP_ST_CONST)
+                util_buf_printf(out, "/* The weights in external memory (m_axi bundle wmem): a host program copies "
+                                     "these arrays to the device buffers it passes to %s_top. */\n", N);
+            cg_c_emit_const(t, p, ports[i], out);
+        }
     util_buf_printf(out, "int32_t %s_run_ptrs(const void *const inputs[], void *const outputs[], void *workspace)\n{\n",
                     N);
     util_buf_printf(out, "    if (!inputs || !outputs) return %s_ERR_NULL;\n", N);
@@ -184,6 +225,13 @@ static void host_wrapper(const CgCTarget *t, const CgHlsOptions *o, const LoopPr
         CgCType tys = cg_c_buf_type(t, p, b);
         const char *ty = tys.s;
         cg_c_buf_name(p, b, name, sizeof name);
+        if (p->bufs[b].storage == LOOP_ST_CONST)
+            continue;                  /* the array above */
+        if (p->bufs[b].storage == LOOP_ST_WORKSPACE) {   /* external memory: a slice of the workspace */
+            util_buf_printf(out, "    %s *%s = (%s *)((char *)workspace + %lld);\n", ty, name, ty,
+                            (long long)o->io_offset[b]);
+            continue;
+        }
         if (!is_fixed_port(o, p, b)) {
             util_buf_printf(out, "    %s%s *%s = (%s%s *)%s[%d];\n", in ? "const " : "", ty, name, in ? "const " : "",
                             ty, in ? "inputs" : "outputs", p->bufs[b].index);
@@ -260,8 +308,7 @@ int cg_hls_emit(const LoopProgram *p, const CgHlsOptions *o, UtilBuf *out, int *
         char name[160];
         for (int i = 0; i < np; i++) {
             cg_c_buf_name(p, ports[i], name, sizeof name);
-            util_buf_printf(out, "%s%s%s %s[%lld]", i ? ", " : "",
-                            p->bufs[ports[i]].storage == LOOP_ST_INPUT ? "const " : "", cg_c_buf_type(&t, p, ports[i]).s,
+            util_buf_printf(out, "%s%s%s %s[%lld]", i ? ", " : "", port_const(p, ports[i]), cg_c_buf_type(&t, p, ports[i]).s,
                             name, (long long)ir_shape_numel(&p->bufs[ports[i]].shape));
         }
         util_buf_printf(out, "%s);\n\n", np ? "" : "void");

@@ -38,6 +38,9 @@ typedef struct TgtOptions {
     const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
     const char *fpga_part;    /* NULL = TGT_FPGA_DEFAULT_PART */
     double fpga_clock_mhz;    /* 0 = 200 */
+    int fpga_multipliers;     /* -t fpga: multipliers per layer (the unroll budget); 0 = chosen to fit the part */
+    int64_t fpga_onchip_bytes; /* -t fpga: on-chip memory for weights and intermediates before they move
+                                  off chip (0 = half the part's block RAM; docs/targets/fpga.md) */
     int fpga_emulate;         /* -t fpga: the FPGA-scheduled kernels built for the host (NAME.o, the CPU's header:
                                  HLS loops serial, intermediates in a planned workspace; -t hetero --emulate) */
     const char *model_file;   /* for diagnostics */

@@ -310,6 +310,20 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--fpga-clock wants a frequency in MHz, not '%s'", v);
             o.fpga_clock_mhz = mhz;
             fpga_only = "--fpga-clock";
+        } else if ((v = dlcc_arg_value(&a, "--fpga-multipliers"))) {
+            char *end;
+            long m = strtol(v, &end, 10);
+            if (end == v || *end || m < 1 || m > 4096)
+                a.status = dlcc_usage_error("--fpga-multipliers wants a count from 1 to 4096, not '%s'", v);
+            o.fpga_multipliers = (int)m;
+            fpga_only = "--fpga-multipliers";
+        } else if ((v = dlcc_arg_value(&a, "--fpga-onchip-kb"))) {
+            char *end;
+            long long kb = strtoll(v, &end, 10);
+            if (end == v || *end || kb < 1 || kb > ((long long)1 << 30))
+                a.status = dlcc_usage_error("--fpga-onchip-kb wants a size in KiB (1 or more), not '%s'", v);
+            o.fpga_onchip_bytes = (int64_t)kb * 1024;
+            fpga_only = "--fpga-onchip-kb";
         } else if (dlcc_arg_opt_level(arg) >= 0) {
             o.opt_level = dlcc_arg_opt_level(arg);
         } else if ((v = dlcc_arg_value(&a, "--print-after"))) {

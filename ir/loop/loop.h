@@ -38,6 +38,8 @@ typedef struct LoopBuf {
     int index;               /* INPUT/OUTPUT: position in the model's input/output list */
     int alias_of;            /* >= 0: this buffer is a view of buffer alias_of (Reshape et al.) */
     int partition;           /* HLS: complete/cyclic partition factor along the last dim (0 = none) */
+    int offchip;             /* HLS: CONST or WORKSPACE kept in external memory (DDR / HBM) behind an
+                                m_axi port of the top function instead of on chip */
     int slack;               /* elements allocated past the end (included in bytes): a strided
                                 vector load may read up to k-1 elements past its last lane */
     int tensor;              /* graph tensor it came from, or -1 */

@@ -61,9 +61,14 @@ typedef struct Ev {
     V *env;
     double **vals;
     int err;
+    /* per buffer, computed once: its storage root, element count, and (fixed
+     * point) 2^fb and 2^-fb for its fb fraction bits (exact scalings) */
+    int *root;
+    int64_t *numel;
+    double *up, *down;
 } Ev;
 
-static int isf(IrDType t) { return ir_dtype_is_float(t); }
+static int isf(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_F16 || t == IR_DT_BF16; }
 
 static int64_t floordiv(int64_t a, int64_t b)
 {
@@ -196,17 +201,17 @@ integer:;
         break;
     }
     }
-    if (!loop_binop_is_compare(op))
+    if (op < LOOP_LT || op > LOOP_NE)        /* compares give bool */
         r.i = wrap(e->type, r.i);
     return r;
 }
 
 static V load(Ev *E, const LoopExpr *e)
 {
-    int b = cg_c_root(E->p, e->u.load.buf);
-    int64_t i = ev(E, e->u.load.index).i, n = ir_shape_numel(&E->p->bufs[b].shape);
+    int b = E->root[e->u.load.buf];
+    int64_t i = ev(E, e->u.load.index).i;
     V r = { 0, 0 };
-    if (i < 0 || i >= n || !E->vals[b]) {
+    if (i < 0 || i >= E->numel[b] || !E->vals[b]) {
         E->err = 1;
         return r;
     }
@@ -215,7 +220,7 @@ static V load(Ev *E, const LoopExpr *e)
         r.i = (int64_t)x;
     else if (E->fixed) {
         int fb = E->fmt[b].w - E->fmt[b].i;
-        r.i = fx_load((int64_t)ldexp(x, fb), fb, E->F);
+        r.i = fx_load((int64_t)(x * E->up[b]), fb, E->F);
     } else
         r.f = x;
     return r;
@@ -317,10 +322,10 @@ static void run(Ev *E, const LoopStmt *s)
     case LOOP_S_LET: E->env[s->u.let.var] = ev(E, s->u.let.value); break;
     case LOOP_S_ASSIGN: E->env[s->u.assign.var] = ev(E, s->u.assign.value); break;
     case LOOP_S_STORE: {
-        int b = cg_c_root(E->p, s->u.store.buf);
-        int64_t i = ev(E, s->u.store.index).i, n = ir_shape_numel(&E->p->bufs[b].shape);
+        int b = E->root[s->u.store.buf];
+        int64_t i = ev(E, s->u.store.index).i;
         V v = ev(E, s->u.store.value);
-        if (i < 0 || i >= n || !E->vals[b]) {
+        if (i < 0 || i >= E->numel[b] || !E->vals[b]) {
             E->err = 1;
             break;
         }
@@ -330,7 +335,7 @@ static void run(Ev *E, const LoopStmt *s)
         } else if (E->fixed) {
             CgFixed f = E->fmt[b];
             int fb = f.w - f.i;
-            E->vals[b][i] = ldexp((double)fx_store(v.i, E->F, fb, f.w), -fb);
+            E->vals[b][i] = (double)fx_store(v.i, E->F, fb, f.w) * E->down[b];
         } else {
             E->vals[b][i] = fl_round(t, v.f);
         }
@@ -354,18 +359,31 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
                   UtilDiag *d)
 {
     Ev E = { .p = p, .fmt = fmt, .fixed = fmt != NULL, .vals = vals };
+    size_t nb = (size_t)p->n_bufs + 1;
     E.env = calloc((size_t)p->n_vars + 1, sizeof *E.env);
-    if (!E.env)
-        return util_error(d, util_loc_file(NULL), "out of memory");
+    E.root = malloc(nb * sizeof *E.root);
+    E.numel = malloc(nb * sizeof *E.numel);
+    E.up = malloc(nb * sizeof *E.up);
+    E.down = malloc(nb * sizeof *E.down);
+    int rc = -1;
+    if (!E.env || !E.root || !E.numel || !E.up || !E.down) {
+        util_error(d, util_loc_file(NULL), "out of memory");
+        goto done;
+    }
     for (int b = 0; b < p->n_bufs; b++) {
         const LoopBuf *bf = &p->bufs[b];
+        E.root[b] = cg_c_root(p, b);
+        E.numel[b] = ir_shape_numel(&bf->shape);
+        int fb = fmt && fmt[b].w ? fmt[b].w - fmt[b].i : 0;
+        E.up[b] = ldexp(1, fb);
+        E.down[b] = ldexp(1, -fb);
         if (bf->alias_of >= 0)
             continue;
-        int64_t n = ir_shape_numel(&bf->shape);
+        int64_t n = E.numel[b];
         vals[b] = calloc((size_t)(n > 0 ? n : 1), sizeof **vals);
         if (!vals[b]) {
-            free(E.env);
-            return util_error(d, util_loc_file(NULL), "out of memory");
+            util_error(d, util_loc_file(NULL), "out of memory");
+            goto done;
         }
         const void *src = bf->storage == LOOP_ST_CONST ? bf->data
                         : bf->storage == LOOP_ST_INPUT ? inputs[bf->index].data : NULL;
@@ -382,9 +400,16 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
         E.F = frac ? frac[k] : 0;
         run(&E, p->kernels[k].body);
     }
-    free(E.env);
     if (E.err)
-        return util_error(d, util_loc_file(NULL), "internal error: the loop program reads or writes out of bounds "
-                          "in evaluation");
-    return 0;
+        util_error(d, util_loc_file(NULL), "internal error: the loop program reads or writes out of bounds in "
+                   "evaluation");
+    else
+        rc = 0;
+done:
+    free(E.env);
+    free(E.root);
+    free(E.numel);
+    free(E.up);
+    free(E.down);
+    return rc;
 }

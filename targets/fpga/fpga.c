@@ -289,7 +289,7 @@ static int evals(const LoopProgram *p, const CgFixed *fmt, const int *frac, cons
 }
 
 static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const CgFixed *fmt, const int *frac,
-                  int dataflow, const char *part, double mhz, double **vf, double **vq, UtilBuf *out, UtilDiag *d)
+                  int dataflow, int budget, const char *part, double mhz, double **vf, double **vq, UtilBuf *out, UtilDiag *d)
 {
     json_t *root = json_object(), *layers = json_array();
     int64_t tot_lat = 0, max_lat = 0, dsp = 0, lut = 0, bram = 0, bram_bytes = 0, weights = 0;
@@ -337,7 +337,7 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
     json_object_set_new(root, "clock_mhz", json_real(mhz));
     json_object_set_new(root, "precision", json_string(fmt ? (o->precision_file ? "file" : o->precision) : "float32"));
     json_object_set_new(root, "precision_file", o->precision_file ? json_string(o->precision_file) : json_null());
-    json_object_set_new(root, "unroll_budget", json_integer(TGT_FPGA_UNROLL_BUDGET));
+    json_object_set_new(root, "unroll_budget", json_integer(budget));
     json_object_set_new(root, "dataflow", json_boolean(dataflow));
     json_object_set_new(root, "weights_bytes", json_integer(weights));
     json_object_set_new(root, "dsp", json_integer(dsp));
@@ -359,6 +359,25 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
                          "bram_18k", (double)bram / (double)pt->bram18k);
         fits = json_boolean(dsp <= pt->dsp && lut <= pt->lut && bram <= pt->bram18k);
     }
+    /* what lives in external memory (docs/targets/fpga.md, "Off-chip memory") */
+    json_t *ext = json_array();
+    int64_t ext_w = 0, ext_a = 0;
+    for (int b = 0; b < p->n_bufs; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (!bf->offchip || bf->alias_of >= 0)
+            continue;
+        int64_t by = (tgt_fpga_buf_bits(p, fmt, b) + 7) / 8;
+        int w = bf->storage == LOOP_ST_CONST;
+        *(w ? &ext_w : &ext_a) += by;
+        json_array_append_new(ext, json_pack("{s:s, s:s, s:s, s:I}", "buffer", bf->name, "tensor",
+                                             bf->tensor >= 0 ? g->tensors[bf->tensor].name : "", "kind",
+                                             w ? "weights" : "activations", "bytes", (json_int_t)by));
+    }
+    json_object_set_new(root, "offchip", ext);
+    json_object_set_new(root, "offchip_weights_bytes", json_integer(ext_w));
+    json_object_set_new(root, "offchip_activations_bytes", json_integer(ext_a));
+    json_object_set_new(root, "onchip_budget_bytes",
+                        json_integer(o->fpga_onchip_bytes > 0 ? o->fpga_onchip_bytes : tgt_fpga_onchip_budget(part)));
     json_object_set_new(root, "part_resources", res ? res : json_null());
     json_object_set_new(root, "utilization", util ? util : json_null());
     json_object_set_new(root, "fits", fits);
@@ -393,18 +412,22 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
 
 /* ------------------------------------------------------------- driver */
 
-/* Host-wrapper workspace: the fixed-point copies of the model's inputs and
- * outputs, 64-byte aligned each. */
+/* Host-wrapper workspace, 64-byte aligned each: the fixed-point copies of
+ * the model's inputs and outputs, and the intermediates placed off chip
+ * (external memory the host allocates: NAME_run takes it from the workspace). */
 static int64_t io_layout(LoopProgram *p, const CgFixed *fmt, int64_t *off)
 {
     int64_t total = 0;
     for (int b = 0; b < p->n_bufs; b++) {
         off[b] = 0;
         const LoopBuf *bf = &p->bufs[b];
-        if (!fmt || bf->alias_of >= 0 || !fmt[b].w || (bf->storage != LOOP_ST_INPUT && bf->storage != LOOP_ST_OUTPUT))
+        int fx = fmt && fmt[b].w && ir_dtype_is_float(bf->dtype);
+        int io = fx && (bf->storage == LOOP_ST_INPUT || bf->storage == LOOP_ST_OUTPUT);
+        int ext = bf->storage == LOOP_ST_WORKSPACE && bf->offchip;
+        if (bf->alias_of >= 0 || !(io || ext))
             continue;
         off[b] = total;
-        total += (ir_shape_numel(&bf->shape) * cg_fixed_bytes(fmt[b]) + 63) / 64 * 64;
+        total += (ir_shape_numel(&bf->shape) * (fx ? cg_fixed_bytes(fmt[b]) : (int)ir_dtype_size(bf->dtype)) + 63) / 64 * 64;
     }
     return total;
 }
@@ -412,19 +435,37 @@ static int64_t io_layout(LoopProgram *p, const CgFixed *fmt, int64_t *off)
 /* The HLS schedule: convolutions as line buffers, ReLUs into the layer
  * before them; then, on the simplified nests, pipeline / unroll / partition
  * pragmas. */
+/* What the two schedule steps are given: the options and the multipliers per layer. */
+typedef struct FpgaArg {
+    const TgtOptions *o;
+    int budget;
+} FpgaArg;
+
 static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
-    (void)arg;
-    if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, d) < 0)   /* convolutions: line buffer + window */
+    const TgtOptions *o = ((const FpgaArg *)arg)->o;
+    if (tgt_fpga_line_buffers(p, g, ((const FpgaArg *)arg)->budget, d) < 0)   /* convolutions: line buffer + window */
         return -1;
     tgt_fpga_fuse_relu(p, g);                                         /* ReLU into the layer before it */
-    return 0;
+    if (o->fpga_emulate)
+        return 0;                  /* built for the host: no on-chip / off-chip distinction */
+    CgFixed *fmt = NULL;           /* the sizes placement weighs (precision.c runs again at the end) */
+    int *frac = NULL;
+    if (tgt_fpga_precision(g, p, o, &fmt, &frac, d))
+        return -1;
+    int64_t budget = o->fpga_onchip_bytes > 0 ? o->fpga_onchip_bytes
+                                              : tgt_fpga_onchip_budget(o->fpga_part ? o->fpga_part : TGT_FPGA_DEFAULT_PART);
+    int rc = 0;
+    if (tgt_fpga_place(p, fmt, budget) < 0 || tgt_fpga_tile(p, TGT_FPGA_TILE_ELEMS))   /* off chip, tiles */
+        rc = util_error(d, util_loc_file(g->file), "out of memory");
+    free(fmt);
+    free(frac);
+    return rc;
 }
 
 static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
-    (void)arg;
-    if (tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET))                 /* pipeline, unroll, partition */
+    if (tgt_fpga_schedule(p, ((const FpgaArg *)arg)->budget))         /* pipeline, unroll, partition */
         return util_error(d, util_loc_file(g->file), "out of memory");
     return 0;
 }
@@ -432,10 +473,11 @@ static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
 /* The FPGA target's loop pipeline: the HLS schedule, intermediates on chip
  * (no workspace plan), or in a planned workspace when the program is built
  * for the host (o->fpga_emulate). */
-static LoopProgram *fpga_program(const IrGraph *g, const TgtOptions *o, UtilDiag *d)
+static LoopProgram *fpga_program(const IrGraph *g, const TgtOptions *o, int budget, UtilDiag *d)
 {
     LowSchedule sched = { .target = "fpga" };
-    TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas,
+    FpgaArg arg = { o, budget };
+    TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas, .arg = &arg,
                        .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule",
                        .plan_memory = o->fpga_emulate, .reuse = o->fpga_emulate && o->opt_level > 0 };
     return tgt_loop_program(g, &pl, d);
@@ -452,14 +494,57 @@ static int fpga_host_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *ou
                       .hls_emulate = 1, .emit = CG_EMIT_OBJ };
     TgtOptions ho = *o;
     ho.emit |= TGT_EMIT_OBJ;                                 /* the object is what this build is for */
-    return tgt_cpu_object(g, fpga_program(g, o, d), &cgo, &ho, "fpga-emulate", out, d);
+    return tgt_cpu_object(g, fpga_program(g, o, TGT_FPGA_UNROLL_BUDGET, d), &cgo, &ho, "fpga-emulate", out, d);
+}
+
+/* The design's estimated DSP and LUT totals. */
+static void totals(const LoopProgram *p, const CgFixed *fmt, int64_t *dsp, int64_t *lut)
+{
+    const char *why;
+    int dataflow = cg_hls_dataflow_ok(p, &why);
+    *dsp = *lut = 0;
+    for (int k = 0; k < p->n_kernels; k++) {
+        TgtHlsCost c;
+        tgt_fpga_cost(p, fmt, dataflow, k, &c);
+        *dsp += c.dsp;
+        *lut += c.lut;
+    }
+}
+
+/* Multipliers per layer (docs/targets/fpga.md, "Parallelism"): --fpga-multipliers N
+ * when given; else, for a known part, the largest of 64, 32, ..., 4 whose
+ * design's estimate keeps DSPs and LUTs within TGT_FPGA_FILL of the part
+ * (4 when none does); 64 for other parts. */
+static LoopProgram *parallelism(const IrGraph *g, const TgtOptions *o, const char *part, int *budget, UtilDiag *d)
+{
+    const TgtFpgaPart *pt = tgt_fpga_part(part);
+    *budget = o->fpga_multipliers > 0 ? o->fpga_multipliers : TGT_FPGA_UNROLL_BUDGET;
+    for (;;) {
+        LoopProgram *p = fpga_program(g, o, *budget, d);
+        if (!p || o->fpga_multipliers > 0 || !pt || *budget <= 4)
+            return p;
+        CgFixed *fmt = NULL;
+        int *frac = NULL;
+        if (tgt_fpga_precision(g, p, o, &fmt, &frac, d)) {
+            loop_program_free(p);
+            return NULL;
+        }
+        int64_t dsp, lut;
+        totals(p, fmt, &dsp, &lut);
+        free(fmt);
+        free(frac);
+        if (dsp <= pt->dsp * TGT_FPGA_FILL && lut <= pt->lut * TGT_FPGA_FILL)
+            return p;
+        loop_program_free(p);
+        *budget /= 2;
+    }
 }
 
 int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost **out, int *n, UtilDiag *d)
 {
     *out = NULL;
     *n = 0;
-    LoopProgram *p = fpga_program(g, o, d);
+    LoopProgram *p = fpga_program(g, o, TGT_FPGA_UNROLL_BUDGET, d);
     if (!p)
         return -1;
     const char *why;
@@ -503,7 +588,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
     memset(&td, 0, sizeof td);
     UtilBuf text;
     util_buf_init(&text);
-    int rc = -1, dataflow = 0;
+    int rc = -1, dataflow = 0, budget = TGT_FPGA_UNROLL_BUDGET;
     LoopProgram *p = NULL;
     double **vf = NULL, **vq = NULL;
 
@@ -511,7 +596,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         util_error(d, util_loc_file(g->file), "out of memory");
         goto done;
     }
-    p = fpga_program(g, o, d);
+    p = parallelism(g, o, part, &budget, d);
     if (!p || tgt_fpga_precision(g, p, o, &fmt, &frac, d))
         goto done;
     off = calloc((size_t)p->n_bufs + 1, sizeof *off);
@@ -547,7 +632,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         if (tgt_take_file(out, o->name, ".dot", &text, d))
             goto done;
     }
-    if ((o->emit & TGT_EMIT_REPORT) && (report(g, p, o, fmt, frac, dataflow, part, mhz, vf, vq, &text, d) ||
+    if ((o->emit & TGT_EMIT_REPORT) && (report(g, p, o, fmt, frac, dataflow, budget, part, mhz, vf, vq, &text, d) ||
                                         tgt_take_file(out, o->name, ".report.json", &text, d)))
         goto done;
     out->workspace_bytes = p->workspace_bytes;

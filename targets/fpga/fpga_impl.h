@@ -8,8 +8,29 @@
 /* Loop bodies executing at most this many statement instances per
  * iteration are unrolled completely under a pipelined loop (docs/targets/fpga.md). */
 #define TGT_FPGA_UNROLL_BUDGET 64
+/* The share of a known part's DSPs and LUTs the chosen parallelism may fill. */
+#define TGT_FPGA_FILL 0.7
 /* ... and bodies up to this many times larger, at II = cost / budget. */
 #define TGT_FPGA_MAX_REUSE 16
+
+/* Intermediates on chip are the top function's local arrays: C simulation
+ * keeps them within this many bytes of stack (targets/fpga/place.c). */
+#define TGT_FPGA_STACK_BYTES ((int64_t)4 << 20)
+/* The largest on-chip tile of an off-chip weight array, in elements. */
+#define TGT_FPGA_TILE_ELEMS 32768
+
+/* Placement (targets/fpga/place.c): marks LoopBuf.offchip on the largest
+ * weight arrays, then intermediates, until the rest (sized in the formats
+ * fmt, NULL = float32) fits `budget` bytes and the intermediates on chip
+ * TGT_FPGA_STACK_BYTES; returns how many moved, -1 on OOM. */
+int tgt_fpga_place(LoopProgram *p, const CgFixed *fmt, int64_t budget);
+/* Reads of off-chip weight arrays go through on-chip tiles of at most cap
+ * elements copied in bursts (targets/fpga/place.c).  0, or -1 on OOM. */
+int tgt_fpga_tile(LoopProgram *p, int64_t cap);
+/* Would every kernel reading weight array b get a tile of at most half of it? */
+int tgt_fpga_tileable(LoopProgram *p, int b);
+/* The default on-chip budget for part `part`: half its block RAM. */
+int64_t tgt_fpga_onchip_budget(const char *part);
 
 /* HLS schedule (targets/fpga/schedule.c): stages the model inputs on chip;
  * marks, in every kernel, the outermost loop whose body costs at most
@@ -41,6 +62,9 @@ typedef struct TgtHlsCost {
     int64_t bram_bytes;       /* on-chip bytes: weights ROM + output / local buffers */
     int64_t mults;            /* instantiated multipliers */
 } TgtHlsCost;
+
+/* Bits of buffer b in its format (fmt NULL or w == 0: its dtype). */
+int64_t tgt_fpga_buf_bits(const LoopProgram *p, const CgFixed *fmt, int b);
 
 void tgt_fpga_cost(const LoopProgram *p, const CgFixed *fmt, int dataflow, int k, TgtHlsCost *c);
 

@@ -21,3 +21,11 @@ const TgtFpgaPart *tgt_fpga_part(const char *name)
             return &parts[i];
     return NULL;
 }
+
+int64_t tgt_fpga_onchip_budget(const char *part)
+{
+    const TgtFpgaPart *p = tgt_fpga_part(part);
+    if (!p)
+        p = tgt_fpga_part(TGT_FPGA_DEFAULT_PART);
+    return p ? p->bram18k * 18432 / 8 / 2 : (int64_t)1 << 20;
+}

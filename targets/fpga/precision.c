@@ -176,6 +176,15 @@ static CgFixed const_fmt(Prec *P, const IrGraph *g, int t, CgFixed def)
     return pick(P->global.bias, P->global.act, def);
 }
 
+/* Does LOCAL buffer b hold a copy of a constant (its tensor is a CONST buffer's)? */
+static int is_weight_copy(const LoopProgram *p, int b)
+{
+    for (int c = 0; c < p->n_bufs; c++)
+        if (p->bufs[c].storage == LOOP_ST_CONST && p->bufs[c].tensor == p->bufs[b].tensor)
+            return 1;
+    return 0;
+}
+
 static void prec_free(Prec *P)
 {
     for (int i = 0; i < P->n_tensors; i++)
@@ -236,6 +245,12 @@ int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions 
         switch (bf->storage) {
         case LOOP_ST_CONST: fmt[b] = const_fmt(&P, g, bf->tensor, def); break;
         case LOOP_ST_INPUT: fmt[b] = act; break;
+        case LOOP_ST_LOCAL:
+            if (bf->tensor >= 0 && is_weight_copy(p, b)) {     /* an on-chip tile of a weight (place.c) */
+                fmt[b] = const_fmt(&P, g, bf->tensor, def);
+                break;
+            }
+            /* fallthrough */
         default: {
             const Fmts *L = layer_of(&P, g, producer(p, b, used));
             fmt[b] = L && L->act.w ? L->act : act;

@@ -279,7 +279,8 @@ static int max_bank(const int64_t *offs, int n, int64_t f, int *count)
 
 static int on_chip(const LoopBuf *b)
 {
-    return b->storage == LOOP_ST_CONST || b->storage == LOOP_ST_WORKSPACE || b->storage == LOOP_ST_LOCAL;
+    return (b->storage == LOOP_ST_CONST || b->storage == LOOP_ST_WORKSPACE || b->storage == LOOP_ST_LOCAL) &&
+           !b->offchip;
 }
 
 typedef struct Walk {
@@ -452,8 +453,9 @@ static int stage_inputs(LoopProgram *p)
 {
     int nb = p->n_bufs;
     for (int b = 0; b < nb; b++) {
-        if (p->bufs[b].storage != LOOP_ST_INPUT || p->bufs[b].alias_of >= 0)
-            continue;
+        if (p->bufs[b].storage != LOOP_ST_INPUT || p->bufs[b].alias_of >= 0 ||
+            ir_shape_numel(&p->bufs[b].shape) > TGT_FPGA_TILE_ELEMS)
+            continue;           /* a large input is read from its port (an image: once, by a line buffer) */
         char name[200];
         snprintf(name, sizeof name, "%s_local", p->bufs[b].name);
         IrShape shape = p->bufs[b].shape;
@@ -610,13 +612,15 @@ typedef struct Ports {
 static void port_load(CgCWalk *w, LoopExpr *e)
 {
     Ports *q = (Ports *)w;
-    q->axi |= q->p->bufs[cg_c_root(q->p, e->u.load.buf)].storage == LOOP_ST_INPUT;
+    const LoopBuf *b = &q->p->bufs[cg_c_root(q->p, e->u.load.buf)];
+    q->axi |= b->storage == LOOP_ST_INPUT || b->offchip;
 }
 
 static void port_store(CgCWalk *w, LoopStmt *s)
 {
     Ports *q = (Ports *)w;
-    q->axi |= q->p->bufs[cg_c_root(q->p, s->u.store.buf)].storage == LOOP_ST_OUTPUT;
+    const LoopBuf *b = &q->p->bufs[cg_c_root(q->p, s->u.store.buf)];
+    q->axi |= b->storage == LOOP_ST_OUTPUT || b->offchip;
 }
 
 /* An innermost loop of E >= 64 iterations over on-chip arrays (element-wise
@@ -887,7 +891,7 @@ static int64_t latency(Cost *C, const LoopStmt *s)
     }
 }
 
-static int64_t buf_bits(const LoopProgram *p, const CgFixed *fmt, int b)
+int64_t tgt_fpga_buf_bits(const LoopProgram *p, const CgFixed *fmt, int b)
 {
     const LoopBuf *bf = &p->bufs[b];
     int w = fmt && ir_dtype_is_float(bf->dtype) && fmt[b].w > 0 ? fmt[b].w : (int)ir_dtype_size(bf->dtype) * 8;
@@ -906,10 +910,10 @@ static void memory(const LoopProgram *p, const CgFixed *fmt, int dataflow, int k
             int mine = (bf->storage == LOOP_ST_CONST && readers[b] == k && used[b]) ||
                        (bf->storage == LOOP_ST_WORKSPACE && (used[b] & 2)) ||
                        (bf->storage == LOOP_ST_LOCAL && used[b]);
-            if (!mine || bf->alias_of >= 0)
-                continue;
+            if (!mine || bf->alias_of >= 0 || bf->offchip)
+                continue;                           /* external memory is not counted */
             int copies = bf->storage == LOOP_ST_WORKSPACE && dataflow ? 2 : 1;   /* ping-pong */
-            int64_t bits = buf_bits(p, fmt, b) * copies;
+            int64_t bits = tgt_fpga_buf_bits(p, fmt, b) * copies;
             int64_t banks = bf->partition > 1 ? bf->partition : 1, per = bits / banks;
             c->bram_bytes += (bits + 7) / 8;
             if (per < 1024)

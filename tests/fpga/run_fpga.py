@@ -52,7 +52,7 @@ def main():
     ap.add_argument("--cxx", default="c++")
     ap.add_argument("--ap-types", default="")
     ap.add_argument("options", nargs="*")
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
     if a.fixed and not (a.ap_types and (Path(a.ap_types) / "ap_fixed.h").exists()):
         print("SKIP: fixed-point designs need Xilinx's ap_types headers (the hls4ml wheel scripts/venv.sh "
               "installs); none given")

@@ -59,6 +59,33 @@ def main():
         rep = json.loads((tmp / "vu9p" / "m.report.json").read_text()) if p.returncode == 0 else {}
         check("a part dlcc has no table for: no utilization, no verdict",
               p.returncode == 0 and rep.get("part_resources", 0) is None and rep.get("fits", 0) is None, p.stderr)
+        # off-chip memory: an on-chip budget of 1 KiB moves the weights and the intermediates out
+        # (of the e2e CNN, beside the MLP: the MLP's intermediates are under 1 KB, which stay)
+        cnn = str(Path(sys.argv[2]).parent / "cnn" / "model.json")
+        p = run(cnn, "-t", "fpga", "-o", str(tmp / "ext"), "--name", "m", "--fpga-onchip-kb", "1")
+        rep = json.loads((tmp / "ext" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        ext = rep.get("offchip", [])
+        kinds = {e["kind"] for e in ext}
+        src = (tmp / "ext" / "m.c").read_text() if p.returncode == 0 else ""
+        check("--fpga-onchip-kb 1: weights and activations off chip, listed in the report",
+              p.returncode == 0 and kinds == {"weights", "activations"} and rep["onchip_budget_bytes"] == 1024
+              and rep["offchip_weights_bytes"] == sum(e["bytes"] for e in ext if e["kind"] == "weights")
+              and rep["offchip_activations_bytes"] == sum(e["bytes"] for e in ext if e["kind"] == "activations"),
+              p.stderr + str(ext))
+        check("off-chip arrays are m_axi ports of the top function (bundles wmem, amem), no DATAFLOW",
+              all("port=%s_%s offset=slave bundle=%s" % ("w" if e["kind"] == "weights" else "t", e["buffer"],
+                                                         "wmem" if e["kind"] == "weights" else "amem") in src
+                  for e in ext) and "is in external memory" in src and "#pragma HLS DATAFLOW" not in src,
+              src[-1500:])
+        check("off-chip weights are read through on-chip tiles copied in bursts", "_tile[" in src, "")
+        p = run(model, "-t", "fpga", "-o", str(tmp / "m8"), "--name", "m", "--fpga-multipliers", "8")
+        rep = json.loads((tmp / "m8" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        check("--fpga-multipliers 8: the report's unroll budget", rep.get("unroll_budget") == 8, p.stderr)
+        p = run(model, "-t", "fpga", "-o", str(tmp / "z7"), "--name", "m", "--fpga-part", "xc7z020-clg400-1")
+        rep = json.loads((tmp / "z7" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        check("the Zynq-7020: fewer multipliers per layer, chosen to fit 70% of its DSPs and LUTs",
+              p.returncode == 0 and rep["unroll_budget"] < 64 and rep["dsp"] <= 0.7 * 220 and rep["lut"] <= 0.7 * 53200,
+              str({k: rep.get(k) for k in ("unroll_budget", "dsp", "lut")}))
         cases = [
             (["-t", "fpga", "--precision", "int8"], 1, "--precision int8 on -t fpga"),
             (["-t", "fpga", "--precision", "fixed<40,6>"], 1, "with 2 <= W <= 32"),
@@ -67,6 +94,10 @@ def main():
             (["--emit", "hls"], 1, "--emit ptx, hls and c belong to the gpu and fpga targets"),
             (["-t", "fpga", "--fpga-part", "a b"], 2, "--fpga-part wants a part name"),
             (["-t", "fpga", "--fpga-clock", "-5"], 2, "--fpga-clock wants a frequency in MHz"),
+            (["-t", "fpga", "--fpga-onchip-kb", "0"], 2, "--fpga-onchip-kb wants a size in KiB"),
+            (["-t", "fpga", "--fpga-multipliers", "x"], 2, "--fpga-multipliers wants a count"),
+            (["--fpga-onchip-kb", "64"], 1, "--fpga-onchip-kb belongs to -t fpga"),
+            (["--fpga-multipliers", "16"], 1, "--fpga-multipliers belongs to -t fpga"),
             (["-t", "fpga", "--precision-file", str(tmp / "missing.json")], 1, "missing.json"),
         ]
         for args, status, msg in cases:
