@@ -180,7 +180,7 @@ static int rewrite(LoopProgram *p, int k, const IrGraph *g, const IrNode *n, con
     return 1;
 }
 
-int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, UtilDiag *d)
+int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, const int *node_budget, UtilDiag *d)
 {
     int count = 0;
     for (int k = 0; k < p->n_kernels; k++) {
@@ -198,7 +198,7 @@ int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, UtilDiag
             continue;
         if (W.dilation[0] != 1 || W.dilation[1] != 1 || W.kernel[0] * W.kernel[1] <= 1)
             continue;
-        int r = rewrite(p, k, g, n, &W, budget, d);
+        int r = rewrite(p, k, g, n, &W, tgt_fpga_kernel_budget(p, k, budget, node_budget), d);
         if (r < 0)
             return -1;
         count += r;

@@ -1,8 +1,11 @@
 /* targets/fpga/eval.c — runs a loop program inside dlcc, in double
  * precision or in exactly the fixed-point arithmetic the generated HLS C
  * performs (codegen/c_emit.h), so the report can state each layer's error
- * against float without an FPGA or a C compiler.  Naive tree walking: a
- * test oracle and an estimator, not a fast path. */
+ * against float without an FPGA or a C compiler.  A test oracle and an
+ * estimator: each kernel is first translated into a flat register code (one
+ * instruction per operator; variables and constants are slots, so leaves
+ * cost nothing; loops and guarded selects are jumps), which is then
+ * interpreted: several times faster than walking the trees. */
 #include "targets/fpga/fpga_impl.h"
 
 #include <math.h>
@@ -47,26 +50,7 @@ static int64_t fx_from_d(double x, int f)
     return (int64_t)(s >= 0 ? floor(s + 0.5) : -floor(-s + 0.5));
 }
 
-/* ---- evaluator */
-
-typedef struct V {
-    int64_t i;       /* integers, bool, fixed-point registers */
-    double f;        /* floats (float mode) */
-} V;
-
-typedef struct Ev {
-    const LoopProgram *p;
-    const CgFixed *fmt;
-    int fixed, F;
-    V *env;
-    double **vals;
-    int err;
-    /* per buffer, computed once: its storage root, element count, and (fixed
-     * point) 2^fb and 2^-fb for its fb fraction bits (exact scalings) */
-    int *root;
-    int64_t *numel;
-    double *up, *down;
-} Ev;
+/* ---- arithmetic, as the generated code does it */
 
 static int isf(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_F16 || t == IR_DT_BF16; }
 
@@ -104,8 +88,6 @@ static int64_t wrap(IrDType t, int64_t v)
 
 static double fl_round(IrDType t, double v) { return t == IR_DT_F32 ? (double)(float)v : v; }
 
-static V ev(Ev *E, const LoopExpr *e);
-
 static double intrinsic(LoopIntrinsic fn, const double *a)
 {
     switch (fn) {
@@ -134,225 +116,483 @@ static double intrinsic(LoopIntrinsic fn, const double *a)
     }
 }
 
-static V bin(Ev *E, const LoopExpr *e)
+/* ---- register code
+ *
+ * Slots: the program's variables (ids 0 .. n_vars-1), then this kernel's
+ * constants, then one temporary per operator.  A slot holds an integer, a
+ * fixed-point register (both .i) or, in float mode, a float value (.f). */
+
+typedef union Slot {
+    int64_t i;
+    double f;
+} Slot;
+
+typedef enum Op {
+    /* integers, then wrapped to the result type t when w */
+    OP_IADD, OP_ISUB, OP_IMUL, OP_IDIV, OP_ITDIV, OP_IMOD, OP_ITMOD, OP_IMIN, OP_IMAX,
+    OP_ILT, OP_ILE, OP_IEQ, OP_INE, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR, OP_SHL, OP_SHR,
+    OP_INEG, OP_NOT, OP_BNOT, OP_IABS,
+    /* float mode, rounded to float when t is F32 */
+    OP_FADD, OP_FSUB, OP_FMUL, OP_FDIV, OP_FMOD, OP_FMIN, OP_FMAX, OP_FLT, OP_FLE, OP_FEQ, OP_FNE, OP_FNEG,
+    OP_FABS,
+    /* fixed-point registers: E->F fraction bits, saturated to 32 bits */
+    OP_XADD, OP_XSUB, OP_XMUL, OP_XDIV, OP_XMOD, OP_XNEG, OP_XABS,
+    OP_LOAD, OP_STORE, OP_CALL, OP_CAST, OP_MOV, OP_ERR,
+    OP_JZ,            /* if !a goto b */
+    OP_JMP,           /* goto b */
+    OP_LOOP,          /* dst = 0; if dst >= a goto b */
+    OP_NEXT,          /* if ++dst < a goto b */
+} Op;
+
+/* CAST kinds (Ins.aux) */
+enum { CAST_BOOL_F, CAST_BOOL_I, CAST_FF, CAST_IF, CAST_FI, CAST_II };
+
+typedef struct Ins {
+    unsigned char op, w;
+    IrDType t, t2;    /* result type; CAST: the source type */
+    int dst, a, b, c, aux;   /* aux: LOAD / STORE root buffer, CALL intrinsic, CAST kind */
+} Ins;
+
+typedef struct Code {
+    Ins *ins;
+    int n, cap;
+    Slot *init;       /* constants' values, by slot */
+    int n_slots, cap_slots;
+    int err;
+} Code;
+
+typedef struct Ev {
+    const LoopProgram *p;
+    const CgFixed *fmt;
+    int fixed, F;
+    double **vals;
+    int err;
+    /* per buffer, computed once: its storage root, element count, whether it
+     * holds floats, and (fixed point) its fraction bits and 2^fb, 2^-fb */
+    int *root, *fb;
+    unsigned char *isf;
+    int64_t *numel;
+    double *up, *down;
+} Ev;
+
+static int emit(Code *C, Ins in)
 {
-    V a = ev(E, e->u.bin.a), b = ev(E, e->u.bin.b), r = { 0, 0 };
-    LoopBinOp op = e->u.bin.op;
-    if (isf(e->u.bin.a->type)) {
-        if (E->fixed) {
-            int64_t x = a.i, y = b.i;
-            switch (op) {
-            case LOOP_ADD: r.i = sat32(x + y); break;
-            case LOOP_SUB: r.i = sat32(x - y); break;
-            case LOOP_MUL: r.i = sat32(rshr(x * y, E->F)); break;
-            case LOOP_DIV: case LOOP_TDIV:
-                r.i = y == 0 ? (x >= 0 ? INT32_MAX : INT32_MIN) : sat32(x * ((int64_t)1 << E->F) / y);
-                break;
-            case LOOP_MOD: case LOOP_TMOD: r.i = fx_from_d(fmod(fx_to_d(x, E->F), fx_to_d(y, E->F)), E->F); break;
-            default: goto integer;         /* min, max, compares: exact on the integers */
-            }
-            return r;
+    if (C->n == C->cap) {
+        int nc = C->cap ? 2 * C->cap : 256;
+        Ins *q = realloc(C->ins, (size_t)nc * sizeof *q);
+        if (!q) {
+            C->err = 1;
+            return -1;
         }
-        double x = a.f, y = b.f;
-        switch (op) {
-        case LOOP_ADD: r.f = x + y; break;
-        case LOOP_SUB: r.f = x - y; break;
-        case LOOP_MUL: r.f = x * y; break;
-        case LOOP_DIV: case LOOP_TDIV: r.f = x / y; break;
-        case LOOP_MOD: case LOOP_TMOD: r.f = fmod(x, y); break;
-        case LOOP_MIN: r.f = x != x ? x : y != y ? y : x < y ? x : y; break;
-        case LOOP_MAX: r.f = x != x ? x : y != y ? y : x > y ? x : y; break;
-        case LOOP_LT: r.i = x < y; break;
-        case LOOP_LE: r.i = x <= y; break;
-        case LOOP_EQ: r.i = x == y; break;
-        case LOOP_NE: r.i = x != y; break;
-        default: E->err = 1; break;
-        }
-        r.f = fl_round(e->type, r.f);
-        return r;
+        C->ins = q;
+        C->cap = nc;
     }
-integer:;
-    int64_t x = a.i, y = b.i;
+    C->ins[C->n] = in;
+    return C->n++;
+}
+
+static int slot(Code *C, Slot v)
+{
+    if (C->n_slots == C->cap_slots) {
+        int nc = C->cap_slots ? 2 * C->cap_slots : 256;
+        Slot *q = realloc(C->init, (size_t)nc * sizeof *q);
+        if (!q) {
+            C->err = 1;
+            return 0;
+        }
+        C->init = q;
+        C->cap_slots = nc;
+    }
+    C->init[C->n_slots] = v;
+    return C->n_slots++;
+}
+
+static int temp(Code *C) { return slot(C, (Slot){ .i = 0 }); }
+
+static int op_int(LoopBinOp op, IrDType t)
+{
+    int b = t == IR_DT_BOOL;
     switch (op) {
-    case LOOP_ADD: r.i = (int64_t)((uint64_t)x + (uint64_t)y); break;
-    case LOOP_SUB: r.i = (int64_t)((uint64_t)x - (uint64_t)y); break;
-    case LOOP_MUL: r.i = (int64_t)((uint64_t)x * (uint64_t)y); break;
-    case LOOP_DIV: r.i = floordiv(x, y); break;
-    case LOOP_TDIV: r.i = y == 0 ? 0 : y == -1 ? (int64_t)(0u - (uint64_t)x) : x / y; break;
-    case LOOP_MOD: r.i = floormod(x, y); break;
-    case LOOP_TMOD: r.i = y == 0 || y == -1 ? 0 : x % y; break;
-    case LOOP_MIN: r.i = x < y ? x : y; break;
-    case LOOP_MAX: r.i = x > y ? x : y; break;
-    case LOOP_LT: r.i = x < y; break;
-    case LOOP_LE: r.i = x <= y; break;
-    case LOOP_EQ: r.i = x == y; break;
-    case LOOP_NE: r.i = x != y; break;
-    case LOOP_AND: r.i = e->type == IR_DT_BOOL ? (x && y) : (x & y); break;
-    case LOOP_OR: r.i = e->type == IR_DT_BOOL ? (x || y) : (x | y); break;
-    case LOOP_XOR: r.i = e->type == IR_DT_BOOL ? (x != y) : (x ^ y); break;
-    case LOOP_SHL: {
-        int bits = (int)ir_dtype_size(e->type) * 8;
-        r.i = y < 0 || y >= bits ? 0 : (int64_t)((uint64_t)x << y);
-        break;
+    case LOOP_ADD: return OP_IADD;
+    case LOOP_SUB: return OP_ISUB;
+    case LOOP_MUL: return OP_IMUL;
+    case LOOP_DIV: return OP_IDIV;
+    case LOOP_TDIV: return OP_ITDIV;
+    case LOOP_MOD: return OP_IMOD;
+    case LOOP_TMOD: return OP_ITMOD;
+    case LOOP_MIN: return OP_IMIN;
+    case LOOP_MAX: return OP_IMAX;
+    case LOOP_LT: return OP_ILT;
+    case LOOP_LE: return OP_ILE;
+    case LOOP_EQ: return OP_IEQ;
+    case LOOP_NE: return OP_INE;
+    case LOOP_AND: return b ? OP_LAND : OP_BAND;
+    case LOOP_OR: return b ? OP_LOR : OP_BOR;
+    case LOOP_XOR: return b ? OP_LXOR : OP_BXOR;
+    case LOOP_SHL: return OP_SHL;
+    case LOOP_SHR: return OP_SHR;
     }
-    case LOOP_SHR: {
-        int bits = (int)ir_dtype_size(e->type) * 8;
-        r.i = y < 0 || y >= bits ? (x < 0 ? -1 : 0) : (x < 0 ? ~(~x >> y) : x >> y);
-        break;
-    }
-    }
-    if (op < LOOP_LT || op > LOOP_NE)        /* compares give bool */
-        r.i = wrap(e->type, r.i);
-    return r;
+    return OP_ERR;
 }
 
-static V load(Ev *E, const LoopExpr *e)
+static int op_float(LoopBinOp op)
 {
-    int b = E->root[e->u.load.buf];
-    int64_t i = ev(E, e->u.load.index).i;
-    V r = { 0, 0 };
-    if (i < 0 || i >= E->numel[b] || !E->vals[b]) {
-        E->err = 1;
-        return r;
+    switch (op) {
+    case LOOP_ADD: return OP_FADD;
+    case LOOP_SUB: return OP_FSUB;
+    case LOOP_MUL: return OP_FMUL;
+    case LOOP_DIV: case LOOP_TDIV: return OP_FDIV;
+    case LOOP_MOD: case LOOP_TMOD: return OP_FMOD;
+    case LOOP_MIN: return OP_FMIN;
+    case LOOP_MAX: return OP_FMAX;
+    case LOOP_LT: return OP_FLT;
+    case LOOP_LE: return OP_FLE;
+    case LOOP_EQ: return OP_FEQ;
+    case LOOP_NE: return OP_FNE;
+    default: return OP_ERR;
     }
-    double x = E->vals[b][i];
-    if (!isf(E->p->bufs[b].dtype))
-        r.i = (int64_t)x;
-    else if (E->fixed) {
-        int fb = E->fmt[b].w - E->fmt[b].i;
-        r.i = fx_load((int64_t)(x * E->up[b]), fb, E->F);
-    } else
-        r.f = x;
-    return r;
 }
 
-static V ev(Ev *E, const LoopExpr *e)
+static int op_fixed(LoopBinOp op)
 {
-    V r = { 0, 0 };
+    switch (op) {
+    case LOOP_ADD: return OP_XADD;
+    case LOOP_SUB: return OP_XSUB;
+    case LOOP_MUL: return OP_XMUL;
+    case LOOP_DIV: case LOOP_TDIV: return OP_XDIV;
+    case LOOP_MOD: case LOOP_TMOD: return OP_XMOD;
+    default: return -1;                  /* min, max, compares: exact on the integers */
+    }
+}
+
+/* The slot holding e's value, after the instructions computing it. */
+static int comp(Ev *E, Code *C, const LoopExpr *e)
+{
+    int fl, d;
     switch (e->kind) {
-    case LOOP_E_INT: r.i = e->u.i; break;
+    case LOOP_E_INT: return slot(C, (Slot){ .i = e->u.i });
     case LOOP_E_FLOAT:
         if (E->fixed)
-            r.i = cg_fixed_quantize((CgFixed){ 32, 32 - E->F }, e->u.f);
-        else
-            r.f = e->u.f;
-        break;
-    case LOOP_E_VAR: r = E->env[e->u.var]; break;
-    case LOOP_E_LOAD: r = load(E, e); break;
-    case LOOP_E_BIN: r = bin(E, e); break;
-    case LOOP_E_UN: {
-        V a = ev(E, e->u.un.a);
-        int fl = isf(e->u.un.a->type);
-        switch (e->u.un.op) {
-        case LOOP_NEG:
-            if (fl && !E->fixed)
-                r.f = -a.f;
-            else
-                r.i = fl ? sat32(-a.i) : wrap(e->type, (int64_t)(0u - (uint64_t)a.i));
-            break;
-        case LOOP_NOT: r.i = e->type == IR_DT_BOOL ? !a.i : wrap(e->type, ~a.i); break;
-        case LOOP_ABS:
-            if (fl && !E->fixed)
-                r.f = fabs(a.f);
-            else
-                r.i = fl ? sat32(a.i < 0 ? -a.i : a.i) : wrap(e->type, a.i < 0 ? (int64_t)(0u - (uint64_t)a.i) : a.i);
-            break;
-        }
-        break;
+            return slot(C, (Slot){ .i = cg_fixed_quantize((CgFixed){ 32, 32 - E->F }, e->u.f) });
+        return slot(C, (Slot){ .f = e->u.f });
+    case LOOP_E_VAR: return e->u.var;
+    case LOOP_E_LOAD: {
+        int a = comp(E, C, e->u.load.index);
+        d = temp(C);
+        emit(C, (Ins){ .op = OP_LOAD, .dst = d, .a = a, .aux = E->root[e->u.load.buf] });
+        return d;
     }
-    case LOOP_E_SELECT: r = ev(E, e->u.sel.cond).i ? ev(E, e->u.sel.a) : ev(E, e->u.sel.b); break;
-    case LOOP_E_CALL: {
-        double a[3] = { 0, 0, 0 };
-        for (int i = 0; i < e->u.call.n && i < 3; i++) {
-            V x = ev(E, e->u.call.args[i]);
-            a[i] = E->fixed ? fx_to_d(x.i, E->F) : x.f;
-        }
-        if (e->u.call.fn == LOOP_I_isnan || e->u.call.fn == LOOP_I_isinf) {
-            r.i = E->fixed ? 0 : e->u.call.fn == LOOP_I_isnan ? isnan(a[0]) != 0 : isinf(a[0]) != 0;
-            break;
-        }
-        double y = intrinsic(e->u.call.fn, a);
-        if (E->fixed)
-            r.i = fx_from_d(y, E->F);
+    case LOOP_E_BIN: {
+        int a = comp(E, C, e->u.bin.a), b = comp(E, C, e->u.bin.b), op;
+        fl = isf(e->u.bin.a->type);
+        if (fl && E->fixed)
+            op = op_fixed(e->u.bin.op) >= 0 ? op_fixed(e->u.bin.op) : op_int(e->u.bin.op, e->type);
         else
-            r.f = fl_round(e->type, y);
-        break;
+            op = fl ? op_float(e->u.bin.op) : op_int(e->u.bin.op, e->type);
+        int cmp = e->u.bin.op >= LOOP_LT && e->u.bin.op <= LOOP_NE;
+        d = temp(C);
+        emit(C, (Ins){ .op = (unsigned char)op, .w = !fl && !cmp && e->type != IR_DT_I64, .t = e->type, .dst = d,
+                       .a = a, .b = b });
+        return d;
+    }
+    case LOOP_E_UN: {
+        int a = comp(E, C, e->u.un.a), op = OP_ERR;
+        fl = isf(e->u.un.a->type);
+        switch (e->u.un.op) {
+        case LOOP_NEG: op = fl ? (E->fixed ? OP_XNEG : OP_FNEG) : OP_INEG; break;
+        case LOOP_NOT: op = e->type == IR_DT_BOOL ? OP_NOT : OP_BNOT; break;
+        case LOOP_ABS: op = fl ? (E->fixed ? OP_XABS : OP_FABS) : OP_IABS; break;
+        }
+        d = temp(C);
+        emit(C, (Ins){ .op = (unsigned char)op, .w = !fl, .t = e->type, .dst = d, .a = a });
+        return d;
+    }
+    case LOOP_E_SELECT: {            /* only the branch taken is evaluated: a guarded load */
+        d = temp(C);
+        int c = comp(E, C, e->u.sel.cond);
+        int jz = emit(C, (Ins){ .op = OP_JZ, .a = c });
+        emit(C, (Ins){ .op = OP_MOV, .dst = d, .a = comp(E, C, e->u.sel.a) });
+        int jmp = emit(C, (Ins){ .op = OP_JMP });
+        if (jz >= 0)
+            C->ins[jz].b = C->n;
+        emit(C, (Ins){ .op = OP_MOV, .dst = d, .a = comp(E, C, e->u.sel.b) });
+        if (jmp >= 0)
+            C->ins[jmp].b = C->n;
+        return d;
+    }
+    case LOOP_E_CALL: {
+        int a[3] = { 0, 0, 0 };
+        for (int i = 0; i < e->u.call.n && i < 3; i++)
+            a[i] = comp(E, C, e->u.call.args[i]);
+        d = temp(C);
+        emit(C, (Ins){ .op = OP_CALL, .t = e->type, .dst = d, .a = a[0], .b = a[1], .c = a[2], .aux = (int)e->u.call.fn });
+        return d;
     }
     case LOOP_E_CAST: {
-        V a = ev(E, e->u.cast.a);
+        int a = comp(E, C, e->u.cast.a), k;
         IrDType to = e->type, from = e->u.cast.a->type;
         if (to == IR_DT_BOOL)
-            r.i = isf(from) && !E->fixed ? a.f != 0 : a.i != 0;
+            k = isf(from) && !E->fixed ? CAST_BOOL_F : CAST_BOOL_I;
         else if (isf(from) && isf(to))
-            r = E->fixed ? a : (V){ 0, fl_round(to, a.f) };
-        else if (isf(to)) {
-            if (E->fixed) {
-                int64_t lim = (int64_t)1 << (31 - E->F);
-                r.i = a.i >= lim ? INT32_MAX : a.i < -lim ? INT32_MIN : a.i * ((int64_t)1 << E->F);
-            } else {
-                r.f = fl_round(to, (double)a.i);
-            }
-        } else if (isf(from)) {
-            if (E->fixed)
-                r.i = wrap(to, a.i / ((int64_t)1 << E->F));
-            else
-                r.i = wrap(to, a.f != a.f ? 0 : a.f >= 9.2e18 ? INT64_MAX : a.f <= -9.2e18 ? INT64_MIN : (int64_t)a.f);
-        } else {
-            r.i = wrap(to, a.i);
-        }
-        break;
+            k = CAST_FF;
+        else if (isf(to))
+            k = CAST_IF;
+        else if (isf(from))
+            k = CAST_FI;
+        else
+            k = CAST_II;
+        d = temp(C);
+        emit(C, (Ins){ .op = OP_CAST, .t = to, .t2 = from, .dst = d, .a = a, .aux = k });
+        return d;
     }
     }
-    return r;
+    return temp(C);
 }
 
-static void run(Ev *E, const LoopStmt *s)
+/* var = e: the value computed straight into var's slot where it can be. */
+static void comp_into(Ev *E, Code *C, int var, const LoopExpr *e)
 {
-    if (!s || E->err)
+    int n0 = C->n, s = comp(E, C, e);
+    if (e->kind != LOOP_E_SELECT && C->n > n0 && C->ins[C->n - 1].dst == s && s >= E->p->n_vars)
+        C->ins[C->n - 1].dst = var;
+    else
+        emit(C, (Ins){ .op = OP_MOV, .dst = var, .a = s });
+}
+
+static void comp_stmt(Ev *E, Code *C, const LoopStmt *s)
+{
+    if (!s)
         return;
     switch (s->kind) {
     case LOOP_S_FOR: {
-        int64_t n = ev(E, s->u.loop.extent).i;
-        for (int64_t i = 0; i < n && !E->err; i++) {
-            E->env[s->u.loop.var] = (V){ i, 0 };
-            run(E, s->u.loop.body);
-        }
+        int ext = comp(E, C, s->u.loop.extent), var = s->u.loop.var;
+        int head = emit(C, (Ins){ .op = OP_LOOP, .dst = var, .a = ext });
+        comp_stmt(E, C, s->u.loop.body);
+        emit(C, (Ins){ .op = OP_NEXT, .dst = var, .a = ext, .b = head + 1 });
+        if (head >= 0)
+            C->ins[head].b = C->n;
         break;
     }
-    case LOOP_S_LET: E->env[s->u.let.var] = ev(E, s->u.let.value); break;
-    case LOOP_S_ASSIGN: E->env[s->u.assign.var] = ev(E, s->u.assign.value); break;
+    case LOOP_S_LET: comp_into(E, C, s->u.let.var, s->u.let.value); break;
+    case LOOP_S_ASSIGN: comp_into(E, C, s->u.assign.var, s->u.assign.value); break;
     case LOOP_S_STORE: {
-        int b = E->root[s->u.store.buf];
-        int64_t i = ev(E, s->u.store.index).i;
-        V v = ev(E, s->u.store.value);
-        if (i < 0 || i >= E->numel[b] || !E->vals[b]) {
-            E->err = 1;
-            break;
-        }
-        IrDType t = E->p->bufs[b].dtype;
-        if (!isf(t)) {
-            E->vals[b][i] = (double)wrap(t, v.i);
-        } else if (E->fixed) {
-            CgFixed f = E->fmt[b];
-            int fb = f.w - f.i;
-            E->vals[b][i] = (double)fx_store(v.i, E->F, fb, f.w) * E->down[b];
-        } else {
-            E->vals[b][i] = fl_round(t, v.f);
+        int i = comp(E, C, s->u.store.index), v = comp(E, C, s->u.store.value);
+        emit(C, (Ins){ .op = OP_STORE, .a = i, .b = v, .aux = E->root[s->u.store.buf] });
+        break;
+    }
+    case LOOP_S_IF: {
+        int c = comp(E, C, s->u.cond.cond);
+        int jz = emit(C, (Ins){ .op = OP_JZ, .a = c });
+        comp_stmt(E, C, s->u.cond.then_);
+        int jmp = s->u.cond.else_ ? emit(C, (Ins){ .op = OP_JMP }) : -1;
+        if (jz >= 0)
+            C->ins[jz].b = C->n;
+        if (s->u.cond.else_) {
+            comp_stmt(E, C, s->u.cond.else_);
+            if (jmp >= 0)
+                C->ins[jmp].b = C->n;
         }
         break;
     }
-    case LOOP_S_IF:
-        if (ev(E, s->u.cond.cond).i)
-            run(E, s->u.cond.then_);
-        else
-            run(E, s->u.cond.else_);
-        break;
     case LOOP_S_BLOCK:
-        for (int i = 0; i < s->u.block.n && !E->err; i++)
-            run(E, s->u.block.items[i]);
+        for (int i = 0; i < s->u.block.n; i++)
+            comp_stmt(E, C, s->u.block.items[i]);
         break;
     case LOOP_S_BARRIER: case LOOP_S_PREFETCH: break;
     }
+}
+
+#define IW(expr)                                                   \
+    do {                                                           \
+        int64_t r_ = (expr);                                       \
+        s[in->dst].i = in->w ? wrap(in->t, r_) : r_;               \
+    } while (0)
+#define FR(expr) (s[in->dst].f = fl_round(in->t, (expr)))
+
+static double arg_d(const Ev *E, Slot x) { return E->fixed ? fx_to_d(x.i, E->F) : x.f; }
+
+static void call(const Ev *E, const Ins *in, Slot *s)
+{
+    double a[3] = { arg_d(E, s[in->a]), arg_d(E, s[in->b]), arg_d(E, s[in->c]) };
+    LoopIntrinsic fn = (LoopIntrinsic)in->aux;
+    if (fn == LOOP_I_isnan || fn == LOOP_I_isinf) {
+        s[in->dst].i = E->fixed ? 0 : fn == LOOP_I_isnan ? isnan(a[0]) != 0 : isinf(a[0]) != 0;
+        return;
+    }
+    double y = intrinsic(fn, a);
+    if (E->fixed)
+        s[in->dst].i = fx_from_d(y, E->F);
+    else
+        s[in->dst].f = fl_round(in->t, y);
+}
+
+static void cast(const Ev *E, const Ins *in, Slot *s)
+{
+    Slot a = s[in->a], r = { .i = 0 };
+    switch (in->aux) {
+    case CAST_BOOL_F: r.i = a.f != 0; break;
+    case CAST_BOOL_I: r.i = a.i != 0; break;
+    case CAST_FF: r = E->fixed ? a : (Slot){ .f = fl_round(in->t, a.f) }; break;
+    case CAST_IF:
+        if (E->fixed) {
+            int64_t lim = (int64_t)1 << (31 - E->F);
+            r.i = a.i >= lim ? INT32_MAX : a.i < -lim ? INT32_MIN : a.i * ((int64_t)1 << E->F);
+        } else {
+            r.f = fl_round(in->t, (double)a.i);
+        }
+        break;
+    case CAST_FI:
+        if (E->fixed)
+            r.i = wrap(in->t, a.i / ((int64_t)1 << E->F));
+        else
+            r.i = wrap(in->t, a.f != a.f ? 0 : a.f >= 9.2e18 ? INT64_MAX : a.f <= -9.2e18 ? INT64_MIN : (int64_t)a.f);
+        break;
+    default: r.i = wrap(in->t, a.i); break;
+    }
+    s[in->dst] = r;
+}
+
+/* Runs code over slots s; sets E->err on an out-of-bounds access. */
+static void exec(Ev *E, const Code *C, Slot *s)
+{
+    const Ins *code = C->ins;
+    const int F = E->F;
+    for (int pc = 0; pc < C->n; pc++) {
+        const Ins *in = &code[pc];
+        int64_t x = s[in->a].i, y = s[in->b].i;
+        switch ((Op)in->op) {
+        case OP_IADD: IW((int64_t)((uint64_t)x + (uint64_t)y)); break;
+        case OP_ISUB: IW((int64_t)((uint64_t)x - (uint64_t)y)); break;
+        case OP_IMUL: IW((int64_t)((uint64_t)x * (uint64_t)y)); break;
+        case OP_IDIV: IW(floordiv(x, y)); break;
+        case OP_ITDIV: IW(y == 0 ? 0 : y == -1 ? (int64_t)(0u - (uint64_t)x) : x / y); break;
+        case OP_IMOD: IW(floormod(x, y)); break;
+        case OP_ITMOD: IW(y == 0 || y == -1 ? 0 : x % y); break;
+        case OP_IMIN: IW(x < y ? x : y); break;
+        case OP_IMAX: IW(x > y ? x : y); break;
+        case OP_ILT: s[in->dst].i = x < y; break;
+        case OP_ILE: s[in->dst].i = x <= y; break;
+        case OP_IEQ: s[in->dst].i = x == y; break;
+        case OP_INE: s[in->dst].i = x != y; break;
+        case OP_LAND: IW(x && y); break;
+        case OP_LOR: IW(x || y); break;
+        case OP_LXOR: IW(x != y); break;
+        case OP_BAND: IW(x & y); break;
+        case OP_BOR: IW(x | y); break;
+        case OP_BXOR: IW(x ^ y); break;
+        case OP_SHL: {
+            int bits = (int)ir_dtype_size(in->t) * 8;
+            IW(y < 0 || y >= bits ? 0 : (int64_t)((uint64_t)x << y));
+            break;
+        }
+        case OP_SHR: {
+            int bits = (int)ir_dtype_size(in->t) * 8;
+            IW(y < 0 || y >= bits ? (x < 0 ? -1 : 0) : (x < 0 ? ~(~x >> y) : x >> y));
+            break;
+        }
+        case OP_INEG: IW((int64_t)(0u - (uint64_t)x)); break;
+        case OP_NOT: s[in->dst].i = !x; break;
+        case OP_BNOT: IW(~x); break;
+        case OP_IABS: IW(x < 0 ? (int64_t)(0u - (uint64_t)x) : x); break;
+        case OP_FADD: FR(s[in->a].f + s[in->b].f); break;
+        case OP_FSUB: FR(s[in->a].f - s[in->b].f); break;
+        case OP_FMUL: FR(s[in->a].f * s[in->b].f); break;
+        case OP_FDIV: FR(s[in->a].f / s[in->b].f); break;
+        case OP_FMOD: FR(fmod(s[in->a].f, s[in->b].f)); break;
+        case OP_FMIN: {
+            double a = s[in->a].f, b = s[in->b].f;
+            FR(a != a ? a : b != b ? b : a < b ? a : b);
+            break;
+        }
+        case OP_FMAX: {
+            double a = s[in->a].f, b = s[in->b].f;
+            FR(a != a ? a : b != b ? b : a > b ? a : b);
+            break;
+        }
+        case OP_FLT: s[in->dst].i = s[in->a].f < s[in->b].f; break;
+        case OP_FLE: s[in->dst].i = s[in->a].f <= s[in->b].f; break;
+        case OP_FEQ: s[in->dst].i = s[in->a].f == s[in->b].f; break;
+        case OP_FNE: s[in->dst].i = s[in->a].f != s[in->b].f; break;
+        case OP_FNEG: s[in->dst].f = -s[in->a].f; break;
+        case OP_FABS: s[in->dst].f = fabs(s[in->a].f); break;
+        case OP_XADD: s[in->dst].i = sat32(x + y); break;
+        case OP_XSUB: s[in->dst].i = sat32(x - y); break;
+        case OP_XMUL: s[in->dst].i = sat32(rshr(x * y, F)); break;
+        case OP_XDIV: s[in->dst].i = y == 0 ? (x >= 0 ? INT32_MAX : INT32_MIN) : sat32(x * ((int64_t)1 << F) / y); break;
+        case OP_XMOD: s[in->dst].i = fx_from_d(fmod(fx_to_d(x, F), fx_to_d(y, F)), F); break;
+        case OP_XNEG: s[in->dst].i = sat32(-x); break;
+        case OP_XABS: s[in->dst].i = sat32(x < 0 ? -x : x); break;
+        case OP_LOAD: {
+            int b = in->aux;
+            if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
+                E->err = 1;
+                return;
+            }
+            double v = E->vals[b][x];
+            if (!E->isf[b])
+                s[in->dst].i = (int64_t)v;
+            else if (E->fixed)
+                s[in->dst].i = fx_load((int64_t)(v * E->up[b]), E->fb[b], F);
+            else
+                s[in->dst].f = v;
+            break;
+        }
+        case OP_STORE: {
+            int b = in->aux;
+            if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
+                E->err = 1;
+                return;
+            }
+            IrDType t = E->p->bufs[b].dtype;
+            if (!E->isf[b]) {
+                E->vals[b][x] = (double)wrap(t, y);
+            } else if (E->fixed) {
+                CgFixed f = E->fmt[b];
+                E->vals[b][x] = (double)fx_store(y, F, E->fb[b], f.w) * E->down[b];
+            } else {
+                E->vals[b][x] = fl_round(t, s[in->b].f);
+            }
+            break;
+        }
+        case OP_CALL: call(E, in, s); break;
+        case OP_CAST: cast(E, in, s); break;
+        case OP_MOV: s[in->dst] = s[in->a]; break;
+        case OP_ERR: E->err = 1; return;
+        case OP_JZ:
+            if (!x)
+                pc = in->b - 1;
+            break;
+        case OP_JMP: pc = in->b - 1; break;
+        case OP_LOOP:
+            s[in->dst].i = 0;
+            if (0 >= x)
+                pc = in->b - 1;
+            break;
+        case OP_NEXT:
+            if (++s[in->dst].i < x)
+                pc = in->b - 1;
+            break;
+        }
+    }
+}
+
+/* One kernel: translated, then run over slots whose variables persist in env. */
+static int run_kernel(Ev *E, const LoopStmt *body, Slot *env)
+{
+    Code C = { 0 };
+    for (int v = 0; v < E->p->n_vars; v++)
+        slot(&C, env[v]);
+    comp_stmt(E, &C, body);
+    if (C.err) {
+        free(C.ins);
+        free(C.init);
+        return -1;
+    }
+    exec(E, &C, C.init);
+    memcpy(env, C.init, (size_t)E->p->n_vars * sizeof *env);
+    free(C.ins);
+    free(C.init);
+    return 0;
 }
 
 int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, const IrArray *inputs, double **vals,
@@ -360,13 +600,15 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
 {
     Ev E = { .p = p, .fmt = fmt, .fixed = fmt != NULL, .vals = vals };
     size_t nb = (size_t)p->n_bufs + 1;
-    E.env = calloc((size_t)p->n_vars + 1, sizeof *E.env);
+    Slot *env = calloc((size_t)p->n_vars + 1, sizeof *env);
     E.root = malloc(nb * sizeof *E.root);
+    E.fb = malloc(nb * sizeof *E.fb);
+    E.isf = malloc(nb);
     E.numel = malloc(nb * sizeof *E.numel);
     E.up = malloc(nb * sizeof *E.up);
     E.down = malloc(nb * sizeof *E.down);
     int rc = -1;
-    if (!E.env || !E.root || !E.numel || !E.up || !E.down) {
+    if (!env || !E.root || !E.fb || !E.isf || !E.numel || !E.up || !E.down) {
         util_error(d, util_loc_file(NULL), "out of memory");
         goto done;
     }
@@ -374,9 +616,10 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
         const LoopBuf *bf = &p->bufs[b];
         E.root[b] = cg_c_root(p, b);
         E.numel[b] = ir_shape_numel(&bf->shape);
-        int fb = fmt && fmt[b].w ? fmt[b].w - fmt[b].i : 0;
-        E.up[b] = ldexp(1, fb);
-        E.down[b] = ldexp(1, -fb);
+        E.isf[b] = (unsigned char)isf(bf->dtype);
+        E.fb[b] = fmt && fmt[b].w ? fmt[b].w - fmt[b].i : 0;
+        E.up[b] = ldexp(1, E.fb[b]);
+        E.down[b] = ldexp(1, -E.fb[b]);
         if (bf->alias_of >= 0)
             continue;
         int64_t n = E.numel[b];
@@ -398,7 +641,10 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     }
     for (int k = 0; k < p->n_kernels && !E.err; k++) {
         E.F = frac ? frac[k] : 0;
-        run(&E, p->kernels[k].body);
+        if (run_kernel(&E, p->kernels[k].body, env)) {
+            util_error(d, util_loc_file(NULL), "out of memory");
+            goto done;
+        }
     }
     if (E.err)
         util_error(d, util_loc_file(NULL), "internal error: the loop program reads or writes out of bounds in "
@@ -406,8 +652,10 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     else
         rc = 0;
 done:
-    free(E.env);
+    free(env);
     free(E.root);
+    free(E.fb);
+    free(E.isf);
     free(E.numel);
     free(E.up);
     free(E.down);

@@ -289,7 +289,7 @@ static int evals(const LoopProgram *p, const CgFixed *fmt, const int *frac, cons
 }
 
 static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, const CgFixed *fmt, const int *frac,
-                  int dataflow, int budget, const char *part, double mhz, double **vf, double **vq, UtilBuf *out, UtilDiag *d)
+                  int dataflow, int budget, const int *node_budget, const char *part, double mhz, double **vf, double **vq, UtilBuf *out, UtilDiag *d)
 {
     json_t *root = json_object(), *layers = json_array();
     int64_t tot_lat = 0, max_lat = 0, dsp = 0, lut = 0, bram = 0, bram_bytes = 0, weights = 0;
@@ -315,6 +315,7 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
         json_object_set_new(e, "bram_18k", json_integer(c.bram18k));
         json_object_set_new(e, "bram_bytes", json_integer(c.bram_bytes));
         json_object_set_new(e, "multipliers", json_integer(c.mults));
+        json_object_set_new(e, "unroll_budget", json_integer(tgt_fpga_kernel_budget(p, k, budget, node_budget)));
         if (fmt) {
             double err, range;
             layer_errors(p, vf, vq, k, &err, &range);
@@ -439,12 +440,14 @@ static int64_t io_layout(LoopProgram *p, const CgFixed *fmt, int64_t *off)
 typedef struct FpgaArg {
     const TgtOptions *o;
     int budget;
+    const int *node_budget;     /* per graph node: the precision file's "multipliers" (0: budget); may be NULL */
 } FpgaArg;
 
 static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
     const TgtOptions *o = ((const FpgaArg *)arg)->o;
-    if (tgt_fpga_line_buffers(p, g, ((const FpgaArg *)arg)->budget, d) < 0)   /* convolutions: line buffer + window */
+    const FpgaArg *a = arg;
+    if (tgt_fpga_line_buffers(p, g, a->budget, a->node_budget, d) < 0)   /* convolutions: line buffer + window */
         return -1;
     tgt_fpga_fuse_relu(p, g);                                         /* ReLU into the layer before it */
     if (o->fpga_emulate)
@@ -465,7 +468,8 @@ static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, Util
 
 static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
-    if (tgt_fpga_schedule(p, ((const FpgaArg *)arg)->budget))         /* pipeline, unroll, partition */
+    const FpgaArg *a = arg;
+    if (tgt_fpga_schedule(p, a->budget, a->node_budget))              /* pipeline, unroll, partition */
         return util_error(d, util_loc_file(g->file), "out of memory");
     return 0;
 }
@@ -473,10 +477,11 @@ static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
 /* The FPGA target's loop pipeline: the HLS schedule, intermediates on chip
  * (no workspace plan), or in a planned workspace when the program is built
  * for the host (o->fpga_emulate). */
-static LoopProgram *fpga_program(const IrGraph *g, const TgtOptions *o, int budget, UtilDiag *d)
+static LoopProgram *fpga_program(const IrGraph *g, const TgtOptions *o, int budget, const int *node_budget,
+                                 UtilDiag *d)
 {
     LowSchedule sched = { .target = "fpga" };
-    FpgaArg arg = { o, budget };
+    FpgaArg arg = { o, budget, node_budget };
     TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = fpga_dataflow, .finish = fpga_pragmas, .arg = &arg,
                        .schedule_name = "the FPGA line buffers", .finish_name = "the HLS schedule",
                        .plan_memory = o->fpga_emulate, .reuse = o->fpga_emulate && o->opt_level > 0 };
@@ -494,7 +499,7 @@ static int fpga_host_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *ou
                       .hls_emulate = 1, .emit = CG_EMIT_OBJ };
     TgtOptions ho = *o;
     ho.emit |= TGT_EMIT_OBJ;                                 /* the object is what this build is for */
-    return tgt_cpu_object(g, fpga_program(g, o, TGT_FPGA_UNROLL_BUDGET, d), &cgo, &ho, "fpga-emulate", out, d);
+    return tgt_cpu_object(g, fpga_program(g, o, TGT_FPGA_UNROLL_BUDGET, NULL, d), &cgo, &ho, "fpga-emulate", out, d);
 }
 
 /* The design's estimated DSP and LUT totals. */
@@ -511,17 +516,29 @@ static void totals(const LoopProgram *p, const CgFixed *fmt, int64_t *dsp, int64
     }
 }
 
-/* Multipliers per layer (docs/targets/fpga.md, "Parallelism"): --fpga-multipliers N
- * when given; else, for a known part, the largest of 64, 32, ..., 4 whose
- * design's estimate keeps DSPs and LUTs within TGT_FPGA_FILL of the part
- * (4 when none does); 64 for other parts. */
-static LoopProgram *parallelism(const IrGraph *g, const TgtOptions *o, const char *part, int *budget, UtilDiag *d)
+/* Multipliers per layer (docs/targets/fpga.md, "Parallelism"): a layer's
+ * "multipliers" in the precision file; for the others --fpga-multipliers N, or
+ * the file's global "multipliers", or else, for a known part, the largest of
+ * 64, 32, ..., 4 whose design's estimate keeps DSPs and LUTs within
+ * TGT_FPGA_FILL of the part (4 when none does), 64 for other parts.
+ * *node_budget (malloc'd, per node) holds the file's per-layer counts. */
+static LoopProgram *parallelism(const IrGraph *g, const TgtOptions *o, const char *part, int *budget,
+                                int **node_budget, UtilDiag *d)
 {
     const TgtFpgaPart *pt = tgt_fpga_part(part);
-    *budget = o->fpga_multipliers > 0 ? o->fpga_multipliers : TGT_FPGA_UNROLL_BUDGET;
+    int global = 0;
+    *node_budget = calloc((size_t)g->n_nodes + 1, sizeof **node_budget);
+    if (!*node_budget) {
+        util_error(d, util_loc_file(g->file), "out of memory");
+        return NULL;
+    }
+    if (tgt_fpga_multipliers(g, o, *node_budget, &global, d))
+        return NULL;
+    int fixed = o->fpga_multipliers > 0 || global > 0;
+    *budget = o->fpga_multipliers > 0 ? o->fpga_multipliers : global > 0 ? global : TGT_FPGA_UNROLL_BUDGET;
     for (;;) {
-        LoopProgram *p = fpga_program(g, o, *budget, d);
-        if (!p || o->fpga_multipliers > 0 || !pt || *budget <= 4)
+        LoopProgram *p = fpga_program(g, o, *budget, *node_budget, d);
+        if (!p || fixed || !pt || *budget <= 4)
             return p;
         CgFixed *fmt = NULL;
         int *frac = NULL;
@@ -544,7 +561,9 @@ int tgt_fpga_estimate(const IrGraph *g, const TgtOptions *o, TgtFpgaKernelCost *
 {
     *out = NULL;
     *n = 0;
-    LoopProgram *p = fpga_program(g, o, TGT_FPGA_UNROLL_BUDGET, d);
+    int budget, *node_budget = NULL;
+    LoopProgram *p = parallelism(g, o, o->fpga_part ? o->fpga_part : TGT_FPGA_DEFAULT_PART, &budget, &node_budget, d);
+    free(node_budget);
     if (!p)
         return -1;
     const char *why;
@@ -588,7 +607,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
     memset(&td, 0, sizeof td);
     UtilBuf text;
     util_buf_init(&text);
-    int rc = -1, dataflow = 0, budget = TGT_FPGA_UNROLL_BUDGET;
+    int rc = -1, dataflow = 0, budget = TGT_FPGA_UNROLL_BUDGET, *node_budget = NULL;
     LoopProgram *p = NULL;
     double **vf = NULL, **vq = NULL;
 
@@ -596,7 +615,7 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         util_error(d, util_loc_file(g->file), "out of memory");
         goto done;
     }
-    p = parallelism(g, o, part, &budget, d);
+    p = parallelism(g, o, part, &budget, &node_budget, d);
     if (!p || tgt_fpga_precision(g, p, o, &fmt, &frac, d))
         goto done;
     off = calloc((size_t)p->n_bufs + 1, sizeof *off);
@@ -632,7 +651,8 @@ int tgt_fpga_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *out, UtilD
         if (tgt_take_file(out, o->name, ".dot", &text, d))
             goto done;
     }
-    if ((o->emit & TGT_EMIT_REPORT) && (report(g, p, o, fmt, frac, dataflow, budget, part, mhz, vf, vq, &text, d) ||
+    if ((o->emit & TGT_EMIT_REPORT) &&
+        (report(g, p, o, fmt, frac, dataflow, budget, node_budget, part, mhz, vf, vq, &text, d) ||
                                         tgt_take_file(out, o->name, ".report.json", &text, d)))
         goto done;
     out->workspace_bytes = p->workspace_bytes;
@@ -651,6 +671,7 @@ done:
     free(fmt);
     free(frac);
     free(off);
+    free(node_budget);
     if (p)
         loop_program_free(p);
     return rc;

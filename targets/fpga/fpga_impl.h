@@ -39,7 +39,7 @@ int64_t tgt_fpga_onchip_budget(const char *part);
  * every on-chip buffer accessed more than 2*II times per pipelined iteration
  * a cyclic partition (LoopBuf.partition) that puts at most 2*II of those
  * accesses in one bank (BRAM is dual-ported).  -1 on OOM. */
-int tgt_fpga_schedule(LoopProgram *p, int budget);
+int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget);
 
 /* Folds each ReLU kernel into the kernel that produces its input when
  * that input has no other reader (targets/fpga/schedule.c); returns the count. */
@@ -52,7 +52,9 @@ void tgt_fpga_pipeline(LoopStmt *loop, int ii);
 /* Line-buffer rewrite of 2-D convolutions (targets/fpga/conv.c), pipelined
  * per pixel with about `budget` multipliers; returns how many kernels were
  * rewritten, -1 on OOM. */
-int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, UtilDiag *d);
+int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, const int *node_budget, UtilDiag *d);
+/* Kernel k's budget: node_budget[its first node] when set (non-NULL, > 0), else budget. */
+int tgt_fpga_kernel_budget(const LoopProgram *p, int k, int budget, const int *node_budget);
 
 /* Estimated cost of one kernel (the model in docs/targets/fpga.md). */
 typedef struct TgtHlsCost {
@@ -72,6 +74,10 @@ void tgt_fpga_cost(const LoopProgram *p, const CgFixed *fmt, int dataflow, int k
  * everything is float32) and per-kernel register fraction bits. */
 int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, CgFixed **fmt, int **frac,
                        UtilDiag *d);
+
+/* The precision file's parallelism knob: per_node[n] = the "multipliers" of
+ * node n's "layers" entry (0: none), *global = the file's own (0: none). */
+int tgt_fpga_multipliers(const IrGraph *g, const TgtOptions *o, int *per_node, int *global, UtilDiag *d);
 
 /* Evaluation of the loop program (targets/fpga/eval.c), in double or in the
  * fixed-point arithmetic of codegen/c_emit.h (fmt != NULL): fills every

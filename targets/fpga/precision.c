@@ -7,7 +7,9 @@
  * --precision flag.  "weights" are the weight operands of Conv,
  * ConvTranspose, Gemm and MatMul (input 1); every other constant is a
  * "bias" and defaults to the activations' format.  A kernel's registers
- * carry the most fraction bits of the formats it touches (at most 24). */
+ * carry the most fraction bits of the formats it touches (at most 24).
+ * The file's "multipliers" (global and per layer) are the parallelism knob
+ * tgt_fpga_multipliers reads. */
 #include "targets/fpga/fpga_impl.h"
 
 #include <jansson.h>
@@ -16,6 +18,7 @@
 
 typedef struct Fmts {
     CgFixed act, wt, bias;    /* w == 0: unset */
+    int mult;                 /* "multipliers": the layer's unroll budget (0: unset) */
 } Fmts;
 
 typedef struct Prec {
@@ -43,16 +46,30 @@ static int parse_fmt(json_t *v, const char *what, const char *file, CgFixed *f, 
     return 0;
 }
 
+static int parse_mult(json_t *v, const char *file, int *m, UtilDiag *d)
+{
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : 0;
+    if (n < 1 || n > 4096)
+        return util_error(d, util_loc_file(file), "precision file: multipliers wants a count from 1 to 4096");
+    *m = (int)n;
+    return 0;
+}
+
 static int parse_fmts(json_t *obj, const char *ctx, const char *file, Fmts *f, int *has_float, UtilDiag *d)
 {
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) {
+        if (strcmp(key, "multipliers") == 0) {
+            if (parse_mult(v, file, &f->mult, d))
+                return -1;
+            continue;
+        }
         CgFixed *dst = strcmp(key, "weights") == 0 ? &f->wt : strcmp(key, "bias") == 0 ? &f->bias
                      : strcmp(key, "activations") == 0 ? &f->act : NULL;
         if (!dst)
             return util_error(d, util_loc_file(file), "precision file: unknown key '%s' in %s (weights, bias, "
-                              "activations)", key, ctx);
+                              "activations, multipliers)", key, ctx);
         if (parse_fmt(v, key, file, dst, has_float, d))
             return -1;
     }
@@ -76,6 +93,8 @@ static int load_file(const char *file, Prec *P, CgFixed *def, int *has_float, Ut
                 break;
             if (strcmp(key, "default") == 0) {
                 rc = parse_fmt(v, "default", file, def, has_float, d);
+            } else if (strcmp(key, "multipliers") == 0) {
+                rc = parse_mult(v, file, &P->global.mult, d);
             } else if (strcmp(key, "weights") == 0 || strcmp(key, "bias") == 0 || strcmp(key, "activations") == 0) {
                 json_t *one = json_object();
                 json_object_set(one, key, v);
@@ -119,7 +138,7 @@ static int load_file(const char *file, Prec *P, CgFixed *def, int *has_float, Ut
                 }
             } else {
                 rc = util_error(d, util_loc_file(file), "precision file: unknown key '%s' (default, weights, bias, "
-                                "activations, layers, tensors)", key);
+                                "activations, multipliers, layers, tensors)", key);
             }
         }
     json_decref(root);
@@ -163,7 +182,7 @@ static CgFixed const_fmt(Prec *P, const IrGraph *g, int t, CgFixed def)
             if (n->in[k] != t)
                 continue;
             const Fmts *L = layer_of(P, g, i);
-            Fmts none = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
+            Fmts none = { { 0, 0 }, { 0, 0 }, { 0, 0 }, 0 };
             if (!L)
                 L = &none;
             int wt = k == 1 && (n->op == IR_OP_Conv || n->op == IR_OP_ConvTranspose || n->op == IR_OP_Gemm ||
@@ -310,4 +329,33 @@ int tgt_fpga_precision(const IrGraph *g, const LoopProgram *p, const TgtOptions 
     *fmt_out = fmt;
     *frac_out = frac;
     return 0;
+}
+
+int tgt_fpga_multipliers(const IrGraph *g, const TgtOptions *o, int *per_node, int *global, UtilDiag *d)
+{
+    for (int n = 0; n < g->n_nodes; n++)
+        per_node[n] = 0;
+    *global = 0;
+    if (!o->precision_file)
+        return 0;
+    Prec P;
+    memset(&P, 0, sizeof P);
+    CgFixed def = { 0, 0 };
+    int has_float = 0, rc = load_file(o->precision_file, &P, &def, &has_float, d);
+    *global = P.global.mult;
+    for (int i = 0; i < P.n_layers && !rc; i++) {
+        if (!P.lay[i].mult)
+            continue;
+        int hit = 0;
+        for (int n = 0; n < g->n_nodes; n++)
+            if (g->nodes[n].name && strcmp(g->nodes[n].name, P.layer[i]) == 0) {
+                per_node[n] = P.lay[i].mult;
+                hit = 1;
+            }
+        if (!hit)
+            rc = util_error(d, util_loc_file(o->precision_file), "precision file: layer '%s' is not a node of the "
+                            "model", P.layer[i]);
+    }
+    prec_free(&P);
+    return rc;
 }

@@ -660,7 +660,13 @@ static LoopStmt *lanes(LoopProgram *p, LoopStmt *s)
     return out ? out : s;
 }
 
-int tgt_fpga_schedule(LoopProgram *p, int budget)
+int tgt_fpga_kernel_budget(const LoopProgram *p, int k, int budget, const int *node_budget)
+{
+    int n = p->kernels[k].first_node;
+    return node_budget && n >= 0 && node_budget[n] > 0 ? node_budget[n] : budget;
+}
+
+int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget)
 {
     if (stage_inputs(p))
         return -1;
@@ -673,7 +679,7 @@ int tgt_fpga_schedule(LoopProgram *p, int budget)
     }
     W.decide = 1;
     for (int k = 0; k < p->n_kernels; k++) {
-        mark(p->kernels[k].body, budget);
+        mark(p->kernels[k].body, tgt_fpga_kernel_budget(p, k, budget, node_budget));
         walk_pipelines(&W, p->kernels[k].body);
     }
     settle_partitions(&W);

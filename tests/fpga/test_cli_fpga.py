@@ -86,7 +86,23 @@ def main():
         check("the Zynq-7020: fewer multipliers per layer, chosen to fit 70% of its DSPs and LUTs",
               p.returncode == 0 and rep["unroll_budget"] < 64 and rep["dsp"] <= 0.7 * 220 and rep["lut"] <= 0.7 * 53200,
               str({k: rep.get(k) for k in ("unroll_budget", "dsp", "lut")}))
+        # the precision file's parallelism knob: per layer, and for the rest of the design
+        knob = tmp / "knob.json"
+        knob.write_text(json.dumps({"multipliers": 16, "layers": {"/2/Gemm": {"multipliers": 4}}}))
+        p = run(model, "-t", "fpga", "-o", str(tmp / "knob"), "--name", "m", "--precision-file", str(knob))
+        rep = json.loads((tmp / "knob" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        per = {tuple(l["nodes"]): l["unroll_budget"] for l in rep.get("layers", [])}
+        check("precision file multipliers: 4 for /2/Gemm, 16 for the other layers (float32 kept)",
+              p.returncode == 0 and rep["precision"] == "float32" and (tmp / "knob" / "m.c").exists()
+              and rep["unroll_budget"] == 16 and per.get(("/2/Gemm", "/3/Relu")) == 4
+              and per.get(("/0/Gemm", "/1/Relu")) == 16, p.stderr + str(per))
+        bad_knob = tmp / "bad_knob.json"
+        bad_knob.write_text(json.dumps({"layers": {"/2/Gemm": {"multipliers": 0}}}))
+        no_layer = tmp / "no_layer.json"
+        no_layer.write_text(json.dumps({"layers": {"nope": {"multipliers": 8}}}))
         cases = [
+            (["-t", "fpga", "--precision-file", str(bad_knob)], 1, "multipliers wants a count from 1 to 4096"),
+            (["-t", "fpga", "--precision-file", str(no_layer)], 1, "layer 'nope' is not a node of the model"),
             (["-t", "fpga", "--precision", "int8"], 1, "--precision int8 on -t fpga"),
             (["-t", "fpga", "--precision", "fixed<40,6>"], 1, "with 2 <= W <= 32"),
             (["--precision-file", "p.json"], 1, "--precision-file belongs to -t fpga"),

@@ -208,7 +208,7 @@ static void test_schedule_matmul(void **state)
     TG t;
     matmul_graph(&t);
     LoopProgram *p = lower(&t);
-    assert_int_equal(tgt_fpga_schedule(p, 64), 0);
+    assert_int_equal(tgt_fpga_schedule(p, 64, NULL), 0);
     /* the input is staged on chip by a first kernel */
     assert_string_equal(p->kernels[0].name, "load_x");
     int xl = find_buf(p, "x_local");
@@ -245,7 +245,7 @@ static void test_elementwise_lanes(void **state)
     tg_output(&t, tg_node(&t, IR_OP_Neg, "b", 1, &a, 1));
     assert_int_equal(pass_infer(t.g, &t.d), 0);
     LoopProgram *p = lower(&t);
-    assert_int_equal(tgt_fpga_schedule(p, 64), 0);
+    assert_int_equal(tgt_fpga_schedule(p, 64, NULL), 0);
     assert_int_equal(loop_verify(p, &t.d), 0);
     /* kernel 1 (after the input staging): relu over 192 on-chip elements -> 24 x 8 lanes */
     const LoopStmt *io = first_loop(p->kernels[1].body);
@@ -352,7 +352,7 @@ static void conv_case(int64_t stride, int64_t group, int64_t pad)
     tg_output(&t, y);
     assert_int_equal(pass_infer(t.g, &t.d), 0);
     LoopProgram *p = lower(&t);
-    assert_int_equal(tgt_fpga_line_buffers(p, t.g, 64, &t.d), 1);
+    assert_int_equal(tgt_fpga_line_buffers(p, t.g, 64, NULL, &t.d), 1);
     loop_simplify(p);
     assert_int_equal(loop_verify(p, &t.d), 0);
     float xv[4 * 7 * 6];
@@ -391,7 +391,7 @@ static void test_hls_text(void **state)
         TG t;
         matmul_graph(&t);
         LoopProgram *p = lower(&t);
-        assert_int_equal(tgt_fpga_schedule(p, 64), 0);
+        assert_int_equal(tgt_fpga_schedule(p, 64, NULL), 0);
         CgFixed *fmt = NULL;
         int *frac = NULL;
         TgtOptions o = { .name = "mm", .precision = fixed ? "fixed<16,6>" : NULL, .model_file = "t.json" };
