@@ -241,6 +241,80 @@ static const char helpers_fixed[] =
     "/* quotient truncated toward zero to T's fraction bits; x / 0 saturates to the sign of x */\n"
     "template <class T> static inline T dlcc_fx_div(T a, T b) { return b == 0 ? T(a >= 0 ? 1e18 : -1e18) : T(a / b); }\n";
 
+/* Lookup-table functions (fixed mode): exp, tanh and erf on the register's
+ * raw bits, interpolated linearly between table entries of 30 fraction bits
+ * (docs/targets/fpga.md, "Non-linear functions"); targets/fpga/eval.c
+ * computes the same integers. */
+static const char helpers_lut[] =
+    "/* lookup-table exp / tanh / erf on raw register bits (f fraction bits), linear interpolation between\n"
+    " * entries of 30 fraction bits, 64 segments per unit of the argument (exp: of x log2 e) */\n"
+    "template <class T> static inline int64_t dlcc_fx_bits(T x) { ap_int<32> r = x.range(31, 0); return r.to_int64(); }\n"
+    "template <class T> static inline T dlcc_fx_of_bits(int64_t v) { T y; y.range(31, 0) = ap_int<32>(v); return y; }\n"
+    "static inline int64_t dlcc_fx_rshr(int64_t v, int s)\n"
+    "{\n"
+    "    if (s <= 0) return v;\n"
+    "    int64_t h = (int64_t)1 << (s - 1);\n"
+    "    return v >= 0 ? (v + h) >> s : -((-v + h) >> s);\n"
+    "}\n"
+    "static inline int64_t dlcc_fx_sat32(int64_t v) { return v > 2147483647 ? 2147483647 : v < -2147483647 - 1 ? -2147483647 - 1 : v; }\n"
+    "/* entry j of tab (64 per unit) at position a (f fraction bits), interpolated; the last entry beyond */\n"
+    "static inline int64_t dlcc_fx_interp(const int32_t *tab, int64_t last, int64_t a, int f)\n"
+    "{\n"
+    "    int s = f - 6;\n"
+    "    int64_t j = s >= 0 ? a >> s : a << -s, rem = s > 0 ? a & (((int64_t)1 << s) - 1) : 0;\n"
+    "    if (j >= last) return tab[last];\n"
+    "    return tab[j] + dlcc_fx_rshr((int64_t)(tab[j + 1] - tab[j]) * rem, s);\n"
+    "}\n"
+    "/* an odd function from its table on [0, last / 64] */\n"
+    "static inline int64_t dlcc_fx_odd(const int32_t *tab, int64_t last, int64_t x, int f)\n"
+    "{\n"
+    "    int64_t y = dlcc_fx_rshr(dlcc_fx_interp(tab, last, x < 0 ? -x : x, f), 30 - f);\n"
+    "    return x < 0 ? -y : y;\n"
+    "}\n";
+
+static int lut_fn(LoopIntrinsic fn) { return fn == LOOP_I_exp || fn == LOOP_I_tanh || fn == LOOP_I_erf; }
+
+int cg_fx_lut_last(LoopIntrinsic fn) { return fn == LOOP_I_exp ? 64 : fn == LOOP_I_tanh ? 512 : 256; }
+
+int32_t cg_fx_lut(LoopIntrinsic fn, int j)
+{
+    double x = j / 64.0, y = fn == LOOP_I_exp ? exp2(x) : fn == LOOP_I_tanh ? tanh(x) : erf(x);
+    return (int32_t)floor(y * 1073741824.0 + 0.5);
+}
+
+/* The table function fn's definition: dlcc_fx_<fn>(x, f) on raw bits. */
+static void lut_def(UtilBuf *out, LoopIntrinsic fn)
+{
+    int last = cg_fx_lut_last(fn);
+    util_buf_printf(out, "static inline int64_t dlcc_fx_%s(int64_t x, int f)\n{\n    static const int32_t tab[%d] = {",
+                    loop_intrinsic_name(fn), last + 1);
+    for (int j = 0; j <= last; j++)
+        util_buf_printf(out, "%s%ld%s", j % 8 ? " " : "\n        ", (long)cg_fx_lut(fn, j), j < last ? "," : "");
+    util_buf_printf(out, "\n    };\n");
+    if (fn == LOOP_I_exp) {
+        /* exp(x) = 2^(x log2 e) = 2^n 2^r, r in [0, 1): the table holds 2^(j/64) */
+        util_buf_printf(out, "    int64_t t = dlcc_fx_rshr(x * %lldLL, 30);   /* x log2(e), log2(e) to 30 bits */\n"
+                             "    int64_t n = t >= 0 ? t >> f : -((-t + ((int64_t)1 << f) - 1) >> f);\n"
+                             "    int64_t v = dlcc_fx_interp(tab, %d, t - n * ((int64_t)1 << f), f), sh = n + f - 30;\n"
+                             "    if (sh >= 32) return 2147483647;\n"
+                             "    return dlcc_fx_sat32(sh >= 0 ? v << sh : -sh >= 62 ? 0 : dlcc_fx_rshr(v, (int)-sh));\n"
+                             "}\n", (long long)CG_FX_LOG2E, last);
+    } else {
+        util_buf_printf(out, "    return dlcc_fx_odd(tab, %d, x, f);\n}\n", last);
+    }
+}
+
+typedef struct Calls {
+    CgCWalk w;
+    unsigned char fn[LOOP_I_COUNT];
+} Calls;
+
+static void uses_call(CgCWalk *w, LoopExpr *e)
+{
+    if (e->kind == LOOP_E_CALL)
+        ((Calls *)w)->fn[e->u.call.fn] = 1;
+}
+
 /* Marks in seen[] (indexed w * 33 + i) the formats of every fixed buffer
  * and every kernel register. */
 static void fixed_formats(const CgCTarget *t, const LoopProgram *p, unsigned char *seen)
@@ -273,6 +347,18 @@ void cg_c_helpers(UtilBuf *out, const CgCTarget *t, const LoopProgram *p)
                 util_buf_printf(out, "static_assert(sizeof(%s) == %d, \"ap_fixed<%d> is not %d bytes\");\n", ty.s, n,
                                 w, n);
             }
+    Calls u = { { NULL, NULL, uses_call }, { 0 } };
+    for (int k = 0; k < p->n_kernels; k++)
+        cg_c_walk(p->kernels[k].body, &u.w);
+    int any = 0;
+    for (int f = 0; f < LOOP_I_COUNT; f++)
+        any |= u.fn[f] && lut_fn((LoopIntrinsic)f);
+    if (!any)
+        return;
+    util_buf_printf(out, "%s", helpers_lut);
+    for (int f = 0; f < LOOP_I_COUNT; f++)
+        if (u.fn[f] && lut_fn((LoopIntrinsic)f))
+            lut_def(out, (LoopIntrinsic)f);
 }
 
 /* -------------------------------------------------------- expressions */
@@ -470,6 +556,12 @@ static void call_expr(CE *c, const LoopExpr *e)
         util_buf_printf(c->o, "(%s(", fn == LOOP_I_isnan ? "isnan" : "isinf");
         expr(c, e->u.call.args[0]);
         util_buf_printf(c->o, ") ? 1 : 0)");
+        return;
+    }
+    if (c->fixed && lut_fn(fn)) {           /* a lookup table on the register's bits */
+        util_buf_printf(c->o, "dlcc_fx_of_bits<%s>(dlcc_fx_%s(dlcc_fx_bits(%s(", c->reg.s, loop_intrinsic_name(fn), c->reg.s);
+        expr(c, e->u.call.args[0]);
+        util_buf_printf(c->o, ")), %d))", c->F);
         return;
     }
     if (c->fixed)

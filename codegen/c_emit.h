@@ -25,8 +25,10 @@
  *    exact;
  *  - every conversion rounds half away from zero (AP_RND_INF) and
  *    saturates (AP_SAT);
- *  - non-linear intrinsics (exp, tanh, sqrt, ...) convert to double, call
- *    libm and convert back (HLS synthesizes floating-point cores there).
+ *  - exp, tanh and erf are lookup tables with linear interpolation on the
+ *    register's bits (cg_fx_lut); the other non-linear intrinsics (sqrt,
+ *    log, ...) convert to double, call libm and convert back (HLS
+ *    synthesizes floating-point cores there).
  * targets/fpga/eval.c computes the same numbers with int64_t arithmetic, so
  * the C simulation can be checked against it bit for bit. */
 #ifndef DLCC_C_EMIT_H
@@ -120,6 +122,13 @@ void cg_c_float(UtilBuf *o, double v, int single);
  * saturated (what the generated code stores). */
 int64_t cg_fixed_quantize(CgFixed f, double x);
 double  cg_fixed_value(CgFixed f, int64_t q);
+/* Fixed mode's lookup-table functions (exp, tanh, erf): entry j (0 .. last)
+ * of fn's table, round(g(j / 64) * 2^30) with g = 2^x for exp, tanh, erf;
+ * exp multiplies by CG_FX_LOG2E = round(log2(e) * 2^30) first. */
+#define CG_FX_LOG2E 1549082005LL
+int32_t cg_fx_lut(LoopIntrinsic fn, int j);
+int cg_fx_lut_last(LoopIntrinsic fn);
+
 /* "fixed<16,6>" → {16, 6}; 0, or -1 when malformed (needs 2 <= w <= 32, 1 <= i <= w). */
 int cg_fixed_parse(const char *s, CgFixed *f);
 

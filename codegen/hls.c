@@ -296,7 +296,7 @@ int cg_hls_emit(const LoopProgram *p, const CgHlsOptions *o, UtilBuf *out, int *
                              " * no recursion, no function pointers).  Plain C99: any C compiler simulates it. */\n",
                         o->name, o->model, o->name);
     util_buf_printf(out, "#include <math.h>\n#include <stdint.h>\n%s#include \"%s.h\"\n\n",
-                    o->fmt ? "#include <ap_fixed.h>\n" : "", o->name);
+                    o->fmt ? "#include <ap_fixed.h>\n#include <ap_int.h>\n" : "", o->name);
     cg_c_helpers(out, &t, p);
     util_buf_printf(out, "\n");
     cg_c_emit_shared_consts(&t, p, out);

@@ -173,6 +173,7 @@ typedef struct Ev {
     unsigned char *isf;
     int64_t *numel;
     double *up, *down;
+    int32_t *lut[LOOP_I_COUNT];   /* fixed mode: the tables of exp, tanh, erf (cg_fx_lut) */
 } Ev;
 
 static int emit(Code *C, Ins in)
@@ -409,6 +410,33 @@ static void comp_stmt(Ev *E, Code *C, const LoopStmt *s)
     } while (0)
 #define FR(expr) (s[in->dst].f = fl_round(in->t, (expr)))
 
+/* ---- the lookup-table functions of fixed mode, as NAME.cpp's dlcc_fx_exp /
+ * dlcc_fx_tanh / dlcc_fx_erf compute them (codegen/c_emit.c) */
+
+static int64_t lut_interp(const int32_t *tab, int64_t last, int64_t a, int f)
+{
+    int s = f - 6;
+    int64_t j = s >= 0 ? a >> s : a << -s, rem = s > 0 ? a & (((int64_t)1 << s) - 1) : 0;
+    if (j >= last)
+        return tab[last];
+    return tab[j] + rshr((int64_t)(tab[j + 1] - tab[j]) * rem, s);
+}
+
+static int64_t lut_eval(const int32_t *tab, LoopIntrinsic fn, int64_t x, int f)
+{
+    int64_t last = cg_fx_lut_last(fn);
+    if (fn != LOOP_I_exp) {                  /* odd: tanh, erf */
+        int64_t y = rshr(lut_interp(tab, last, x < 0 ? -x : x, f), 30 - f);
+        return x < 0 ? -y : y;
+    }
+    int64_t t = rshr(x * CG_FX_LOG2E, 30);
+    int64_t n = t >= 0 ? t >> f : -((-t + ((int64_t)1 << f) - 1) >> f);
+    int64_t v = lut_interp(tab, last, t - n * ((int64_t)1 << f), f), sh = n + f - 30;
+    if (sh >= 32)
+        return INT32_MAX;
+    return sat32(sh >= 0 ? v << sh : -sh >= 62 ? 0 : rshr(v, (int)-sh));
+}
+
 static double arg_d(const Ev *E, Slot x) { return E->fixed ? fx_to_d(x.i, E->F) : x.f; }
 
 static void call(const Ev *E, const Ins *in, Slot *s)
@@ -417,6 +445,10 @@ static void call(const Ev *E, const Ins *in, Slot *s)
     LoopIntrinsic fn = (LoopIntrinsic)in->aux;
     if (fn == LOOP_I_isnan || fn == LOOP_I_isinf) {
         s[in->dst].i = E->fixed ? 0 : fn == LOOP_I_isnan ? isnan(a[0]) != 0 : isinf(a[0]) != 0;
+        return;
+    }
+    if (E->fixed && E->lut[fn]) {
+        s[in->dst].i = lut_eval(E->lut[fn], fn, s[in->a].i, E->F);
         return;
     }
     double y = intrinsic(fn, a);
@@ -612,6 +644,16 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
         util_error(d, util_loc_file(NULL), "out of memory");
         goto done;
     }
+    static const LoopIntrinsic luts[] = { LOOP_I_exp, LOOP_I_tanh, LOOP_I_erf };
+    for (size_t i = 0; E.fixed && i < sizeof luts / sizeof *luts; i++) {
+        int last = cg_fx_lut_last(luts[i]);
+        if (!(E.lut[luts[i]] = malloc((size_t)(last + 1) * sizeof **E.lut))) {
+            util_error(d, util_loc_file(NULL), "out of memory");
+            goto done;
+        }
+        for (int j = 0; j <= last; j++)
+            E.lut[luts[i]][j] = cg_fx_lut(luts[i], j);
+    }
     for (int b = 0; b < p->n_bufs; b++) {
         const LoopBuf *bf = &p->bufs[b];
         E.root[b] = cg_c_root(p, b);
@@ -652,6 +694,8 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     else
         rc = 0;
 done:
+    for (int i = 0; i < LOOP_I_COUNT; i++)
+        free(E.lut[i]);
     free(env);
     free(E.root);
     free(E.fb);

@@ -760,6 +760,16 @@ static void ops_expr(Cost *C, const LoopExpr *e, int64_t copies)
             C->c->lut += C->fmt ? 0 : copies * 16;      /* fixed point has no NaN */
             break;
         }
+        if (C->fmt && (e->u.call.fn == LOOP_I_exp || e->u.call.fn == LOOP_I_tanh || e->u.call.fn == LOOP_I_erf)) {
+            /* lookup table (codegen/c_emit.c): the interpolation's 31 x 18-bit multiply (2 DSPs), exp's
+             * x * log2(e) (32 x 31 bits: 4 more); the table as LUTRAM (31-bit entries / 64) and ~200
+             * LUTs of shifts and adds */
+            int exp = e->u.call.fn == LOOP_I_exp;
+            C->c->dsp += copies * (exp ? 6 : 2);
+            C->c->lut += copies * (200 + (cg_fx_lut_last(e->u.call.fn) + 1) * 31 / 64 + (exp ? 160 : 0));
+            C->c->mults += copies * (exp ? 2 : 1);
+            break;
+        }
         C->c->lut += copies * (C->fmt ? 3000 : 1500);     /* a (double / float) core */
         C->c->dsp += copies * (C->fmt ? 20 : 8);
         break;

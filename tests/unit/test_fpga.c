@@ -67,6 +67,16 @@ static char *write_temp(const char *text)
     return path;
 }
 
+/* The formats of p's buffers from a precision file holding `json` (removed again). */
+static void formats(TG *t, LoopProgram *p, const char *json, CgFixed **fmt, int **frac)
+{
+    char *path = write_temp(json);
+    TgtOptions o = { .name = "t", .precision_file = path, .model_file = "t.json" };
+    assert_int_equal(tgt_fpga_precision(t->g, p, &o, fmt, frac, &t->d), 0);
+    unlink(path);
+    free(path);
+}
+
 /* ---------------------------------------------------------------- numbers */
 
 static void test_fixed_numbers(void **state)
@@ -97,11 +107,9 @@ static void test_eval_fixed_matmul(void **state)
     TG t;
     matmul_graph(&t);
     LoopProgram *p = lower(&t);
-    char *path = write_temp("{\"default\": \"fixed<16,6>\", \"weights\": \"fixed<8,1>\"}");
-    TgtOptions o = { .name = "mm", .precision_file = path, .model_file = "t.json" };
     CgFixed *fmt;
     int *frac;
-    assert_int_equal(tgt_fpga_precision(t.g, p, &o, &fmt, &frac, &t.d), 0);
+    formats(&t, p, "{\"default\": \"fixed<16,6>\", \"weights\": \"fixed<8,1>\"}", &fmt, &frac);
     int w = find_buf(p, "w"), x = find_buf(p, "x");
     assert_int_equal(fmt[w].w, 8);                  /* MatMul's B is a weight */
     assert_int_equal(fmt[w].i, 1);
@@ -123,8 +131,51 @@ static void test_eval_fixed_matmul(void **state)
     free_vals(p, fl);
     free(fmt);
     free(frac);
-    unlink(path);
-    free(path);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
+/* exp, tanh and erf in fixed point are lookup tables (codegen/c_emit.c): within the error bounds
+ * docs/targets/fpga.md states, over [-8, 8] in steps of 1/128, at 20 fraction bits */
+static void test_lut_functions(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "lut");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 2049));
+    int ye = tg_node(&t, IR_OP_Exp, "e", 1, &x, 1), yt = tg_node(&t, IR_OP_Tanh, "t", 1, &x, 1),
+        yr = tg_node(&t, IR_OP_Erf, "r", 1, &x, 1);
+    tg_output(&t, ye);
+    tg_output(&t, yt);
+    tg_output(&t, yr);
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    LoopProgram *p = lower(&t);
+    CgFixed *fmt;
+    int *frac;
+    formats(&t, p, "{\"default\": \"fixed<32,12>\"}", &fmt, &frac);
+    float xv[2049];
+    for (int i = 0; i < 2049; i++)
+        xv[i] = (float)(i - 1024) / 128;
+    IrArray in = { .dtype = IR_DT_F32, .shape = { 2, { 1, 2049 } }, .data = xv };
+    double **vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, fmt, frac, &in, vals, &t.d), 0);
+    int be = -1, bt = -1, br = -1;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].storage == LOOP_ST_OUTPUT)
+            *(p->bufs[b].index == 0 ? &be : p->bufs[b].index == 1 ? &bt : &br) = b;
+    double we = 0, wt = 0, wr = 0, ulp = ldexp(1, -20);
+    for (int i = 0; i < 2049; i++) {
+        double v = xv[i];
+        if (exp(v) < 2000)             /* fixed<32,12> holds less than 2048 */
+            we = fmax(we, fabs(vals[be][i] - exp(v)) / (exp(v) * (3e-5 + 0.35 * ulp) + ulp));
+        wt = fmax(wt, fabs(vals[bt][i] - tanh(v)) / (2.4e-5 + ulp));
+        wr = fmax(wr, fabs(vals[br][i] - erf(v)) / (3e-5 + ulp));
+    }
+    printf("lut: error / bound: exp %.3f, tanh %.3f, erf %.3f\n", we, wt, wr);
+    assert_true(we <= 1 && wt <= 1 && wr <= 1);
+    free_vals(p, vals);
+    free(fmt);
+    free(frac);
     loop_program_free(p);
     ir_graph_free(t.g);
 }
@@ -483,6 +534,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_numbers),
         cmocka_unit_test(test_eval_fixed_matmul),
+        cmocka_unit_test(test_lut_functions),
         cmocka_unit_test(test_precision_layers),
         cmocka_unit_test(test_precision_errors),
         cmocka_unit_test(test_schedule_matmul),
