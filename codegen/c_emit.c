@@ -272,6 +272,13 @@ static const char helpers_lut[] =
     "    return x < 0 ? -y : y;\n"
     "}\n";
 
+CgCType cg_c_acc_type(int frac)
+{
+    CgCType t;
+    snprintf(t.s, sizeof t.s, "dlcc_acc48_%d", 48 - frac);
+    return t;
+}
+
 static int lut_fn(LoopIntrinsic fn) { return fn == LOOP_I_exp || fn == LOOP_I_tanh || fn == LOOP_I_erf; }
 
 int cg_fx_lut_last(LoopIntrinsic fn) { return fn == LOOP_I_exp ? 64 : fn == LOOP_I_tanh ? 512 : 256; }
@@ -315,6 +322,63 @@ static void uses_call(CgCWalk *w, LoopExpr *e)
         ((Calls *)w)->fn[e->u.call.fn] = 1;
 }
 
+/* --------------------------------------------------- wide accumulators */
+
+typedef struct Acc {
+    const LoopProgram *p;
+    unsigned char *wide;   /* 1: candidate, 2: disqualified */
+} Acc;
+
+/* value is var + e (either order) with e not reading var; *e set */
+static int acc_step(const LoopExpr *value, int var, const LoopExpr **e)
+{
+    if (value->kind != LOOP_E_BIN || value->u.bin.op != LOOP_ADD)
+        return 0;
+    const LoopExpr *a = value->u.bin.a, *b = value->u.bin.b;
+    if (a->kind == LOOP_E_VAR && a->u.var == var && !loop_expr_uses(b, var))
+        *e = b;
+    else if (b->kind == LOOP_E_VAR && b->u.var == var && !loop_expr_uses(a, var))
+        *e = a;
+    else
+        return 0;
+    return 1;
+}
+
+static void acc_scan(Acc *A, const LoopStmt *s)
+{
+    if (!s)
+        return;
+    const LoopExpr *e;
+    switch (s->kind) {
+    case LOOP_S_FOR: acc_scan(A, s->u.loop.body); break;
+    case LOOP_S_LET:
+        if (s->u.let.mutable_ && ir_dtype_is_float(A->p->vars[s->u.let.var].type) && !A->wide[s->u.let.var])
+            A->wide[s->u.let.var] = 1;
+        break;
+    case LOOP_S_ASSIGN:
+        if (!acc_step(s->u.assign.value, s->u.assign.var, &e))
+            A->wide[s->u.assign.var] = 2;
+        break;
+    case LOOP_S_IF: acc_scan(A, s->u.cond.then_); acc_scan(A, s->u.cond.else_); break;
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            acc_scan(A, s->u.block.items[i]);
+        break;
+    default: break;
+    }
+}
+
+void cg_c_accumulators(const LoopProgram *p, int k, unsigned char *wide)
+{
+    memset(wide, 0, (size_t)p->n_vars + 1);
+    Acc A = { p, wide };
+    acc_scan(&A, p->kernels[k].body);
+    for (int v = 0; v < p->n_vars; v++)
+        wide[v] = wide[v] == 1;
+}
+
+int cg_c_accumulation(const LoopExpr *value, int var, const LoopExpr **e) { return acc_step(value, var, e); }
+
 /* Marks in seen[] (indexed w * 33 + i) the formats of every fixed buffer
  * and every kernel register. */
 static void fixed_formats(const CgCTarget *t, const LoopProgram *p, unsigned char *seen)
@@ -347,6 +411,16 @@ void cg_c_helpers(UtilBuf *out, const CgCTarget *t, const LoopProgram *p)
                 util_buf_printf(out, "static_assert(sizeof(%s) == %d, \"ap_fixed<%d> is not %d bytes\");\n", ty.s, n,
                                 w, n);
             }
+    /* accumulators: the register's fraction bits in 48 bits, wrapping (no saturation inside a sum) */
+    unsigned char facc[33];
+    memset(facc, 0, sizeof facc);
+    for (int k = 0; t->frac && k < p->n_kernels; k++)
+        facc[t->frac[k]] = 1;
+    for (int f = 0; f <= 32; f++)
+        if (facc[f]) {
+            CgCType a = cg_c_acc_type(f);
+            util_buf_printf(out, "typedef ap_fixed<48, %d, AP_TRN, AP_WRAP> %s;\n", 48 - f, a.s);
+        }
     Calls u = { { NULL, NULL, uses_call }, { 0 } };
     for (int k = 0; k < p->n_kernels; k++)
         cg_c_walk(p->kernels[k].body, &u.w);
@@ -370,6 +444,8 @@ typedef struct CE {
     int F;                 /* register fraction bits (fixed mode) */
     int fixed;
     CgCType reg;           /* the register type (fixed mode): ap_fixed<32, 32-F> */
+    CgCType acc;           /* the accumulator type (fixed mode): ap_fixed<48, 48-F, AP_TRN, AP_WRAP> */
+    unsigned char *wide;   /* fixed mode: per variable, 1 = an accumulator of acc type */
     UtilBuf *o;
     UtilDiag *d;
     int err;
@@ -385,7 +461,7 @@ static void fail(CE *c, const char *msg, const char *what)
 static const char *reg_type(CE *c, IrDType t)
 {
     if (ir_dtype_is_float(t))
-        return c->fixed ? c->reg.s : t == IR_DT_F64 ? "double" : "float";
+        return c->fixed ? c->reg.s : t == IR_DT_F64 ? "double" : "float";   /* accumulators: var_line */
     return t == IR_DT_BOOL ? "int" : cg_c_dtype(t);
 }
 
@@ -648,7 +724,15 @@ static void expr(CE *c, const LoopExpr *e)
             cg_c_float(c->o, e->u.f, e->type != IR_DT_F64);
         }
         break;
-    case LOOP_E_VAR: var_name(c, e->u.var); break;
+    case LOOP_E_VAR:
+        if (c->wide && c->wide[e->u.var]) {     /* an accumulator read: saturated to the register */
+            util_buf_printf(c->o, "%s(", c->reg.s);
+            var_name(c, e->u.var);
+            util_buf_printf(c->o, ")");
+        } else {
+            var_name(c, e->u.var);
+        }
+        break;
     case LOOP_E_LOAD: {
         int b = e->u.load.buf;
         char name[160];
@@ -749,12 +833,22 @@ static void store_stmt(CE *c, const LoopStmt *s, int ind)
 /* `[const] T var = value;` (decl 1: mutable, 2: const) or `var = value;` (decl 0) */
 static void var_line(CE *c, int ind, int decl, int var, const LoopExpr *value)
 {
+    int wide = c->wide && c->wide[var];
     indent(c->o, ind);
     if (decl)
-        util_buf_printf(c->o, "%s%s ", decl == 2 ? "const " : "", reg_type(c, c->p->vars[var].type));
+        util_buf_printf(c->o, "%s%s ", decl == 2 ? "const " : "", wide ? c->acc.s : reg_type(c, c->p->vars[var].type));
     var_name(c, var);
     util_buf_printf(c->o, " = ");
-    expr(c, value);
+    const LoopExpr *e;
+    if (wide && !decl && acc_step(value, var, &e)) {    /* acc = acc + e: exact, wrapping in 48 bits */
+        util_buf_printf(c->o, "%s(", c->acc.s);
+        var_name(c, var);
+        util_buf_printf(c->o, " + ");
+        expr(c, e);
+        util_buf_printf(c->o, ")");
+    } else {
+        expr(c, value);
+    }
     util_buf_printf(c->o, ";\n");
 }
 
@@ -905,13 +999,21 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
 {
     CE c = { .t = t, .p = p, .k = k, .F = t->frac ? t->frac[k] : 0, .fixed = t->fmt != NULL, .o = out, .d = d };
     c.reg = cg_c_fixed_type((CgFixed){ 32, 32 - c.F });
-    if (check_dtypes(&c))
+    c.acc = cg_c_acc_type(c.F);
+    if (c.fixed && !(c.wide = malloc((size_t)p->n_vars + 1)))
+        return util_error(d, util_loc_file(NULL), "out of memory");
+    if (c.wide)
+        cg_c_accumulators(p, k, c.wide);
+    if (check_dtypes(&c)) {
+        free(c.wide);
         return -1;
+    }
     unsigned char *used = malloc((size_t)(p->n_bufs ? p->n_bufs : 1));
     int *readers = malloc((size_t)(p->n_bufs ? p->n_bufs : 1) * sizeof *readers);
     if (!used || !readers) {
         free(used);
         free(readers);
+        free(c.wide);
         return util_error(d, util_loc_file(NULL), "out of memory");
     }
     cg_c_kernel_uses(p, k, used);
@@ -920,6 +1022,7 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
         if (used[b] && p->bufs[b].base) {     /* the CPU schedule's layout; the C targets never ask for it */
             free(used);
             free(readers);
+            free(c.wide);
             return util_error(d, util_loc_file(NULL), "buffer '%s' has a halo layout, which C output does not "
                               "support", p->bufs[b].name);
         }
@@ -961,6 +1064,7 @@ int cg_c_emit_kernel(const CgCTarget *t, const LoopProgram *p, int k, int const_
     util_buf_printf(out, "}\n\n");
     free(used);
     free(readers);
+    free(c.wide);
     return c.err ? -1 : 0;
 }
 

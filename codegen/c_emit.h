@@ -20,6 +20,8 @@
  *  - inside a kernel every float value is a register of format
  *    fixed<32, 32-Fk> where Fk is the kernel's register fraction
  *    (CgCTarget.frac[k]); loads convert into it, stores convert out of it;
+ *  - accumulators (v = v + e, cg_c_accumulators) are 48-bit wrapping
+ *    values with the register's fraction bits, saturated once when read;
  *  - + - * form the exact result and convert it to the register; division
  *    truncates toward zero (x/0 saturates); min, max, compare, select are
  *    exact;
@@ -122,6 +124,18 @@ void cg_c_float(UtilBuf *o, double v, int single);
  * saturated (what the generated code stores). */
 int64_t cg_fixed_quantize(CgFixed f, double x);
 double  cg_fixed_value(CgFixed f, int64_t q);
+/* Fixed mode's accumulators: a mutable float variable of kernel k that is
+ * only ever updated as v = v + e (e not reading v) is held in
+ * ap_fixed<48, 48-F, AP_TRN, AP_WRAP> (cg_c_acc_type: no saturation or
+ * rounding inside the sum); every other read of it converts it to the
+ * register (saturating), so a layer's output is rounded and saturated once.
+ * wide[v] (n_vars bytes) = 1 for those variables. */
+void cg_c_accumulators(const LoopProgram *p, int k, unsigned char *wide);
+/* value == var + e (either order, e not reading var): 1 and *e. */
+int cg_c_accumulation(const LoopExpr *value, int var, const LoopExpr **e);
+/* The accumulator type's name for F fraction bits: dlcc_acc48_<48-F>. */
+CgCType cg_c_acc_type(int frac);
+
 /* Fixed mode's lookup-table functions (exp, tanh, erf): entry j (0 .. last)
  * of fn's table, round(g(j / 64) * 2^30) with g = 2^x for exp, tanh, erf;
  * exp multiplies by CG_FX_LOG2E = round(log2(e) * 2^30) first. */

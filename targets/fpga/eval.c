@@ -137,6 +137,8 @@ typedef enum Op {
     OP_FABS,
     /* fixed-point registers: E->F fraction bits, saturated to 32 bits */
     OP_XADD, OP_XSUB, OP_XMUL, OP_XDIV, OP_XMOD, OP_XNEG, OP_XABS,
+    OP_ACC,           /* dst += a, wrapping in 48 bits (an accumulator, fixed mode) */
+    OP_SAT,           /* dst = a saturated to the register (an accumulator read) */
     OP_LOAD, OP_STORE, OP_CALL, OP_CAST, OP_MOV, OP_ERR,
     OP_JZ,            /* if !a goto b */
     OP_JMP,           /* goto b */
@@ -174,6 +176,7 @@ typedef struct Ev {
     int64_t *numel;
     double *up, *down;
     int32_t *lut[LOOP_I_COUNT];   /* fixed mode: the tables of exp, tanh, erf (cg_fx_lut) */
+    unsigned char *wide;          /* fixed mode: the current kernel's accumulators (cg_c_accumulators) */
 } Ev;
 
 static int emit(Code *C, Ins in)
@@ -276,7 +279,13 @@ static int comp(Ev *E, Code *C, const LoopExpr *e)
         if (E->fixed)
             return slot(C, (Slot){ .i = cg_fixed_quantize((CgFixed){ 32, 32 - E->F }, e->u.f) });
         return slot(C, (Slot){ .f = e->u.f });
-    case LOOP_E_VAR: return e->u.var;
+    case LOOP_E_VAR:
+        if (E->wide && E->wide[e->u.var]) {        /* an accumulator read: saturated to the register */
+            d = temp(C);
+            emit(C, (Ins){ .op = OP_SAT, .dst = d, .a = e->u.var });
+            return d;
+        }
+        return e->u.var;
     case LOOP_E_LOAD: {
         int a = comp(E, C, e->u.load.index);
         d = temp(C);
@@ -375,7 +384,15 @@ static void comp_stmt(Ev *E, Code *C, const LoopStmt *s)
         break;
     }
     case LOOP_S_LET: comp_into(E, C, s->u.let.var, s->u.let.value); break;
-    case LOOP_S_ASSIGN: comp_into(E, C, s->u.assign.var, s->u.assign.value); break;
+    case LOOP_S_ASSIGN: {
+        const LoopExpr *e;
+        if (E->wide && E->wide[s->u.assign.var] && cg_c_accumulation(s->u.assign.value, s->u.assign.var, &e)) {
+            emit(C, (Ins){ .op = OP_ACC, .dst = s->u.assign.var, .a = comp(E, C, e) });
+            break;
+        }
+        comp_into(E, C, s->u.assign.var, s->u.assign.value);
+        break;
+    }
     case LOOP_S_STORE: {
         int i = comp(E, C, s->u.store.index), v = comp(E, C, s->u.store.value);
         emit(C, (Ins){ .op = OP_STORE, .a = i, .b = v, .aux = E->root[s->u.store.buf] });
@@ -554,6 +571,8 @@ static void exec(Ev *E, const Code *C, Slot *s)
         case OP_XMOD: s[in->dst].i = fx_from_d(fmod(fx_to_d(x, F), fx_to_d(y, F)), F); break;
         case OP_XNEG: s[in->dst].i = sat32(-x); break;
         case OP_XABS: s[in->dst].i = sat32(x < 0 ? -x : x); break;
+        case OP_ACC: s[in->dst].i = (int64_t)((uint64_t)(s[in->dst].i + x) << 16) >> 16; break;
+        case OP_SAT: s[in->dst].i = sat32(x); break;
         case OP_LOAD: {
             int b = in->aux;
             if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
@@ -609,8 +628,11 @@ static void exec(Ev *E, const Code *C, Slot *s)
 }
 
 /* One kernel: translated, then run over slots whose variables persist in env. */
-static int run_kernel(Ev *E, const LoopStmt *body, Slot *env)
+static int run_kernel(Ev *E, int k, Slot *env)
 {
+    const LoopStmt *body = E->p->kernels[k].body;
+    if (E->wide)
+        cg_c_accumulators(E->p, k, E->wide);
     Code C = { 0 };
     for (int v = 0; v < E->p->n_vars; v++)
         slot(&C, env[v]);
@@ -640,7 +662,9 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     E.up = malloc(nb * sizeof *E.up);
     E.down = malloc(nb * sizeof *E.down);
     int rc = -1;
-    if (!env || !E.root || !E.fb || !E.isf || !E.numel || !E.up || !E.down) {
+    if (E.fixed)
+        E.wide = malloc((size_t)p->n_vars + 1);
+    if (!env || !E.root || !E.fb || !E.isf || !E.numel || !E.up || !E.down || (E.fixed && !E.wide)) {
         util_error(d, util_loc_file(NULL), "out of memory");
         goto done;
     }
@@ -683,7 +707,7 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     }
     for (int k = 0; k < p->n_kernels && !E.err; k++) {
         E.F = frac ? frac[k] : 0;
-        if (run_kernel(&E, p->kernels[k].body, env)) {
+        if (run_kernel(&E, k, env)) {
             util_error(d, util_loc_file(NULL), "out of memory");
             goto done;
         }
@@ -696,6 +720,7 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
 done:
     for (int i = 0; i < LOOP_I_COUNT; i++)
         free(E.lut[i]);
+    free(E.wide);
     free(env);
     free(E.root);
     free(E.fb);
