@@ -258,15 +258,15 @@ static const char helpers_lut[] =
     "}\n"
     "static inline int64_t dlcc_fx_sat32(int64_t v) { return v > 2147483647 ? 2147483647 : v < -2147483647 - 1 ? -2147483647 - 1 : v; }\n"
     "/* entry j of tab (64 per unit) at position a (f fraction bits), interpolated; the last entry beyond */\n"
-    "static inline int64_t dlcc_fx_interp(const int32_t *tab, int64_t last, int64_t a, int f)\n"
+    "static inline int64_t dlcc_fx_interp(const int64_t *tab, int64_t last, int64_t a, int f)\n"
     "{\n"
     "    int s = f - 6;\n"
     "    int64_t j = s >= 0 ? a >> s : a << -s, rem = s > 0 ? a & (((int64_t)1 << s) - 1) : 0;\n"
     "    if (j >= last) return tab[last];\n"
-    "    return tab[j] + dlcc_fx_rshr((int64_t)(tab[j + 1] - tab[j]) * rem, s);\n"
+    "    return tab[j] + dlcc_fx_rshr((tab[j + 1] - tab[j]) * rem, s);\n"
     "}\n"
     "/* an odd function from its table on [0, last / 64] */\n"
-    "static inline int64_t dlcc_fx_odd(const int32_t *tab, int64_t last, int64_t x, int f)\n"
+    "static inline int64_t dlcc_fx_odd(const int64_t *tab, int64_t last, int64_t x, int f)\n"
     "{\n"
     "    int64_t y = dlcc_fx_rshr(dlcc_fx_interp(tab, last, x < 0 ? -x : x, f), 30 - f);\n"
     "    return x < 0 ? -y : y;\n"
@@ -283,20 +283,20 @@ static int lut_fn(LoopIntrinsic fn) { return fn == LOOP_I_exp || fn == LOOP_I_ta
 
 int cg_fx_lut_last(LoopIntrinsic fn) { return fn == LOOP_I_exp ? 64 : fn == LOOP_I_tanh ? 512 : 256; }
 
-int32_t cg_fx_lut(LoopIntrinsic fn, int j)
+int64_t cg_fx_lut(LoopIntrinsic fn, int j)
 {
     double x = j / 64.0, y = fn == LOOP_I_exp ? exp2(x) : fn == LOOP_I_tanh ? tanh(x) : erf(x);
-    return (int32_t)floor(y * 1073741824.0 + 0.5);
+    return (int64_t)floor(y * 1073741824.0 + 0.5);      /* at most 2^31: exp's last entry, 2^1 */
 }
 
 /* The table function fn's definition: dlcc_fx_<fn>(x, f) on raw bits. */
 static void lut_def(UtilBuf *out, LoopIntrinsic fn)
 {
     int last = cg_fx_lut_last(fn);
-    util_buf_printf(out, "static inline int64_t dlcc_fx_%s(int64_t x, int f)\n{\n    static const int32_t tab[%d] = {",
+    util_buf_printf(out, "static inline int64_t dlcc_fx_%s(int64_t x, int f)\n{\n    static const int64_t tab[%d] = {",
                     loop_intrinsic_name(fn), last + 1);
     for (int j = 0; j <= last; j++)
-        util_buf_printf(out, "%s%ld%s", j % 8 ? " " : "\n        ", (long)cg_fx_lut(fn, j), j < last ? "," : "");
+        util_buf_printf(out, "%s%lld%s", j % 8 ? " " : "\n        ", (long long)cg_fx_lut(fn, j), j < last ? "," : "");
     util_buf_printf(out, "\n    };\n");
     if (fn == LOOP_I_exp) {
         /* exp(x) = 2^(x log2 e) = 2^n 2^r, r in [0, 1): the table holds 2^(j/64) */

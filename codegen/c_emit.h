@@ -140,7 +140,7 @@ CgCType cg_c_acc_type(int frac);
  * of fn's table, round(g(j / 64) * 2^30) with g = 2^x for exp, tanh, erf;
  * exp multiplies by CG_FX_LOG2E = round(log2(e) * 2^30) first. */
 #define CG_FX_LOG2E 1549082005LL
-int32_t cg_fx_lut(LoopIntrinsic fn, int j);
+int64_t cg_fx_lut(LoopIntrinsic fn, int j);
 int cg_fx_lut_last(LoopIntrinsic fn);
 
 /* "fixed<16,6>" → {16, 6}; 0, or -1 when malformed (needs 2 <= w <= 32, 1 <= i <= w). */

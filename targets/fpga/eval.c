@@ -175,7 +175,7 @@ typedef struct Ev {
     unsigned char *isf;
     int64_t *numel;
     double *up, *down;
-    int32_t *lut[LOOP_I_COUNT];   /* fixed mode: the tables of exp, tanh, erf (cg_fx_lut) */
+    int64_t *lut[LOOP_I_COUNT];   /* fixed mode: the tables of exp, tanh, erf (cg_fx_lut) */
     unsigned char *wide;          /* fixed mode: the current kernel's accumulators (cg_c_accumulators) */
 } Ev;
 
@@ -430,16 +430,16 @@ static void comp_stmt(Ev *E, Code *C, const LoopStmt *s)
 /* ---- the lookup-table functions of fixed mode, as NAME.cpp's dlcc_fx_exp /
  * dlcc_fx_tanh / dlcc_fx_erf compute them (codegen/c_emit.c) */
 
-static int64_t lut_interp(const int32_t *tab, int64_t last, int64_t a, int f)
+static int64_t lut_interp(const int64_t *tab, int64_t last, int64_t a, int f)
 {
     int s = f - 6;
     int64_t j = s >= 0 ? a >> s : a << -s, rem = s > 0 ? a & (((int64_t)1 << s) - 1) : 0;
     if (j >= last)
         return tab[last];
-    return tab[j] + rshr((int64_t)(tab[j + 1] - tab[j]) * rem, s);
+    return tab[j] + rshr((tab[j + 1] - tab[j]) * rem, s);
 }
 
-static int64_t lut_eval(const int32_t *tab, LoopIntrinsic fn, int64_t x, int f)
+static int64_t lut_eval(const int64_t *tab, LoopIntrinsic fn, int64_t x, int f)
 {
     int64_t last = cg_fx_lut_last(fn);
     if (fn != LOOP_I_exp) {                  /* odd: tanh, erf */
