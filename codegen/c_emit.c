@@ -279,7 +279,7 @@ CgCType cg_c_acc_type(int frac)
     return t;
 }
 
-static int lut_fn(LoopIntrinsic fn) { return fn == LOOP_I_exp || fn == LOOP_I_tanh || fn == LOOP_I_erf; }
+int cg_fx_lut_fn(LoopIntrinsic fn) { return fn == LOOP_I_exp || fn == LOOP_I_tanh || fn == LOOP_I_erf; }
 
 int cg_fx_lut_last(LoopIntrinsic fn) { return fn == LOOP_I_exp ? 64 : fn == LOOP_I_tanh ? 512 : 256; }
 
@@ -426,12 +426,12 @@ void cg_c_helpers(UtilBuf *out, const CgCTarget *t, const LoopProgram *p)
         cg_c_walk(p->kernels[k].body, &u.w);
     int any = 0;
     for (int f = 0; f < LOOP_I_COUNT; f++)
-        any |= u.fn[f] && lut_fn((LoopIntrinsic)f);
+        any |= u.fn[f] && cg_fx_lut_fn((LoopIntrinsic)f);
     if (!any)
         return;
     util_buf_printf(out, "%s", helpers_lut);
     for (int f = 0; f < LOOP_I_COUNT; f++)
-        if (u.fn[f] && lut_fn((LoopIntrinsic)f))
+        if (u.fn[f] && cg_fx_lut_fn((LoopIntrinsic)f))
             lut_def(out, (LoopIntrinsic)f);
 }
 
@@ -634,7 +634,7 @@ static void call_expr(CE *c, const LoopExpr *e)
         util_buf_printf(c->o, ") ? 1 : 0)");
         return;
     }
-    if (c->fixed && lut_fn(fn)) {           /* a lookup table on the register's bits */
+    if (c->fixed && cg_fx_lut_fn(fn)) {           /* a lookup table on the register's bits */
         util_buf_printf(c->o, "dlcc_fx_of_bits<%s>(dlcc_fx_%s(dlcc_fx_bits(%s(", c->reg.s, loop_intrinsic_name(fn), c->reg.s);
         expr(c, e->u.call.args[0]);
         util_buf_printf(c->o, ")), %d))", c->F);

@@ -141,6 +141,8 @@ CgCType cg_c_acc_type(int frac);
  * exp multiplies by CG_FX_LOG2E = round(log2(e) * 2^30) first. */
 #define CG_FX_LOG2E 1549082005LL
 int64_t cg_fx_lut(LoopIntrinsic fn, int j);
+/* Is fn one of them (exp, tanh, erf)? */
+int cg_fx_lut_fn(LoopIntrinsic fn);
 int cg_fx_lut_last(LoopIntrinsic fn);
 
 /* "fixed<16,6>" → {16, 6}; 0, or -1 when malformed (needs 2 <= w <= 32, 1 <= i <= w). */

@@ -668,15 +668,16 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
         util_error(d, util_loc_file(NULL), "out of memory");
         goto done;
     }
-    static const LoopIntrinsic luts[] = { LOOP_I_exp, LOOP_I_tanh, LOOP_I_erf };
-    for (size_t i = 0; E.fixed && i < sizeof luts / sizeof *luts; i++) {
-        int last = cg_fx_lut_last(luts[i]);
-        if (!(E.lut[luts[i]] = malloc((size_t)(last + 1) * sizeof **E.lut))) {
+    for (int fn = 0; E.fixed && fn < LOOP_I_COUNT; fn++) {
+        if (!cg_fx_lut_fn((LoopIntrinsic)fn))
+            continue;
+        int last = cg_fx_lut_last((LoopIntrinsic)fn);
+        if (!(E.lut[fn] = malloc((size_t)(last + 1) * sizeof **E.lut))) {
             util_error(d, util_loc_file(NULL), "out of memory");
             goto done;
         }
         for (int j = 0; j <= last; j++)
-            E.lut[luts[i]][j] = cg_fx_lut(luts[i], j);
+            E.lut[fn][j] = cg_fx_lut((LoopIntrinsic)fn, j);
     }
     for (int b = 0; b < p->n_bufs; b++) {
         const LoopBuf *bf = &p->bufs[b];

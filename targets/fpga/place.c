@@ -314,10 +314,9 @@ static void swap(void *ctx, int *buf, LoopExpr **index, int store)
 /* Can base + [lo, hi] be shown inside the buffer over the enclosing loops? */
 static int provably_inside(Tile *T)
 {
-    unsigned char *none = calloc((size_t)T->nv + 1, 1);
     int64_t *c = calloc((size_t)T->nv + 1, sizeof *c);
     int ok = 0;
-    if (none && c) {
+    if (c) {
         /* base over the enclosing constant-extent loops, nothing else */
         unsigned char *forbid = malloc((size_t)T->nv + 1);
         if (forbid) {
@@ -338,7 +337,6 @@ static int provably_inside(Tile *T)
             free(forbid);
         }
     }
-    free(none);
     free(c);
     return ok;
 }

@@ -760,7 +760,7 @@ static void ops_expr(Cost *C, const LoopExpr *e, int64_t copies)
             C->c->lut += C->fmt ? 0 : copies * 16;      /* fixed point has no NaN */
             break;
         }
-        if (C->fmt && (e->u.call.fn == LOOP_I_exp || e->u.call.fn == LOOP_I_tanh || e->u.call.fn == LOOP_I_erf)) {
+        if (C->fmt && cg_fx_lut_fn(e->u.call.fn)) {
             /* lookup table (codegen/c_emit.c): the interpolation's 31 x 18-bit multiply (2 DSPs), exp's
              * x * log2(e) (32 x 31 bits: 4 more); the table as LUTRAM (31-bit entries / 64) and ~200
              * LUTs of shifts and adds */
