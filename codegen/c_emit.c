@@ -737,7 +737,12 @@ static void expr(CE *c, const LoopExpr *e)
         int b = e->u.load.buf;
         char name[160];
         cg_c_buf_name(c->p, b, name, sizeof name);
-        if (is_fixed_buf(c->t, c->p, b)) {
+        if (c->p->bufs[cg_c_root(c->p, b)].stream) {     /* an hls::stream: the next element, in order */
+            if (is_fixed_buf(c->t, c->p, b))
+                util_buf_printf(c->o, "%s(%s.read())", c->reg.s, name);
+            else
+                util_buf_printf(c->o, "%s%s.read()", e->type == IR_DT_BOOL ? "(int)" : "", name);
+        } else if (is_fixed_buf(c->t, c->p, b)) {
             util_buf_printf(c->o, "%s(%s[", c->reg.s, name);
             expr(c, e->u.load.index);
             util_buf_printf(c->o, "])");
@@ -816,6 +821,14 @@ static void store_stmt(CE *c, const LoopStmt *s, int ind)
     char name[160];
     cg_c_buf_name(c->p, b, name, sizeof name);
     indent(c->o, ind);
+    if (c->p->bufs[cg_c_root(c->p, b)].stream) {       /* an hls::stream: written in order */
+        util_buf_printf(c->o, "%s.write(", name);
+        if (!is_fixed_buf(c->t, c->p, b) && p_is_narrow(c->p->bufs[b].dtype))
+            util_buf_printf(c->o, "(%s)", cg_c_dtype(c->p->bufs[b].dtype));
+        expr(c, s->u.store.value);
+        util_buf_printf(c->o, ");\n");
+        return;
+    }
     util_buf_printf(c->o, "%s[", name);
     expr(c, s->u.store.index);
     util_buf_printf(c->o, "] = ");
@@ -984,7 +997,9 @@ static void params(const CgCTarget *t, const LoopProgram *p, const unsigned char
             continue;                        /* on-chip weights and locals are the kernel's own */
         char name[160];
         cg_c_buf_name(p, b, name, sizeof name);
-        if (decl)
+        if (decl && p->bufs[cg_c_root(p, b)].stream)
+            util_buf_printf(o, "%shls::stream<%s> &%s", first ? "" : ", ", cg_c_buf_type(t, p, b).s, name);
+        else if (decl)
             util_buf_printf(o, "%s%s%s %s[%lld]", first ? "" : ", ", used[b] == 1 ? "const " : "",
                             cg_c_buf_type(t, p, b).s, name, (long long)ir_shape_numel(&p->bufs[b].shape));
         else

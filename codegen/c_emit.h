@@ -171,6 +171,9 @@ typedef struct CgHlsOptions {
  * NAME_run_ptrs (docs/generated-code.md) converting float to fixed point and back.
  * *dataflow is set to whether DATAFLOW was emitted. */
 int cg_hls_emit(const LoopProgram *p, const CgHlsOptions *o, UtilBuf *out, int *dataflow, UtilDiag *d);
+/* Does p pass some intermediate through an hls::stream (LoopBuf.stream)?
+ * Then NAME is C++ (NAME.cpp) even in float32. */
+int cg_hls_has_streams(const LoopProgram *p);
 /* Can the kernels of p form a DATAFLOW region (single producer and single
  * consumer per buffer, ports read or written by one kernel)?  When not,
  * *why names the first offending buffer. */

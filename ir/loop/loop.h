@@ -40,6 +40,9 @@ typedef struct LoopBuf {
     int partition;           /* HLS: complete/cyclic partition factor along the last dim (0 = none) */
     int offchip;             /* HLS: CONST or WORKSPACE kept in external memory (DDR / HBM) behind an
                                 m_axi port of the top function instead of on chip */
+    int64_t stream;          /* HLS: > 0: a WORKSPACE buffer passed from its one producer kernel to its one
+                                consumer kernel as an hls::stream FIFO of this depth, read in the order it
+                                is written (targets/fpga/stream.c) */
     int slack;               /* elements allocated past the end (included in bytes): a strided
                                 vector load may read up to k-1 elements past its last lane */
     int tensor;              /* graph tensor it came from, or -1 */

@@ -340,6 +340,8 @@ static void print_buf(const LoopProgram *p, const LoopBuf *b, UtilBuf *out)
         util_buf_printf(out, " alias %s", b->alias_of < p->n_bufs ? p->bufs[b->alias_of].name : "?");
     if (b->partition)
         util_buf_printf(out, " partition %d", b->partition);
+    if (b->stream)
+        util_buf_printf(out, " stream depth %lld", (long long)b->stream);
     util_buf_printf(out, "\n");
 }
 

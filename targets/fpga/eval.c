@@ -177,6 +177,13 @@ typedef struct Ev {
     double *up, *down;
     int64_t *lut[LOOP_I_COUNT];   /* fixed mode: the tables of exp, tanh, erf (cg_fx_lut) */
     unsigned char *wide;          /* fixed mode: the current kernel's accumulators (cg_c_accumulators) */
+    /* tracing (tgt_fpga_eval_trace): every load and store of a root buffer
+     * b with watch[b] is reported to on(ctx, kernel, b, index, store) */
+    const unsigned char *watch;
+    TgtFpgaTraceFn on;
+    void *ctx;
+    int k;
+    int64_t *wpos, *rpos;         /* streams (LoopBuf.stream): the next element to write, to read */
 } Ev;
 
 static int emit(Code *C, Ins in)
@@ -575,10 +582,14 @@ static void exec(Ev *E, const Code *C, Slot *s)
         case OP_SAT: s[in->dst].i = sat32(x); break;
         case OP_LOAD: {
             int b = in->aux;
+            if (E->p->bufs[b].stream)
+                x = E->rpos[b]++;          /* a FIFO: read in order */
             if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
                 E->err = 1;
                 return;
             }
+            if (E->watch && E->watch[b])
+                E->on(E->ctx, E->k, b, x, 0);
             double v = E->vals[b][x];
             if (!E->isf[b])
                 s[in->dst].i = (int64_t)v;
@@ -590,10 +601,14 @@ static void exec(Ev *E, const Code *C, Slot *s)
         }
         case OP_STORE: {
             int b = in->aux;
+            if (E->p->bufs[b].stream)
+                x = E->wpos[b]++;          /* a FIFO: written in order */
             if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
                 E->err = 1;
                 return;
             }
+            if (E->watch && E->watch[b])
+                E->on(E->ctx, E->k, b, x, 1);
             IrDType t = E->p->bufs[b].dtype;
             if (!E->isf[b]) {
                 E->vals[b][x] = (double)wrap(t, y);
@@ -649,10 +664,10 @@ static int run_kernel(Ev *E, int k, Slot *env)
     return 0;
 }
 
-int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, const IrArray *inputs, double **vals,
-                  UtilDiag *d)
+static int eval_run(const LoopProgram *p, const CgFixed *fmt, const int *frac, const IrArray *inputs, double **vals,
+                    const unsigned char *watch, TgtFpgaTraceFn on, void *ctx, UtilDiag *d)
 {
-    Ev E = { .p = p, .fmt = fmt, .fixed = fmt != NULL, .vals = vals };
+    Ev E = { .p = p, .fmt = fmt, .fixed = fmt != NULL, .vals = vals, .watch = watch, .on = on, .ctx = ctx };
     size_t nb = (size_t)p->n_bufs + 1;
     Slot *env = calloc((size_t)p->n_vars + 1, sizeof *env);
     E.root = malloc(nb * sizeof *E.root);
@@ -661,10 +676,13 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     E.numel = malloc(nb * sizeof *E.numel);
     E.up = malloc(nb * sizeof *E.up);
     E.down = malloc(nb * sizeof *E.down);
+    E.wpos = calloc(nb, sizeof *E.wpos);
+    E.rpos = calloc(nb, sizeof *E.rpos);
     int rc = -1;
     if (E.fixed)
         E.wide = malloc((size_t)p->n_vars + 1);
-    if (!env || !E.root || !E.fb || !E.isf || !E.numel || !E.up || !E.down || (E.fixed && !E.wide)) {
+    if (!env || !E.root || !E.fb || !E.isf || !E.numel || !E.up || !E.down || !E.wpos || !E.rpos ||
+        (E.fixed && !E.wide)) {
         util_error(d, util_loc_file(NULL), "out of memory");
         goto done;
     }
@@ -708,6 +726,7 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
     }
     for (int k = 0; k < p->n_kernels && !E.err; k++) {
         E.F = frac ? frac[k] : 0;
+        E.k = k;
         if (run_kernel(&E, k, env)) {
             util_error(d, util_loc_file(NULL), "out of memory");
             goto done;
@@ -729,5 +748,26 @@ done:
     free(E.numel);
     free(E.up);
     free(E.down);
+    free(E.wpos);
+    free(E.rpos);
+    return rc;
+}
+
+int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, const IrArray *inputs, double **vals,
+                  UtilDiag *d)
+{
+    return eval_run(p, fmt, frac, inputs, vals, NULL, NULL, NULL, d);
+}
+
+int tgt_fpga_eval_trace(const LoopProgram *p, const IrArray *inputs, const unsigned char *watch, TgtFpgaTraceFn on,
+                        void *ctx, UtilDiag *d)
+{
+    double **vals = calloc((size_t)p->n_bufs + 1, sizeof *vals);
+    if (!vals)
+        return util_error(d, util_loc_file(NULL), "out of memory");
+    int rc = eval_run(p, NULL, NULL, inputs, vals, watch, on, ctx, d);
+    for (int b = 0; b < p->n_bufs; b++)
+        free(vals[b]);
+    free(vals);
     return rc;
 }

@@ -86,6 +86,43 @@ int tgt_fpga_multipliers(const IrGraph *g, const TgtOptions *o, int *per_node, i
 int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, const IrArray *inputs, double **vals,
                   UtilDiag *d);
 
+/* The same run in double precision, reporting every load (store 0) and
+ * store (store 1) of each root buffer b with watch[b] set, in execution
+ * order, to on(ctx, kernel, b, flat index, store); the values are dropped. */
+typedef void (*TgtFpgaTraceFn)(void *ctx, int kernel, int buf, int64_t index, int store);
+int tgt_fpga_eval_trace(const LoopProgram *p, const IrArray *inputs, const unsigned char *watch, TgtFpgaTraceFn on,
+                        void *ctx, UtilDiag *d);
+
+/* Streams (targets/fpga/stream.c): what the FIFO replay works on.  Per
+ * kernel, its reads and writes of the streams in execution order, as runs
+ * of one stream and one direction; pipo[j * n_kernels + k]: kernel k reads
+ * an array (ping-pong buffer) kernel j writes, so it starts once j is done. */
+typedef struct TgtFpgaRun {
+    int stream, write;
+    int64_t n;
+} TgtFpgaRun;
+typedef struct TgtFpgaFifos {
+    int n;                     /* streams */
+    int *buf;                  /* per stream: its buffer */
+    int64_t *count, *depth;    /* per stream: elements passed; the FIFO depth chosen */
+    int n_kernels;
+    TgtFpgaRun **runs;
+    int64_t *n_runs;
+    unsigned char *pipo;
+} TgtFpgaFifos;
+/* In a program that can be one DATAFLOW region with its intermediates on
+ * chip: element-wise kernels over 4-D tensors iterate pixel by pixel, a
+ * tensor read by several kernels gets one copy per reader, and every
+ * intermediate its reader reads in the order its writer writes it becomes
+ * a stream (LoopBuf.stream = its FIFO depth: the smallest that does not
+ * deadlock, at least 2).  out (may be NULL) receives the replay's data.
+ * 0, or -1 on OOM. */
+int tgt_fpga_streams(LoopProgram *p, TgtFpgaFifos *out);
+/* Replays the runs with FIFOs of these depths: 1 when every kernel
+ * finishes, 0 on a deadlock, -1 on OOM. */
+int tgt_fpga_fifo_sim(const TgtFpgaFifos *f, const int64_t *depth);
+void tgt_fpga_fifos_free(TgtFpgaFifos *f);
+
 /* An FPGA part's resources (targets/fpga/parts.c). */
 typedef struct TgtFpgaPart {
     const char *prefix;       /* the part names it covers: "xcu50-" */

@@ -72,6 +72,22 @@ void tgt_fpga_pipeline(LoopStmt *loop, int ii)
     unroll_all(loop->u.loop.body);
 }
 
+static int has_pipeline(const LoopStmt *s)
+{
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case LOOP_S_FOR: return s->u.loop.kind == LOOP_HLS_PIPELINE || has_pipeline(s->u.loop.body);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < s->u.block.n; i++)
+            if (has_pipeline(s->u.block.items[i]))
+                return 1;
+        return 0;
+    case LOOP_S_IF: return has_pipeline(s->u.cond.then_) || has_pipeline(s->u.cond.else_);
+    default: return 0;
+    }
+}
+
 static void mark(LoopStmt *s, int budget)
 {
     if (!s)
@@ -79,9 +95,10 @@ static void mark(LoopStmt *s, int budget)
     switch (s->kind) {
     case LOOP_S_FOR:
         if (s->u.loop.kind == LOOP_HLS_PIPELINE)
-            return;                      /* scheduled already (line buffers) */
+            return;                      /* scheduled already (line buffers, pixel-order element-wise) */
         int64_t c = stmt_cost(s->u.loop.body);          /* 0: no inner loop */
-        if (s->u.loop.extent->kind == LOOP_E_INT && c <= (int64_t)budget * TGT_FPGA_MAX_REUSE) {
+        if (s->u.loop.extent->kind == LOOP_E_INT && c <= (int64_t)budget * TGT_FPGA_MAX_REUSE &&
+            !has_pipeline(s->u.loop.body)) {
             tgt_fpga_pipeline(s, c <= budget ? 1 : (int)((c + budget - 1) / budget));
         } else {
             mark(s->u.loop.body, budget);
@@ -280,7 +297,7 @@ static int max_bank(const int64_t *offs, int n, int64_t f, int *count)
 static int on_chip(const LoopBuf *b)
 {
     return (b->storage == LOOP_ST_CONST || b->storage == LOOP_ST_WORKSPACE || b->storage == LOOP_ST_LOCAL) &&
-           !b->offchip;
+           !b->offchip && !b->stream;
 }
 
 typedef struct Walk {
@@ -369,7 +386,7 @@ static int pipeline_ii(Walk *W, const LoopStmt *loop)
         if (n + unknown == 0)
             continue;
         if (!on_chip(bf)) {
-            /* AXI port: one element per cycle */
+            /* AXI port or FIFO: one element per cycle */
             if (n + unknown > ii)
                 ii = n + unknown;
             continue;
@@ -668,7 +685,7 @@ int tgt_fpga_kernel_budget(const LoopProgram *p, int k, int budget, const int *n
 
 int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget)
 {
-    if (stage_inputs(p))
+    if (stage_inputs(p) || tgt_fpga_streams(p, NULL))
         return -1;
     for (int k = 0; k < p->n_kernels; k++)
         p->kernels[k].body = lanes(p, p->kernels[k].body);
@@ -930,6 +947,9 @@ static void memory(const LoopProgram *p, const CgFixed *fmt, int dataflow, int k
                 continue;                           /* external memory is not counted */
             int copies = bf->storage == LOOP_ST_WORKSPACE && dataflow ? 2 : 1;   /* ping-pong */
             int64_t bits = tgt_fpga_buf_bits(p, fmt, b) * copies;
+            if (bf->stream)                                /* a FIFO of `stream` elements */
+                bits = tgt_fpga_buf_bits(p, fmt, b) / (ir_shape_numel(&bf->shape) > 0 ? ir_shape_numel(&bf->shape) : 1) *
+                       bf->stream;
             int64_t banks = bf->partition > 1 ? bf->partition : 1, per = bits / banks;
             c->bram_bytes += (bits + 7) / 8;
             if (per < 1024)

@@ -8,7 +8,10 @@ NAME.c (float32) or NAME.cpp (fixed point, ap_fixed), synthesizable part (everyt
   no function pointers, no recursion (call graph of the functions defined there is acyclic),
   no while / do / goto, every array has a literal size, every file-scope object is `static const`,
   every `for` has a constant trip count (`for (int64_t v = A; v < N; v++)`),
-  the top function NAME_top with m_axi ports and s_axilite control.
+  the top function NAME_top with m_axi ports and s_axilite control; streams (hls::stream) only
+  read or only written by each function, never indexed, each passed to exactly two kernel calls of
+  NAME_top (one producer, one consumer) with a STREAM depth pragma.
+  `#if !defined(__SYNTHESIS__)` ... `#endif` blocks inside it are C-simulation checks, not synthesized.
 NAME_tb.c / NAME_tb.cpp: no heap, literal array sizes, constant-trip-count loops.
 NAME.h: declarations only.  NAME.tcl: the Vitis HLS flow from project to export.
 """
@@ -72,6 +75,36 @@ def acyclic(graph):
     return all(visit(n) for n in graph)
 
 
+STREAM_PARAM = re.compile(r"hls::stream<[^>]*>\s*&\s*(\w+)")
+STREAM_DECL = re.compile(r"hls::stream<[^>]*>\s+(\w+)\s*\(")
+
+
+def check_streams(synth, funcs, top, where, errs):
+    """Each function only reads or only writes a stream parameter, with .read() / .write(); NAME_top's
+    streams have a depth and go to one producer call and one consumer call."""
+    for m in FUNC.finditer(synth):
+        body = funcs.get(m.group(1), "")
+        for s in STREAM_PARAM.findall(m.group(2)):
+            uses = re.findall(r"\b%s\b(\s*\.\s*\w+\s*\(|\s*\[)?" % s, body)
+            kinds = set(u.replace(" ", "") for u in uses)
+            if kinds - {".read(", ".write("}:
+                errs.append("%s: stream '%s' in %s used other than by read() / write(): %s" % (
+                    where, s, m.group(1), sorted(kinds)))
+            if {".read(", ".write("} <= kinds:
+                errs.append("%s: %s both reads and writes stream '%s'" % (where, m.group(1), s))
+    if not top:
+        return
+    body = funcs.get(top.group(0).split("(")[0].split()[-1], "")
+    calls = re.findall(r"^\s*\w+\(([^;]*)\);", body, re.M)
+    for s in STREAM_DECL.findall(body):
+        n = sum(1 for c in calls if re.search(r"\b%s\b" % s, c))
+        if n != 2:
+            errs.append("%s: stream '%s' is passed to %d kernel calls, not 2 (one producer, one consumer)" % (
+                where, s, n))
+        if not re.search(r"#pragma HLS STREAM variable=%s depth=\d+" % s, body):
+            errs.append("%s: stream '%s' has no STREAM depth pragma" % (where, s))
+
+
 def lint(folder, name):
     folder = Path(folder)
     errs = []
@@ -80,6 +113,7 @@ def lint(folder, name):
     if "#ifndef __SYNTHESIS__" not in src:
         errs.append("%s.%s: no host wrapper under #ifndef __SYNTHESIS__" % (name, x))
     synth = src.split("#ifndef __SYNTHESIS__")[0]
+    synth = re.sub(r"#if !defined\(__SYNTHESIS__\).*?#endif", "", synth, flags=re.S)
     where = name + "." + x + " (synthesizable part)"
     for rx, what in ((HEAP, "heap"), (IO, "I/O or exit"), (FNPTR, "a function pointer")):
         for m in rx.finditer(synth):
@@ -117,6 +151,7 @@ def lint(folder, name):
         errs.append("%s: the top function has no s_axilite control interface" % where)
     elif top.group(1).strip() != "void" and "#pragma HLS INTERFACE m_axi" not in synth:
         errs.append("%s: the top function's ports are not m_axi" % where)
+    check_streams(synth, funcs, top, where, errs)
     tb = strip_comments((folder / (name + "_tb." + x)).read_text())
     for m in HEAP.finditer(tb):
         errs.append("%s_tb.%s: heap: %s" % (name, x, m.group(0)))
