@@ -41,6 +41,8 @@ typedef struct TgtOptions {
     int fpga_multipliers;     /* -t fpga: multipliers per layer (the unroll budget); 0 = chosen to fit the part */
     int64_t fpga_onchip_bytes; /* -t fpga: on-chip memory for weights and intermediates before they move
                                   off chip (0 = half the part's block RAM; docs/targets/fpga.md) */
+    int fpga_io_parallel;     /* -t fpga: --fpga-io parallel: every intermediate an array, no hls::stream
+                                 (hls4ml's io_parallel); 0 = streams where the order allows (io_stream) */
     int fpga_emulate;         /* -t fpga: the FPGA-scheduled kernels built for the host (NAME.o, the CPU's header:
                                  HLS loops serial, intermediates in a planned workspace; -t hetero --emulate) */
     const char *model_file;   /* for diagnostics */

@@ -317,6 +317,11 @@ int dlcc_cmd_compile(int argc, char **argv)
                 a.status = dlcc_usage_error("--fpga-multipliers wants a count from 1 to 4096, not '%s'", v);
             o.fpga_multipliers = (int)m;
             fpga_only = "--fpga-multipliers";
+        } else if ((v = dlcc_arg_value(&a, "--fpga-io"))) {
+            if (strcmp(v, "stream") && strcmp(v, "parallel"))
+                a.status = dlcc_usage_error("--fpga-io wants stream or parallel, not '%s'", v);
+            o.fpga_io_parallel = strcmp(v, "parallel") == 0;
+            fpga_only = "--fpga-io";
         } else if ((v = dlcc_arg_value(&a, "--fpga-onchip-kb"))) {
             char *end;
             long long kb = strtoll(v, &end, 10);

@@ -16,6 +16,7 @@ static const char usage[] =
     "                  [--triple T] [--mcpu CPU] [--mattr FEATURES] [--threads N] [--gpu-arch sm_XX]\n"
     "                  [--gpu-emulate] [--precision float32|fixed<W,I>|int8] [--calibrate DIR] [--calibration M]\n"
     "                  [--fpga-part PART] [--fpga-clock MHZ] [--fpga-multipliers N] [--fpga-onchip-kb N]\n"
+    "                  [--fpga-io stream|parallel]\n"
     "                  [--print-after PASS|--print-after-all] [--time-passes]\n"
     "                  [-v] [--weights-section SECTION] [--static-workspace] [--workspace-section SECTION]\n"
     "                  [--no-libm] [--depfile FILE] [--kernel-symbols]\n"

@@ -376,6 +376,30 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
                                              w ? "weights" : "activations", "bytes", (json_int_t)by));
     }
     json_object_set_new(root, "offchip", ext);
+    /* the FIFOs between layers (docs/targets/fpga.md, "Streams") */
+    json_t *fifos = json_array();
+    unsigned char *u = malloc((size_t)p->n_bufs + 1);
+    for (int b = 0; u && b < p->n_bufs; b++) {
+        if (!p->bufs[b].stream || p->bufs[b].alias_of >= 0)
+            continue;
+        const char *from = "", *to = "";
+        for (int k = 0; k < p->n_kernels; k++) {
+            cg_c_kernel_uses(p, k, u);
+            if (u[b] & 2)
+                from = p->kernels[k].name;
+            if (u[b] & 1)
+                to = p->kernels[k].name;
+        }
+        int64_t bits = tgt_fpga_buf_bits(p, fmt, b) / (ir_shape_numel(&p->bufs[b].shape) > 0 ? ir_shape_numel(&p->bufs[b].shape) : 1);
+        json_array_append_new(fifos, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "buffer", p->bufs[b].name, "tensor",
+                                               p->bufs[b].tensor >= 0 ? g->tensors[p->bufs[b].tensor].name : "",
+                                               "producer", from, "consumer", to, "elements",
+                                               (json_int_t)ir_shape_numel(&p->bufs[b].shape), "depth",
+                                               (json_int_t)p->bufs[b].stream, "bits", (json_int_t)bits));
+    }
+    free(u);
+    json_object_set_new(root, "io", json_string(o->fpga_io_parallel ? "parallel" : "stream"));
+    json_object_set_new(root, "streams", fifos);
     json_object_set_new(root, "offchip_weights_bytes", json_integer(ext_w));
     json_object_set_new(root, "offchip_activations_bytes", json_integer(ext_a));
     json_object_set_new(root, "onchip_budget_bytes",
@@ -448,7 +472,8 @@ static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, Util
 {
     const TgtOptions *o = ((const FpgaArg *)arg)->o;
     const FpgaArg *a = arg;
-    if (tgt_fpga_line_buffers(p, g, a->budget, a->node_budget, d) < 0)   /* convolutions: line buffer + window */
+    int streams = !o->fpga_io_parallel && !o->fpga_emulate;          /* pools and 1x1 convolutions too */
+    if (tgt_fpga_line_buffers(p, g, a->budget, a->node_budget, streams, d) < 0)   /* line buffer + window */
         return -1;
     tgt_fpga_fuse_relu(p, g);                                         /* ReLU into the layer before it */
     if (o->fpga_emulate)
@@ -470,7 +495,8 @@ static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, Util
 static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
     const FpgaArg *a = arg;
-    if (tgt_fpga_schedule(p, a->budget, a->node_budget))              /* pipeline, unroll, partition */
+    int streams = !a->o->fpga_io_parallel && !a->o->fpga_emulate;    /* the host build has no FIFOs */
+    if (tgt_fpga_schedule(p, a->budget, a->node_budget, streams))    /* streams, pipeline, unroll, partition */
         return util_error(d, util_loc_file(g->file), "out of memory");
     return 0;
 }

@@ -33,13 +33,14 @@ int tgt_fpga_tileable(LoopProgram *p, int b);
 int64_t tgt_fpga_onchip_budget(const char *part);
 
 /* HLS schedule (targets/fpga/schedule.c): stages the model inputs on chip;
+ * with `streams`, connects layers by FIFOs where it can (tgt_fpga_streams);
  * marks, in every kernel, the outermost loop whose body costs at most
  * budget * TGT_FPGA_MAX_REUSE innermost iterations as LOOP_HLS_PIPELINE
  * (II = ceil(cost / budget)) and every loop inside it LOOP_UNROLLED; then gives
  * every on-chip buffer accessed more than 2*II times per pipelined iteration
  * a cyclic partition (LoopBuf.partition) that puts at most 2*II of those
  * accesses in one bank (BRAM is dual-ported).  -1 on OOM. */
-int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget);
+int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget, int streams);
 
 /* Folds each ReLU kernel into the kernel that produces its input when
  * that input has no other reader (targets/fpga/schedule.c); returns the count. */
@@ -50,9 +51,11 @@ int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g);
 void tgt_fpga_pipeline(LoopStmt *loop, int ii);
 
 /* Line-buffer rewrite of 2-D convolutions (targets/fpga/conv.c), pipelined
- * per pixel with about `budget` multipliers; returns how many kernels were
- * rewritten, -1 on OOM. */
-int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, const int *node_budget, UtilDiag *d);
+ * per pixel with about `budget` multipliers; with `pointwise` (a streaming
+ * design), 1x1 convolutions and max / average pools too; returns how many
+ * kernels were rewritten, -1 on OOM. */
+int tgt_fpga_line_buffers(LoopProgram *p, const IrGraph *g, int budget, const int *node_budget, int pointwise,
+                          UtilDiag *d);
 /* Kernel k's budget: node_budget[its first node] when set (non-NULL, > 0), else budget. */
 int tgt_fpga_kernel_budget(const LoopProgram *p, int k, int budget, const int *node_budget);
 

@@ -630,21 +630,21 @@ static void port_load(CgCWalk *w, LoopExpr *e)
 {
     Ports *q = (Ports *)w;
     const LoopBuf *b = &q->p->bufs[cg_c_root(q->p, e->u.load.buf)];
-    q->axi |= b->storage == LOOP_ST_INPUT || b->offchip;
+    q->axi |= b->storage == LOOP_ST_INPUT || b->offchip || b->stream;
 }
 
 static void port_store(CgCWalk *w, LoopStmt *s)
 {
     Ports *q = (Ports *)w;
     const LoopBuf *b = &q->p->bufs[cg_c_root(q->p, s->u.store.buf)];
-    q->axi |= b->storage == LOOP_ST_OUTPUT || b->offchip;
+    q->axi |= b->storage == LOOP_ST_OUTPUT || b->offchip || b->stream;
 }
 
 /* An innermost loop of E >= 64 iterations over on-chip arrays (element-wise
  * layers, copies) becomes for io < E/U { for ii < U } with U = 8, 4 or 2
  * dividing E, so the schedule pipelines io with U lanes unrolled: U elements
- * per cycle instead of one.  Loops touching an AXI port stay (one element
- * per cycle there anyway). */
+ * per cycle instead of one.  Loops touching an AXI port or a stream stay (one
+ * element per cycle there anyway). */
 static LoopStmt *lanes(LoopProgram *p, LoopStmt *s)
 {
     if (!s)
@@ -683,9 +683,9 @@ int tgt_fpga_kernel_budget(const LoopProgram *p, int k, int budget, const int *n
     return node_budget && n >= 0 && node_budget[n] > 0 ? node_budget[n] : budget;
 }
 
-int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget)
+int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget, int streams)
 {
-    if (stage_inputs(p) || tgt_fpga_streams(p, NULL))
+    if (stage_inputs(p) || (streams && tgt_fpga_streams(p, NULL)))
         return -1;
     for (int k = 0; k < p->n_kernels; k++)
         p->kernels[k].body = lanes(p, p->kernels[k].body);

@@ -251,7 +251,7 @@ static int assigns_outer(const LoopStmt *s, unsigned char *local)
 }
 
 /* An element-wise kernel `for i < N·C·H·W { ... out[i] = ... }` over a 4-D
- * intermediate (C > 1, H·W > 1) becomes
+ * intermediate or output (C > 1, H·W > 1) becomes
  *     for n < N, h < H, w < W: for c < C (PIPELINE II=1) { ... with i = ((n·C + c)·H + h)·W + w }
  * the order the line buffers write and read (one pixel, all its channels):
  * its iterations are independent (each writes its own element and reads
@@ -269,7 +269,7 @@ static int pixel_major(LoopProgram *p, int k)
     if (!f.ok || f.stored < 0)
         return 0;
     const LoopBuf *ob = &p->bufs[f.stored];
-    if (ob->storage != LOOP_ST_WORKSPACE || ob->shape.rank != 4 || ob->offchip)
+    if ((ob->storage != LOOP_ST_WORKSPACE && ob->storage != LOOP_ST_OUTPUT) || ob->shape.rank != 4 || ob->offchip)
         return 0;
     int64_t N = ob->shape.dims[0], C = ob->shape.dims[1], H = ob->shape.dims[2], W = ob->shape.dims[3];
     if (C < 2 || H * W < 2 || N * C * H * W != s->u.loop.extent->u.i)

@@ -52,6 +52,7 @@ static int compile_part(const TgtHtPart *P, const TgtDevice *dev, const TgtOptio
         break;
     case TGT_DEV_FPGA:
         po.fpga_emulate = emulate;                           /* the HLS schedule, serial on the host */
+        po.fpga_io_parallel = 1;                             /* C the application's C compiler builds */
         po.emit = emulate ? TGT_EMIT_OBJ : TGT_EMIT_C | TGT_EMIT_HEADER;   /* NAME_pK.c: HLS top + host wrapper */
         po.fpga_part = dev->part;
         po.fpga_clock_mhz = dev->clock_mhz;

@@ -259,7 +259,7 @@ static void test_schedule_matmul(void **state)
     TG t;
     matmul_graph(&t);
     LoopProgram *p = lower(&t);
-    assert_int_equal(tgt_fpga_schedule(p, 64, NULL), 0);
+    assert_int_equal(tgt_fpga_schedule(p, 64, NULL, 0), 0);
     /* the input is staged on chip by a first kernel */
     assert_string_equal(p->kernels[0].name, "load_x");
     int xl = find_buf(p, "x_local");
@@ -296,7 +296,7 @@ static void test_elementwise_lanes(void **state)
     tg_output(&t, tg_node(&t, IR_OP_Neg, "b", 1, &a, 1));
     assert_int_equal(pass_infer(t.g, &t.d), 0);
     LoopProgram *p = lower(&t);
-    assert_int_equal(tgt_fpga_schedule(p, 64, NULL), 0);
+    assert_int_equal(tgt_fpga_schedule(p, 64, NULL, 0), 0);
     assert_int_equal(loop_verify(p, &t.d), 0);
     /* kernel 1 (after the input staging): relu over 192 on-chip elements -> 24 x 8 lanes */
     const LoopStmt *io = first_loop(p->kernels[1].body);
@@ -403,7 +403,7 @@ static void conv_case(int64_t stride, int64_t group, int64_t pad)
     tg_output(&t, y);
     assert_int_equal(pass_infer(t.g, &t.d), 0);
     LoopProgram *p = lower(&t);
-    assert_int_equal(tgt_fpga_line_buffers(p, t.g, 64, NULL, &t.d), 1);
+    assert_int_equal(tgt_fpga_line_buffers(p, t.g, 64, NULL, 0, &t.d), 1);
     loop_simplify(p);
     assert_int_equal(loop_verify(p, &t.d), 0);
     float xv[4 * 7 * 6];
@@ -433,6 +433,184 @@ static void test_line_buffer_conv(void **state)
     conv_case(2, 4, 1);          /* depthwise */
 }
 
+
+/* Pools and 1x1 convolutions through the line buffer (the streaming form):
+ * against the interpreter, with padding, strides that do not divide the
+ * input, ceil_mode and count_include_pad. */
+static void pool_case(IrOp op, int64_t k, int64_t stride, int64_t pad, int ceil, int count_pad)
+{
+    TG t;
+    tg_start(&t, "pool");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(1, 3, 7, 6));
+    int y;
+    if (op == IR_OP_Conv) {
+        double w[4 * 3], b[4] = { 0.5, -0.25, 0.125, 1 };
+        for (int i = 0; i < 12; i++)
+            w[i] = sin(0.7 * i);
+        int in[3] = { x, tg_const(&t, "w", IR_DT_F32, 4, (int64_t[]){ 4, 3, 1, 1 }, w), tg_const(&t, "b", IR_DT_F32, TG_INTS(4), b) };
+        y = tg_node(&t, op, "pool", 3, in, 1);
+        tg_ints(&t, IR_A_strides, TG_INTS(stride, stride));
+    } else {
+        y = tg_node(&t, op, "pool", 1, &x, 1);
+        tg_ints(&t, IR_A_kernel_shape, TG_INTS(k, k));
+        tg_ints(&t, IR_A_strides, TG_INTS(stride, stride));
+        tg_ints(&t, IR_A_pads, TG_INTS(pad, pad, pad, pad));
+        tg_int(&t, IR_A_ceil_mode, ceil);
+        if (op == IR_OP_AveragePool)
+            tg_int(&t, IR_A_count_include_pad, count_pad);
+    }
+    tg_output(&t, y);
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    LoopProgram *p = lower(&t);
+    assert_int_equal(tgt_fpga_line_buffers(p, t.g, 64, NULL, 1, &t.d), 1);
+    loop_simplify(p);
+    assert_int_equal(loop_verify(p, &t.d), 0);
+    float xv[3 * 7 * 6];
+    for (int i = 0; i < 3 * 7 * 6; i++)
+        xv[i] = (float)cos(0.37 * i);
+    IrArray xin = { .dtype = IR_DT_F32, .shape = { 4, { 1, 3, 7, 6 } }, .data = xv }, ref;
+    assert_int_equal(interp_run(t.g, &xin, &ref, &t.d), 0);
+    double **vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, NULL, NULL, &xin, vals, &t.d), 0);
+    int yb = find_buf(p, "pool_out0");
+    for (int64_t i = 0; i < ir_array_numel(&ref); i++)
+        if (fabs(vals[yb][i] - ((float *)ref.data)[i]) > 1e-5)
+            fail_msg("%s k %d stride %d pad %d ceil %d count_pad %d: y[%d] = %g, want %g", ir_op_name(op), (int)k,
+                     (int)stride, (int)pad, ceil, count_pad, (int)i, vals[yb][i], ((float *)ref.data)[i]);
+    free_vals(p, vals);
+    interp_array_free(&ref);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
+static void test_line_buffer_pools(void **state)
+{
+    (void)state;
+    pool_case(IR_OP_MaxPool, 2, 2, 0, 0, 0);
+    pool_case(IR_OP_MaxPool, 3, 2, 1, 0, 0);
+    pool_case(IR_OP_MaxPool, 3, 2, 0, 1, 0);         /* ceil_mode: a last window past the input */
+    pool_case(IR_OP_AveragePool, 3, 1, 1, 0, 0);
+    pool_case(IR_OP_AveragePool, 3, 2, 1, 0, 1);
+    pool_case(IR_OP_AveragePool, 2, 2, 1, 1, 1);     /* count_include_pad with the ceil extension */
+    pool_case(IR_OP_AveragePool, 2, 2, 0, 1, 0);
+    pool_case(IR_OP_Conv, 1, 2, 0, 0, 0);            /* 1x1, stride 2 over 7x6: rows and columns skipped */
+    pool_case(IR_OP_Conv, 1, 1, 0, 0, 0);
+}
+
+/* ------------------------------------------------------------- streams */
+
+/* x -> conv1 -> relu -> r; r -> conv2 -> c; y = c + r (a residual block,
+ * 3x3 convolutions with padding 1 over 2 channels of 6x6) */
+static LoopProgram *residual_program(TG *t)
+{
+    tg_start(t, "res");
+    double w1[2 * 2 * 9], w2[2 * 2 * 9], b[2] = { 0.25, -0.5 };
+    for (int i = 0; i < 36; i++) {
+        w1[i] = sin(0.9 * i);
+        w2[i] = cos(0.4 * i);
+    }
+    int x = tg_input(t, "x", IR_DT_F32, TG_INTS(1, 2, 6, 6));
+    int in1[3] = { x, tg_const(t, "w1", IR_DT_F32, TG_INTS(2, 2, 3, 3), w1), tg_const(t, "b1", IR_DT_F32, TG_INTS(2), b) };
+    int c1 = tg_node(t, IR_OP_Conv, "conv1", 3, in1, 1);
+    tg_ints(t, IR_A_pads, TG_INTS(1, 1, 1, 1));
+    int r = tg_node(t, IR_OP_Relu, "relu", 1, &c1, 1);
+    int in2[3] = { r, tg_const(t, "w2", IR_DT_F32, TG_INTS(2, 2, 3, 3), w2), tg_const(t, "b2", IR_DT_F32, TG_INTS(2), b) };
+    int c2 = tg_node(t, IR_OP_Conv, "conv2", 3, in2, 1);
+    tg_ints(t, IR_A_pads, TG_INTS(1, 1, 1, 1));
+    int in3[2] = { c2, r };
+    tg_output(t, tg_node(t, IR_OP_Add, "add", 2, in3, 1));
+    assert_int_equal(pass_infer(t->g, &t->d), 0);
+    LoopProgram *p = lower(t);
+    assert_int_equal(tgt_fpga_line_buffers(p, t->g, 64, NULL, 1, &t->d), 2);
+    assert_int_equal(tgt_fpga_fuse_relu(p, t->g), 1);
+    loop_simplify(p);
+    return p;
+}
+
+/* The residual block keeps DATAFLOW: relu's output goes to conv2 and, as a
+ * copy, to the add; all three intermediates are streams.  The copy's FIFO
+ * must hold what conv1 writes before conv2 delivers its first value: the
+ * computed depth lets the replay finish, one less (or the default 2)
+ * deadlocks; and the streamed program computes the model's values. */
+static void test_stream_fifo_depths(void **state)
+{
+    (void)state;
+    TG t;
+    LoopProgram *p = residual_program(&t);
+    TgtFpgaFifos f;
+    assert_int_equal(tgt_fpga_streams(p, &f), 0);
+    assert_int_equal(loop_verify(p, &t.d), 0);
+    const char *why = NULL;
+    assert_int_equal(cg_hls_dataflow_ok(p, &why), 1);
+    assert_int_equal(f.n, 3);
+    int rb = find_buf(p, "relu_out0"), cb = find_buf(p, "conv2_out0"), skip = -1;
+    for (int s = 0; s < f.n; s++) {
+        assert_int_equal(f.count[s], 72);                   /* every element passes once */
+        assert_true(p->bufs[f.buf[s]].stream == f.depth[s]);
+        if (f.buf[s] != rb && f.buf[s] != cb)
+            skip = s;                                        /* relu_out0_s1: the add's copy */
+        else
+            assert_int_equal(f.depth[s], 2);                 /* a chain needs no more */
+    }
+    assert_true(skip >= 0);
+    /* conv2 writes its first output at padded position (2, 2), after reading input row 0 and the first
+     * two pixels of row 1: C * (W + 2) = 16 values of relu_out0.  conv1 writes each value to relu_out0,
+     * then to the copy; the add reads the copy only once conv2 has written.  So the copy must hold the
+     * 15 values conv1 writes to it before it writes the 16th to relu_out0: C * (W + 2) - 1. */
+    printf("     skip FIFO depth %lld of %lld elements\n", (long long)f.depth[skip], (long long)f.count[skip]);
+    assert_int_equal(f.depth[skip], 2 * (6 + 2) - 1);
+    int64_t d[3];
+    memcpy(d, f.depth, sizeof d);
+    assert_int_equal(tgt_fpga_fifo_sim(&f, d), 1);
+    d[skip] = f.depth[skip] - 1;
+    assert_int_equal(tgt_fpga_fifo_sim(&f, d), 0);           /* too shallow: deadlock */
+    d[skip] = 2;
+    assert_int_equal(tgt_fpga_fifo_sim(&f, d), 0);           /* hls::stream's default depth: deadlock */
+    float xv[72];
+    for (int i = 0; i < 72; i++)
+        xv[i] = (float)sin(0.3 * i + 0.1);
+    IrArray xin = { .dtype = IR_DT_F32, .shape = { 4, { 1, 2, 6, 6 } }, .data = xv }, ref;
+    assert_int_equal(interp_run(t.g, &xin, &ref, &t.d), 0);
+    double **vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, NULL, NULL, &xin, vals, &t.d), 0);
+    int yb = find_buf(p, "add_out0");
+    for (int64_t i = 0; i < 72; i++)
+        if (fabs(vals[yb][i] - ((float *)ref.data)[i]) > 1e-5)
+            fail_msg("y[%d] = %g, want %g", (int)i, vals[yb][i], ((float *)ref.data)[i]);
+    free_vals(p, vals);
+    interp_array_free(&ref);
+    tgt_fpga_fifos_free(&f);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
+/* --fpga-io parallel and the host build: no streams; a kernel whose
+ * indexing depends on data (a Gather) passes no stream either. */
+static void test_stream_refusals(void **state)
+{
+    (void)state;
+    TG t;
+    LoopProgram *p = residual_program(&t);
+    assert_int_equal(tgt_fpga_schedule(p, 64, NULL, 0), 0);
+    assert_int_equal(cg_hls_has_streams(p), 0);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+    tg_start(&t, "gather");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(8));
+    int idx = tg_input(&t, "i", IR_DT_I64, TG_INTS(8));
+    int a = tg_node(&t, IR_OP_Neg, "a", 1, &x, 1);
+    int in[2] = { a, idx };
+    tg_output(&t, tg_node(&t, IR_OP_Gather, "g", 2, in, 1));
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    p = lower(&t);
+    TgtFpgaFifos f;
+    assert_int_equal(tgt_fpga_streams(p, &f), 0);
+    assert_int_equal(p->bufs[find_buf(p, "a_out0")].stream, 0);    /* read at data-dependent indices */
+    tgt_fpga_fifos_free(&f);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 /* ------------------------------------------------------------ emitter */
 
 static void test_hls_text(void **state)
@@ -442,7 +620,7 @@ static void test_hls_text(void **state)
         TG t;
         matmul_graph(&t);
         LoopProgram *p = lower(&t);
-        assert_int_equal(tgt_fpga_schedule(p, 64, NULL), 0);
+        assert_int_equal(tgt_fpga_schedule(p, 64, NULL, 0), 0);
         CgFixed *fmt = NULL;
         int *frac = NULL;
         TgtOptions o = { .name = "mm", .precision = fixed ? "fixed<16,6>" : NULL, .model_file = "t.json" };
@@ -542,6 +720,9 @@ int main(void)
         cmocka_unit_test(test_fuse_relu),
         cmocka_unit_test(test_dataflow_rule),
         cmocka_unit_test(test_line_buffer_conv),
+        cmocka_unit_test(test_line_buffer_pools),
+        cmocka_unit_test(test_stream_fifo_depths),
+        cmocka_unit_test(test_stream_refusals),
         cmocka_unit_test(test_hls_text),
         cmocka_unit_test(test_testbench_int_inputs),
     };

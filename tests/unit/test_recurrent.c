@@ -469,7 +469,7 @@ static int gpu_schedule(const char *label, const IrGraph *g, const Case *c)
 static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
     (void)arg;
-    if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, NULL, d) < 0)
+    if (tgt_fpga_line_buffers(p, g, TGT_FPGA_UNROLL_BUDGET, NULL, 0, d) < 0)
         return -1;
     tgt_fpga_fuse_relu(p, g);
     return 0;
@@ -478,7 +478,7 @@ static int fpga_dataflow(LoopProgram *p, const IrGraph *g, const void *arg, Util
 static int fpga_pragmas(LoopProgram *p, const IrGraph *g, const void *arg, UtilDiag *d)
 {
     (void)arg;
-    return tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET, NULL) ? util_error(d, util_loc_file(g->file), "out of memory") : 0;
+    return tgt_fpga_schedule(p, TGT_FPGA_UNROLL_BUDGET, NULL, 0) ? util_error(d, util_loc_file(g->file), "out of memory") : 0;
 }
 
 /* The FPGA target: its loop program (the driver's pipeline) evaluated in
