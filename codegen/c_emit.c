@@ -504,6 +504,7 @@ static void print_int(UtilBuf *o, int64_t v)
 static int int_bits(IrDType t) { return (int)ir_dtype_size(t) * 8; }
 
 static void expr(CE *c, const LoopExpr *e);
+static void stream_ref(CE *c, int b, const char *name, const LoopExpr *index);
 
 static void call2(CE *c, const char *fn, const LoopExpr *a, const LoopExpr *b, const char *tail)
 {
@@ -738,10 +739,10 @@ static void expr(CE *c, const LoopExpr *e)
         char name[160];
         cg_c_buf_name(c->p, b, name, sizeof name);
         if (c->p->bufs[cg_c_root(c->p, b)].stream) {     /* an hls::stream: the next element, in order */
-            if (is_fixed_buf(c->t, c->p, b))
-                util_buf_printf(c->o, "%s(%s.read())", c->reg.s, name);
-            else
-                util_buf_printf(c->o, "%s%s.read()", e->type == IR_DT_BOOL ? "(int)" : "", name);
+            util_buf_printf(c->o, is_fixed_buf(c->t, c->p, b) ? "%s(" : e->type == IR_DT_BOOL ? "(int)" : "",
+                            c->reg.s);
+            stream_ref(c, b, name, e->u.load.index);
+            util_buf_printf(c->o, ".read()%s", is_fixed_buf(c->t, c->p, b) ? ")" : "");
         } else if (is_fixed_buf(c->t, c->p, b)) {
             util_buf_printf(c->o, "%s(%s[", c->reg.s, name);
             expr(c, e->u.load.index);
@@ -812,6 +813,17 @@ static void block_items(CE *c, const LoopStmt *s, int ind, int const_extents)
     }
 }
 
+/* A stream, or its lane `index` when it is an array of FIFOs. */
+static void stream_ref(CE *c, int b, const char *name, const LoopExpr *index)
+{
+    util_buf_printf(c->o, "%s", name);
+    if (c->p->bufs[cg_c_root(c->p, b)].stream_lanes > 1) {
+        util_buf_printf(c->o, "[");
+        expr(c, index);
+        util_buf_printf(c->o, "]");
+    }
+}
+
 /* integer types narrower than the int64_t arithmetic */
 static int p_is_narrow(IrDType t) { return t != IR_DT_I64 && !ir_dtype_is_float(t); }
 
@@ -822,7 +834,8 @@ static void store_stmt(CE *c, const LoopStmt *s, int ind)
     cg_c_buf_name(c->p, b, name, sizeof name);
     indent(c->o, ind);
     if (c->p->bufs[cg_c_root(c->p, b)].stream) {       /* an hls::stream: written in order */
-        util_buf_printf(c->o, "%s.write(", name);
+        stream_ref(c, b, name, s->u.store.index);
+        util_buf_printf(c->o, ".write(");
         if (!is_fixed_buf(c->t, c->p, b) && p_is_narrow(c->p->bufs[b].dtype))
             util_buf_printf(c->o, "(%s)", cg_c_dtype(c->p->bufs[b].dtype));
         expr(c, s->u.store.value);
@@ -997,7 +1010,10 @@ static void params(const CgCTarget *t, const LoopProgram *p, const unsigned char
             continue;                        /* on-chip weights and locals are the kernel's own */
         char name[160];
         cg_c_buf_name(p, b, name, sizeof name);
-        if (decl && p->bufs[cg_c_root(p, b)].stream)
+        if (decl && p->bufs[cg_c_root(p, b)].stream && p->bufs[cg_c_root(p, b)].stream_lanes > 1)
+            util_buf_printf(o, "%shls::stream<%s> (&%s)[%d]", first ? "" : ", ", cg_c_buf_type(t, p, b).s, name,
+                            p->bufs[cg_c_root(p, b)].stream_lanes);
+        else if (decl && p->bufs[cg_c_root(p, b)].stream)
             util_buf_printf(o, "%shls::stream<%s> &%s", first ? "" : ", ", cg_c_buf_type(t, p, b).s, name);
         else if (decl)
             util_buf_printf(o, "%s%s%s %s[%lld]", first ? "" : ", ", used[b] == 1 ? "const " : "",

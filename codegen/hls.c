@@ -190,6 +190,11 @@ static void top_function(const CgCTarget *t, const LoopProgram *p, const int *po
             (used && !used[b]))
             continue;
         cg_c_buf_name(p, b, name, sizeof name);
+        if (p->bufs[b].stream && p->bufs[b].stream_lanes > 1) {   /* one FIFO per channel */
+            util_buf_printf(out, "    hls::stream<%s> %s[%d];\n", cg_c_buf_type(t, p, b).s, name, p->bufs[b].stream_lanes);
+            util_buf_printf(out, "#pragma HLS STREAM variable=%s depth=%lld\n", name, (long long)p->bufs[b].stream);
+            continue;
+        }
         if (p->bufs[b].stream) {            /* a FIFO between its producer and its consumer */
             util_buf_printf(out, "    hls::stream<%s> %s(\"%s\");\n", cg_c_buf_type(t, p, b).s, name, name);
             util_buf_printf(out, "#pragma HLS STREAM variable=%s depth=%lld\n", name, (long long)p->bufs[b].stream);
@@ -207,9 +212,13 @@ static void top_function(const CgCTarget *t, const LoopProgram *p, const int *po
             if (!p->bufs[b].stream || p->bufs[b].alias_of >= 0 || (used && !used[b]))
                 continue;
             cg_c_buf_name(p, b, name, sizeof name);
-            util_buf_printf(out, "    if (%s.size() != 0)\n        printf(\"%s_top: ERROR: stream '%s' holds %%d values "
-                                 "no layer read (unbalanced reads and writes)\\n\", (int)%s.size());\n",
-                            name, t->name, name, name);
+            int L = p->bufs[b].stream_lanes > 1 ? p->bufs[b].stream_lanes : 1;
+            char ref[200];
+            snprintf(ref, sizeof ref, L > 1 ? "%s[l]" : "%s", name);
+            util_buf_printf(out, "    for (int l = 0; l < %d; l++)\n        if (%s.size() != 0)\n            printf(\"%s_top: "
+                                 "ERROR: stream '%s'%s holds %%d values no layer read (unbalanced reads and "
+                                 "writes)\\n\", %s(int)%s.size());\n", L, ref, t->name, name, L > 1 ? " lane %d" : "",
+                            L > 1 ? "l, " : "", ref);
         }
         util_buf_printf(out, "#endif\n");
     }

@@ -43,6 +43,8 @@ typedef struct LoopBuf {
     int64_t stream;          /* HLS: > 0: a WORKSPACE buffer passed from its one producer kernel to its one
                                 consumer kernel as an hls::stream FIFO of this depth, read in the order it
                                 is written (targets/fpga/stream.c) */
+    int stream_lanes;        /* HLS stream: > 1: an array of this many FIFOs, one per channel of a 4-D
+                                [N, C, H, W] tensor; an access's index is then its lane (channel) */
     int slack;               /* elements allocated past the end (included in bytes): a strided
                                 vector load may read up to k-1 elements past its last lane */
     int tensor;              /* graph tensor it came from, or -1 */

@@ -341,7 +341,8 @@ static void print_buf(const LoopProgram *p, const LoopBuf *b, UtilBuf *out)
     if (b->partition)
         util_buf_printf(out, " partition %d", b->partition);
     if (b->stream)
-        util_buf_printf(out, " stream depth %lld", (long long)b->stream);
+        util_buf_printf(out, " stream depth %lld lanes %d", (long long)b->stream,
+                        b->stream_lanes > 1 ? b->stream_lanes : 1);
     util_buf_printf(out, "\n");
 }
 

@@ -153,6 +153,7 @@ typedef struct Ins {
     unsigned char op, w;
     IrDType t, t2;    /* result type; CAST: the source type */
     int dst, a, b, c, aux;   /* aux: LOAD / STORE root buffer, CALL intrinsic, CAST kind */
+    const void *site;        /* LOAD: its LoopExpr, STORE: its LoopStmt (for tracing) */
 } Ins;
 
 typedef struct Code {
@@ -183,8 +184,18 @@ typedef struct Ev {
     TgtFpgaTraceFn on;
     void *ctx;
     int k;
-    int64_t *wpos, *rpos;         /* streams (LoopBuf.stream): the next element to write, to read */
+    int64_t **wpos, **rpos;       /* streams (LoopBuf.stream): per lane, the next element to write, to read */
 } Ev;
+
+/* A stream's element k of lane l lives at l * (numel / lanes) + k; the
+ * access's index is its lane (docs/targets/fpga.md, "Streams"). */
+static int64_t fifo_slot(const Ev *E, int b, int64_t lane, int64_t **pos)
+{
+    int64_t L = E->p->bufs[b].stream_lanes > 1 ? E->p->bufs[b].stream_lanes : 1;
+    if (lane < 0 || lane >= L || !pos[b])
+        return -1;
+    return lane * (E->numel[b] / L) + pos[b][lane]++;
+}
 
 static int emit(Code *C, Ins in)
 {
@@ -296,7 +307,7 @@ static int comp(Ev *E, Code *C, const LoopExpr *e)
     case LOOP_E_LOAD: {
         int a = comp(E, C, e->u.load.index);
         d = temp(C);
-        emit(C, (Ins){ .op = OP_LOAD, .dst = d, .a = a, .aux = E->root[e->u.load.buf] });
+        emit(C, (Ins){ .op = OP_LOAD, .dst = d, .a = a, .aux = E->root[e->u.load.buf], .site = e });
         return d;
     }
     case LOOP_E_BIN: {
@@ -402,7 +413,7 @@ static void comp_stmt(Ev *E, Code *C, const LoopStmt *s)
     }
     case LOOP_S_STORE: {
         int i = comp(E, C, s->u.store.index), v = comp(E, C, s->u.store.value);
-        emit(C, (Ins){ .op = OP_STORE, .a = i, .b = v, .aux = E->root[s->u.store.buf] });
+        emit(C, (Ins){ .op = OP_STORE, .a = i, .b = v, .aux = E->root[s->u.store.buf], .site = s });
         break;
     }
     case LOOP_S_IF: {
@@ -583,13 +594,13 @@ static void exec(Ev *E, const Code *C, Slot *s)
         case OP_LOAD: {
             int b = in->aux;
             if (E->p->bufs[b].stream)
-                x = E->rpos[b]++;          /* a FIFO: read in order */
+                x = fifo_slot(E, b, x, E->rpos);   /* a FIFO: read in order */
             if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
                 E->err = 1;
                 return;
             }
             if (E->watch && E->watch[b])
-                E->on(E->ctx, E->k, b, x, 0);
+                E->on(E->ctx, E->k, b, x, 0, in->site, (const int64_t *)s);
             double v = E->vals[b][x];
             if (!E->isf[b])
                 s[in->dst].i = (int64_t)v;
@@ -602,13 +613,13 @@ static void exec(Ev *E, const Code *C, Slot *s)
         case OP_STORE: {
             int b = in->aux;
             if (E->p->bufs[b].stream)
-                x = E->wpos[b]++;          /* a FIFO: written in order */
+                x = fifo_slot(E, b, x, E->wpos);   /* a FIFO: written in order */
             if (x < 0 || x >= E->numel[b] || !E->vals[b]) {
                 E->err = 1;
                 return;
             }
             if (E->watch && E->watch[b])
-                E->on(E->ctx, E->k, b, x, 1);
+                E->on(E->ctx, E->k, b, x, 1, in->site, (const int64_t *)s);
             IrDType t = E->p->bufs[b].dtype;
             if (!E->isf[b]) {
                 E->vals[b][x] = (double)wrap(t, y);
@@ -679,6 +690,15 @@ static int eval_run(const LoopProgram *p, const CgFixed *fmt, const int *frac, c
     E.wpos = calloc(nb, sizeof *E.wpos);
     E.rpos = calloc(nb, sizeof *E.rpos);
     int rc = -1;
+    for (int b = 0; E.wpos && E.rpos && b < p->n_bufs; b++) {
+        if (!p->bufs[b].stream)
+            continue;
+        size_t L = p->bufs[b].stream_lanes > 1 ? (size_t)p->bufs[b].stream_lanes : 1;
+        if (!(E.wpos[b] = calloc(L, sizeof **E.wpos)) || !(E.rpos[b] = calloc(L, sizeof **E.rpos))) {
+            util_error(d, util_loc_file(NULL), "out of memory");
+            goto done;
+        }
+    }
     if (E.fixed)
         E.wide = malloc((size_t)p->n_vars + 1);
     if (!env || !E.root || !E.fb || !E.isf || !E.numel || !E.up || !E.down || !E.wpos || !E.rpos ||
@@ -748,6 +768,10 @@ done:
     free(E.numel);
     free(E.up);
     free(E.down);
+    for (int b = 0; E.wpos && E.rpos && b < p->n_bufs; b++) {
+        free(E.wpos[b]);
+        free(E.rpos[b]);
+    }
     free(E.wpos);
     free(E.rpos);
     return rc;

@@ -294,6 +294,7 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
 {
     json_t *root = json_object(), *layers = json_array();
     int64_t tot_lat = 0, max_lat = 0, dsp = 0, lut = 0, bram = 0, bram_bytes = 0, weights = 0;
+    int64_t *cycles = calloc((size_t)p->n_kernels + 1, sizeof *cycles);
     for (int b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].storage == LOOP_ST_CONST && p->bufs[b].alias_of < 0)
             weights += p->bufs[b].bytes;
@@ -325,6 +326,8 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
             json_object_set_new(e, "float_range", json_real(range));
         }
         json_array_append_new(layers, e);
+        if (cycles)
+            cycles[k] = c.latency;
         tot_lat += c.latency;
         max_lat = c.latency > max_lat ? c.latency : max_lat;
         dsp += c.dsp;
@@ -346,6 +349,12 @@ static int report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o, c
     json_object_set_new(root, "lut", json_integer(lut));
     json_object_set_new(root, "bram_18k", json_integer(bram));
     json_object_set_new(root, "bram_bytes", json_integer(bram_bytes));
+    /* one layer after the other, or overlapping where streams connect them */
+    int64_t lat = cycles && dataflow && cg_hls_has_streams(p) ? tgt_fpga_stream_latency(p, cycles) : -1;
+    free(cycles);
+    json_object_set_new(root, "layers_latency_cycles", json_integer(tot_lat));
+    if (lat > 0)
+        tot_lat = lat;
     json_object_set_new(root, "latency_cycles", json_integer(tot_lat));
     json_object_set_new(root, "interval_cycles", json_integer(dataflow ? max_lat : tot_lat));
     json_object_set_new(root, "latency_us", json_real((double)tot_lat / mhz));

@@ -91,8 +91,11 @@ int tgt_fpga_eval(const LoopProgram *p, const CgFixed *fmt, const int *frac, con
 
 /* The same run in double precision, reporting every load (store 0) and
  * store (store 1) of each root buffer b with watch[b] set, in execution
- * order, to on(ctx, kernel, b, flat index, store); the values are dropped. */
-typedef void (*TgtFpgaTraceFn)(void *ctx, int kernel, int buf, int64_t index, int store);
+ * order, to on(ctx, kernel, b, flat index, store, site, vars): site is the
+ * LOAD expression or the STORE statement, vars[v] the integer variables'
+ * values at that point; the values are dropped. */
+typedef void (*TgtFpgaTraceFn)(void *ctx, int kernel, int buf, int64_t index, int store, const void *site,
+                               const int64_t *vars);
 int tgt_fpga_eval_trace(const LoopProgram *p, const IrArray *inputs, const unsigned char *watch, TgtFpgaTraceFn on,
                         void *ctx, UtilDiag *d);
 
@@ -105,9 +108,9 @@ typedef struct TgtFpgaRun {
     int64_t n;
 } TgtFpgaRun;
 typedef struct TgtFpgaFifos {
-    int n;                     /* streams */
-    int *buf;                  /* per stream: its buffer */
-    int64_t *count, *depth;    /* per stream: elements passed; the FIFO depth chosen */
+    int n;                     /* FIFOs: one per stream, or one per lane (channel) of a stream */
+    int *buf;                  /* per FIFO: its stream's buffer (a stream's lanes are consecutive) */
+    int64_t *count, *depth;    /* per FIFO: elements passed; the depth chosen (the same for all lanes) */
     int n_kernels;
     TgtFpgaRun **runs;
     int64_t *n_runs;
@@ -125,6 +128,10 @@ int tgt_fpga_streams(LoopProgram *p, TgtFpgaFifos *out);
  * finishes, 0 on a deadlock, -1 on OOM. */
 int tgt_fpga_fifo_sim(const TgtFpgaFifos *f, const int64_t *depth);
 void tgt_fpga_fifos_free(TgtFpgaFifos *f);
+/* The latency of one inference of a streamed program whose kernel k takes
+ * cycles[k] alone: its layers overlap (a replay of its stream accesses at
+ * each kernel's rate); -1 when it has no streams (or on OOM). */
+int64_t tgt_fpga_stream_latency(const LoopProgram *p, const int64_t *cycles);
 
 /* An FPGA part's resources (targets/fpga/parts.c). */
 typedef struct TgtFpgaPart {

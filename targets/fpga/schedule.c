@@ -279,6 +279,26 @@ static int offsets_of(const Enum *E, int buf, int64_t *offs, int *unknown)
 }
 
 /* Most distinct addresses in one bank of a cyclic partition by f. */
+/* The most accesses of buf at one known offset (and all of them when it has
+ * no lanes: every access of a one-FIFO stream has index 0). */
+static int max_same(const Enum *E, int buf)
+{
+    int best = 0, unknown = 0;
+    for (int i = 0; i < E->n; i++) {
+        if (E->acc[i].buf != buf)
+            continue;
+        if (!E->acc[i].known) {
+            unknown++;
+            continue;
+        }
+        int c = 0;
+        for (int j = 0; j < E->n; j++)
+            c += E->acc[j].buf == buf && E->acc[j].known && E->acc[j].off == E->acc[i].off;
+        best = c > best ? c : best;
+    }
+    return best > 0 ? best : unknown;
+}
+
 static int max_bank(const int64_t *offs, int n, int64_t f, int *count)
 {
     int worst = 0;
@@ -385,8 +405,15 @@ static int pipeline_ii(Walk *W, const LoopStmt *loop)
         int unknown, n = offsets_of(E, b, W->offs, &unknown);
         if (n + unknown == 0)
             continue;
+        if (bf->stream) {
+            /* a FIFO: one element per cycle; with lanes, one per lane (the index is the lane) */
+            int per = max_same(E, b) + (bf->stream_lanes > 1 ? unknown : 0);
+            if (per > ii)
+                ii = per;
+            continue;
+        }
         if (!on_chip(bf)) {
-            /* AXI port or FIFO: one element per cycle */
+            /* AXI port: one element per cycle */
             if (n + unknown > ii)
                 ii = n + unknown;
             continue;
@@ -947,9 +974,9 @@ static void memory(const LoopProgram *p, const CgFixed *fmt, int dataflow, int k
                 continue;                           /* external memory is not counted */
             int copies = bf->storage == LOOP_ST_WORKSPACE && dataflow ? 2 : 1;   /* ping-pong */
             int64_t bits = tgt_fpga_buf_bits(p, fmt, b) * copies;
-            if (bf->stream)                                /* a FIFO of `stream` elements */
+            if (bf->stream)                                /* FIFOs (one per lane) of `stream` elements */
                 bits = tgt_fpga_buf_bits(p, fmt, b) / (ir_shape_numel(&bf->shape) > 0 ? ir_shape_numel(&bf->shape) : 1) *
-                       bf->stream;
+                       bf->stream * (bf->stream_lanes > 1 ? bf->stream_lanes : 1);
             int64_t banks = bf->partition > 1 ? bf->partition : 1, per = bits / banks;
             c->bram_bytes += (bits + 7) / 8;
             if (per < 1024)

@@ -26,6 +26,7 @@
  * near the long branch's latency in elements; a chain gets 2. */
 #include "targets/fpga/fpga_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,7 +253,7 @@ static int assigns_outer(const LoopStmt *s, unsigned char *local)
 
 /* An element-wise kernel `for i < N·C·H·W { ... out[i] = ... }` over a 4-D
  * intermediate or output (C > 1, H·W > 1) becomes
- *     for n < N, h < H, w < W: for c < C (PIPELINE II=1) { ... with i = ((n·C + c)·H + h)·W + w }
+ *     for n < N, h < H: for w < W (PIPELINE II=1): for c < C (unrolled) { ... i = ((n·C + c)·H + h)·W + w }
  * the order the line buffers write and read (one pixel, all its channels):
  * its iterations are independent (each writes its own element and reads
  * nothing it writes), so any order computes the same values. */
@@ -296,10 +297,10 @@ static int pixel_major(LoopProgram *p, int k)
     if (!f.ok)
         return -1;
     LoopStmt *lc = loop_for(p, vc, loop_int(p, C), LOOP_SERIAL, s->u.loop.body);
-    if (!lc)
+    LoopStmt *lw = lc ? loop_for(p, vw, loop_int(p, W), LOOP_SERIAL, lc) : NULL;
+    if (!lw)
         return -1;
-    tgt_fpga_pipeline(lc, 1);
-    LoopStmt *lw = loop_for(p, vw, loop_int(p, W), LOOP_SERIAL, lc);
+    tgt_fpga_pipeline(lw, 1);             /* a pixel per cycle: its channels unrolled, one lane each */
     LoopStmt *lh = lw ? loop_for(p, vh, loop_int(p, H), LOOP_SERIAL, lw) : NULL;
     LoopStmt *ln = lh ? loop_for(p, vn, loop_int(p, N), LOOP_SERIAL, lh) : NULL;
     if (!ln)
@@ -349,25 +350,94 @@ static void dup_store(CgCWalk *w, LoopStmt *s)
     *s = *blk;
 }
 
+/* ------------------------------------------------------------- lanes
+ *
+ * A stream of a 4-D [N, C, H, W] tensor is an array of C FIFOs, one per
+ * channel: element a goes to lane (a / (H·W)) mod C.  Producer and consumer
+ * each see the channels' subsequences of the same sequence, so the split is
+ * valid whenever the stream is; what it needs is each access's lane as an
+ * expression the HLS compiler resolves after unrolling: a loop variable.
+ * Candidates are the variables whose coefficient in the access's affine
+ * index is H·W; the trace keeps those equal to the lane at every access. */
+
+#define MAX_TERMS 16
+#define MAX_CAND 4
+
+typedef struct Affine {
+    int n, var[MAX_TERMS];
+    int64_t coef[MAX_TERMS];
+} Affine;
+
+/* Adds scale * e into a; 0 when e is not affine in variables. */
+static int affine(const LoopExpr *e, int64_t scale, Affine *a)
+{
+    switch (e->kind) {
+    case LOOP_E_INT: return 1;
+    case LOOP_E_VAR:
+        for (int i = 0; i < a->n; i++)
+            if (a->var[i] == e->u.var) {
+                a->coef[i] += scale;
+                return 1;
+            }
+        if (a->n == MAX_TERMS)
+            return 0;
+        a->var[a->n] = e->u.var;
+        a->coef[a->n++] = scale;
+        return 1;
+    case LOOP_E_CAST: return !ir_dtype_is_float(e->u.cast.a->type) && affine(e->u.cast.a, scale, a);
+    case LOOP_E_BIN:
+        switch (e->u.bin.op) {
+        case LOOP_ADD: return affine(e->u.bin.a, scale, a) && affine(e->u.bin.b, scale, a);
+        case LOOP_SUB: return affine(e->u.bin.a, scale, a) && affine(e->u.bin.b, -scale, a);
+        case LOOP_MUL:
+            if (e->u.bin.b->kind == LOOP_E_INT)
+                return affine(e->u.bin.a, scale * e->u.bin.b->u.i, a);
+            if (e->u.bin.a->kind == LOOP_E_INT)
+                return affine(e->u.bin.b, scale * e->u.bin.a->u.i, a);
+            return 0;
+        default: return 0;
+        }
+    default: return 0;
+    }
+}
+
+typedef struct Site {
+    const void *at;            /* the LOAD expression or STORE statement */
+    int stream, n;
+    int var[MAX_CAND];         /* candidates still equal to the lane */
+} Site;
+
+static int cmp_site(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const Site *)a)->at, y = (uintptr_t)((const Site *)b)->at;
+    return x < y ? -1 : x > y;
+}
+
 /* ------------------------------------------------------------- tracing */
 
 typedef struct Trace {
     const LoopProgram *p;
     int *sid;            /* per root buffer: stream index, -1 */
-    int n;               /* streams */
+    int n;               /* candidate streams */
     int *buf, *writer, *reader;
     int64_t **seq, *len, *cap, *pos;
     unsigned char *fail;
-    TgtFpgaRun **runs;   /* per kernel */
+    int64_t *hw, *lanes; /* per stream: H·W and C of a 4-D tensor (lanes 1: one FIFO) */
+    int *base;           /* per stream: its first FIFO id; n_fifos in all */
+    int n_fifos;
+    Site *sites;
+    int n_sites, cap_sites;
+    unsigned char *lane_bad;
+    TgtFpgaRun **runs;   /* per kernel, over FIFO ids */
     int64_t *n_runs, *cap_runs, total_runs;
     int oom;
 } Trace;
 
-static void add_run(Trace *T, int k, int s, int write)
+static void add_run(Trace *T, int k, int fifo, int write)
 {
     if (T->n_runs[k] > 0) {
         TgtFpgaRun *r = &T->runs[k][T->n_runs[k] - 1];
-        if (r->stream == s && r->write == write) {
+        if (r->stream == fifo && r->write == write) {
             r->n++;
             return;
         }
@@ -386,11 +456,17 @@ static void add_run(Trace *T, int k, int s, int write)
         T->runs[k] = q;
         T->cap_runs[k] = nc;
     }
-    T->runs[k][T->n_runs[k]++] = (TgtFpgaRun){ s, write, 1 };
+    T->runs[k][T->n_runs[k]++] = (TgtFpgaRun){ fifo, write, 1 };
     T->total_runs++;
 }
 
-static void on_access(void *ctx, int k, int b, int64_t x, int store)
+static Site *find_site(const Trace *T, const void *at)
+{
+    Site key = { .at = at };
+    return T->n_sites ? bsearch(&key, T->sites, (size_t)T->n_sites, sizeof key, cmp_site) : NULL;
+}
+
+static void on_access(void *ctx, int k, int b, int64_t x, int store, const void *at, const int64_t *vars)
 {
     Trace *T = ctx;
     int s = T->sid[b];
@@ -409,8 +485,55 @@ static void on_access(void *ctx, int k, int b, int64_t x, int store)
         }
         T->pos[s]++;
     }
-    add_run(T, k, s, store);
+    int64_t lane = 0;
+    if (T->lanes[s] > 1) {
+        lane = x / T->hw[s] % T->lanes[s];
+        Site *st = find_site(T, at);
+        int j = 0;
+        for (int i = 0; st && i < st->n; i++)
+            if (vars[st->var[i]] == lane)
+                st->var[j++] = st->var[i];
+        if (st)
+            st->n = j;
+        if (!st || j == 0)
+            T->lane_bad[s] = 1;
+    }
+    add_run(T, k, T->base[s] + (int)lane, store);
 }
+
+typedef struct Collect {
+    CgCWalk w;
+    Trace *T;
+    int err;
+} Collect;
+
+static void add_site(Collect *c, const void *at, int buf, const LoopExpr *index)
+{
+    Trace *T = c->T;
+    int s = T->sid[cg_c_root(T->p, buf)];
+    if (s < 0 || T->lanes[s] < 2)
+        return;
+    if (T->n_sites == T->cap_sites) {
+        int nc = T->cap_sites ? 2 * T->cap_sites : 64;
+        Site *q = realloc(T->sites, (size_t)nc * sizeof *q);
+        if (!q) {
+            c->err = 1;
+            return;
+        }
+        T->sites = q;
+        T->cap_sites = nc;
+    }
+    Site *st = &T->sites[T->n_sites++];
+    *st = (Site){ .at = at, .stream = s };
+    Affine a = { 0 };
+    if (affine(index, 1, &a))
+        for (int i = 0; i < a.n && st->n < MAX_CAND; i++)
+            if (a.coef[i] == T->hw[s])
+                st->var[st->n++] = a.var[i];
+}
+
+static void collect_load(CgCWalk *w, LoopExpr *e) { add_site((Collect *)w, e, e->u.load.buf, e->u.load.index); }
+static void collect_store(CgCWalk *w, LoopStmt *s) { add_site((Collect *)w, s, s->u.store.buf, s->u.store.index); }
 
 /* -------------------------------------------------------- FIFO replay */
 
@@ -486,21 +609,28 @@ void tgt_fpga_fifos_free(TgtFpgaFifos *f)
     memset(f, 0, sizeof *f);
 }
 
-/* Smallest depths (>= 2) with which the replay finishes, one stream at a
- * time; 0 on success, 1 when even full-size FIFOs deadlock (cannot happen
- * for kernels in program order), -1 on OOM. */
+/* Smallest depth (>= 2) per stream, the same for all its lanes, with which
+ * the replay finishes, one stream at a time: 0, 1 when even full-size FIFOs
+ * deadlock (cannot happen for kernels in program order), -1 on OOM. */
 static int fifo_depths(TgtFpgaFifos *f)
 {
-    for (int s = 0; s < f->n; s++)
-        f->depth[s] = f->count[s] > 2 ? f->count[s] : 2;
+    for (int i = 0; i < f->n; i++)
+        f->depth[i] = f->count[i] > 2 ? f->count[i] : 2;
     int r = tgt_fpga_fifo_sim(f, f->depth);
     if (r != 1)
         return r < 0 ? -1 : 1;
-    for (int s = 0; s < f->n; s++) {
-        int64_t lo = 2, hi = f->depth[s];        /* hi finishes */
+    for (int i = 0; i < f->n; i++) {
+        if (i > 0 && f->buf[i] == f->buf[i - 1])
+            continue;                            /* the stream's first lane sets all of them */
+        int j = i;
+        int64_t hi = 2;
+        while (j < f->n && f->buf[j] == f->buf[i])
+            hi = f->depth[j] > hi ? f->depth[j] : hi, j++;
+        int64_t lo = 2;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            f->depth[s] = mid;
+            for (int l = i; l < j; l++)
+                f->depth[l] = mid;
             r = tgt_fpga_fifo_sim(f, f->depth);
             if (r < 0)
                 return -1;
@@ -509,7 +639,8 @@ static int fifo_depths(TgtFpgaFifos *f)
             else
                 lo = mid + 1;
         }
-        f->depth[s] = hi;
+        for (int l = i; l < j; l++)
+            f->depth[l] = hi;
     }
     return 0;
 }
@@ -519,22 +650,36 @@ static int fifo_depths(TgtFpgaFifos *f)
 typedef struct Strip {
     CgCWalk w;
     LoopProgram *p;
+    const Trace *T;
     int *count;          /* per variable: uses */
     int err;
 } Strip;
 
+/* A stream access's index becomes its lane: the surviving candidate
+ * variable, or 0 for a single FIFO. */
+static LoopExpr *lane_index(Strip *t, const void *at)
+{
+    const Site *st = find_site(t->T, at);
+    LoopExpr *e = st && st->n > 0 ? loop_var(t->p, st->var[0]) : loop_int(t->p, 0);
+    if (!e)
+        t->err = 1;
+    return e;
+}
+
 static void strip_load(CgCWalk *w, LoopExpr *e)
 {
     Strip *t = (Strip *)w;
-    if (t->p->bufs[cg_c_root(t->p, e->u.load.buf)].stream && !(e->u.load.index = loop_int(t->p, 0)))
-        t->err = 1;
+    const LoopBuf *b = &t->p->bufs[cg_c_root(t->p, e->u.load.buf)];
+    if (b->stream)
+        e->u.load.index = b->stream_lanes > 1 ? lane_index(t, e) : loop_int(t->p, 0);
 }
 
 static void strip_store(CgCWalk *w, LoopStmt *s)
 {
     Strip *t = (Strip *)w;
-    if (t->p->bufs[cg_c_root(t->p, s->u.store.buf)].stream && !(s->u.store.index = loop_int(t->p, 0)))
-        t->err = 1;
+    const LoopBuf *b = &t->p->bufs[cg_c_root(t->p, s->u.store.buf)];
+    if (b->stream)
+        s->u.store.index = b->stream_lanes > 1 ? lane_index(t, s) : loop_int(t->p, 0);
 }
 
 static void count_var(CgCWalk *w, LoopExpr *e)
@@ -570,19 +715,19 @@ static int drop_dead(LoopStmt *s, const int *count)
     }
 }
 
-/* A stream's loads and stores keep no index (the FIFO's order is the
- * index; the evaluator reads and writes a stream in order too). */
-static int strip_indices(LoopProgram *p)
+/* Every stream's loads and stores index its lane (the FIFO's order is the
+ * element's position; the evaluator reads and writes a stream in order too). */
+static int strip_indices(LoopProgram *p, const Trace *T)
 {
     int *count = malloc(((size_t)p->n_vars + 1) * sizeof *count);
     if (!count)
         return -1;
-    Strip t = { { strip_load, strip_store, NULL }, p, count, 0 };
+    Strip t = { { strip_load, strip_store, NULL }, p, T, count, 0 };
     for (int k = 0; k < p->n_kernels && !t.err; k++) {
         cg_c_walk(p->kernels[k].body, &t.w);
         for (int it = 0; it < 8; it++) {
             memset(count, 0, ((size_t)p->n_vars + 1) * sizeof *count);
-            Strip c = { { NULL, NULL, count_var }, p, count, 0 };
+            Strip c = { { NULL, NULL, count_var }, p, T, count, 0 };
             cg_c_walk(p->kernels[k].body, &c.w);
             if (!drop_dead(p->kernels[k].body, count))
                 break;
@@ -604,6 +749,263 @@ static unsigned char *uses_of(const LoopProgram *p)
     return u;
 }
 
+/* Can the program be one DATAFLOW region once every tensor read by several
+ * kernels has a copy per reader?  (cg_hls_dataflow_ok's rule, with several
+ * readers allowed for intermediates that have no views.)  1 yes, 0 no, -1 OOM. */
+static int dataflow_after_copies(const LoopProgram *p)
+{
+    int nb = p->n_bufs, K = p->n_kernels, ok = 1;
+    unsigned char *u = uses_of(p);
+    int *writers = calloc((size_t)nb + 1, sizeof *writers), *readers = calloc((size_t)nb + 1, sizeof *readers);
+    if (!u || !writers || !readers)
+        ok = -1;
+    for (int k = 0; ok == 1 && k < K; k++)
+        for (int b = 0; ok == 1 && b < nb; b++) {
+            int x = u[(size_t)k * nb + b];
+            const LoopBuf *bf = &p->bufs[b];
+            if (!x || bf->storage == LOOP_ST_CONST || bf->storage == LOOP_ST_LOCAL)
+                continue;
+            if ((bf->offchip && bf->storage == LOOP_ST_WORKSPACE) || x == 3)
+                ok = 0;
+            writers[b] += (x & 2) != 0;
+            readers[b] += (x & 1) != 0;
+        }
+    for (int b = 0; ok == 1 && b < nb; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->alias_of >= 0 || bf->storage == LOOP_ST_CONST || bf->storage == LOOP_ST_LOCAL)
+            continue;
+        if ((bf->storage == LOOP_ST_INPUT && readers[b] > 1) ||
+            (bf->storage == LOOP_ST_OUTPUT && (writers[b] > 1 || readers[b] > 0)))
+            ok = 0;
+        if (bf->storage != LOOP_ST_WORKSPACE || (writers[b] == 0 && readers[b] == 0))
+            continue;
+        if (writers[b] != 1)
+            ok = 0;
+        for (int a = 0; readers[b] > 1 && a < nb; a++)
+            if (p->bufs[a].alias_of == b)
+                ok = 0;              /* a view would need a copy of its own */
+    }
+    free(u);
+    free(writers);
+    free(readers);
+    return ok;
+}
+
+/* Gives each further reader of a multi-reader intermediate its own copy,
+ * written by the producer beside the original.  0, or -1 on OOM. */
+static int copy_forks(LoopProgram *p)
+{
+    int nb0 = p->n_bufs, K = p->n_kernels, rc = 0;
+    unsigned char *u = uses_of(p);
+    if (!u)
+        return -1;
+    for (int b = 0; b < nb0 && !rc; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE)
+            continue;
+        int w = -1, nr = 0;
+        for (int k = 0; k < K; k++) {
+            w = u[(size_t)k * nb0 + b] & 2 ? k : w;
+            nr += (u[(size_t)k * nb0 + b] & 1) != 0;
+        }
+        if (nr < 2 || w < 0)
+            continue;
+        int *copies = malloc((size_t)nr * sizeof *copies), j = 0;
+        if (!copies)
+            rc = -1;
+        for (int k = 0; !rc && k < K; k++) {
+            if (k == w || !(u[(size_t)k * nb0 + b] & 1) || j++ == 0)
+                continue;               /* the first reader keeps the original */
+            char name[200];
+            snprintf(name, sizeof name, "%s_s%d", p->bufs[b].name, j - 1);
+            IrShape shape = p->bufs[b].shape;
+            int c = loop_add_buf(p, name, p->bufs[b].dtype, &shape, LOOP_ST_WORKSPACE);
+            if (c < 0) {
+                rc = -1;
+                break;
+            }
+            p->bufs[c].tensor = p->bufs[b].tensor;
+            copies[j - 2] = c;
+            Dup dl = { { dup_load, NULL, NULL }, p, b, c, 0, 0, NULL };
+            cg_c_walk(p->kernels[k].body, &dl.w);
+        }
+        if (!rc) {
+            Dup ds = { { NULL, dup_store, NULL }, p, b, -1, nr - 1, 0, copies };
+            cg_c_walk(p->kernels[w].body, &ds.w);
+            rc = ds.err ? -1 : 0;
+        }
+        free(copies);
+    }
+    free(u);
+    return rc;
+}
+
+static void trace_free(Trace *T, int K)
+{
+    for (int s = 0; T->seq && s < T->n; s++)
+        free(T->seq[s]);
+    for (int k = 0; T->runs && k < K; k++)
+        free(T->runs[k]);
+    free(T->sid);
+    free(T->buf);
+    free(T->writer);
+    free(T->reader);
+    free(T->seq);
+    free(T->len);
+    free(T->cap);
+    free(T->pos);
+    free(T->fail);
+    free(T->hw);
+    free(T->lanes);
+    free(T->base);
+    free(T->sites);
+    free(T->lane_bad);
+    free(T->runs);
+    free(T->n_runs);
+    free(T->cap_runs);
+}
+
+/* The candidates (one writer, one later reader, both data-independent, no
+ * load inside an expression) and their access sites.  0, or -1 on OOM. */
+static int candidates(LoopProgram *p, Trace *T)
+{
+    int nb = p->n_bufs, K = p->n_kernels, rc = -1;
+    size_t n1 = (size_t)nb + 1;
+    unsigned char *indep = malloc((size_t)K + 1), *bad = calloc(n1, 1), *u = uses_of(p);
+    T->sid = malloc(n1 * sizeof *T->sid);
+    T->buf = malloc(n1 * sizeof *T->buf);
+    T->writer = malloc(n1 * sizeof *T->writer);
+    T->reader = malloc(n1 * sizeof *T->reader);
+    T->seq = calloc(n1, sizeof *T->seq);
+    T->len = calloc(n1, sizeof *T->len);
+    T->cap = calloc(n1, sizeof *T->cap);
+    T->pos = calloc(n1, sizeof *T->pos);
+    T->fail = calloc(n1, 1);
+    T->hw = calloc(n1, sizeof *T->hw);
+    T->lanes = calloc(n1, sizeof *T->lanes);
+    T->base = calloc(n1, sizeof *T->base);
+    T->lane_bad = calloc(n1, 1);
+    T->runs = calloc((size_t)K + 1, sizeof *T->runs);
+    T->n_runs = calloc((size_t)K + 1, sizeof *T->n_runs);
+    T->cap_runs = calloc((size_t)K + 1, sizeof *T->cap_runs);
+    if (!indep || !bad || !u || !T->sid || !T->buf || !T->writer || !T->reader || !T->seq || !T->len || !T->cap ||
+        !T->pos || !T->fail || !T->hw || !T->lanes || !T->base || !T->lane_bad || !T->runs || !T->n_runs ||
+        !T->cap_runs || kernel_forms(p, indep, bad))
+        goto out;
+    for (int b = 0; b < nb; b++)
+        T->sid[b] = -1;
+    for (int b = 0; b < nb; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || bad[b])
+            continue;
+        int w = -1, r = -1, nw = 0, nr = 0;
+        for (int k = 0; k < K; k++) {
+            int x = u[(size_t)k * nb + b];
+            if (x & 2)
+                w = k, nw++;
+            if (x & 1)
+                r = k, nr++;
+        }
+        if (nw != 1 || nr != 1 || r <= w || !indep[w] || !indep[r])
+            continue;
+        int64_t n = ir_shape_numel(&bf->shape);
+        if (!(T->seq[T->n] = malloc((size_t)(n > 0 ? n : 1) * sizeof **T->seq)))
+            goto out;
+        int s = T->n++;
+        T->cap[s] = n;
+        T->buf[s] = b;
+        T->writer[s] = w;
+        T->reader[s] = r;
+        T->sid[b] = s;
+        int four = bf->shape.rank == 4 && bf->shape.dims[1] > 1 && bf->shape.dims[2] * bf->shape.dims[3] > 0;
+        T->lanes[s] = four ? bf->shape.dims[1] : 1;
+        T->hw[s] = four ? bf->shape.dims[2] * bf->shape.dims[3] : 1;
+        T->base[s] = T->n_fifos;
+        T->n_fifos += (int)T->lanes[s];
+    }
+    Collect c = { { collect_load, collect_store, NULL }, T, 0 };
+    for (int k = 0; k < K; k++)
+        cg_c_walk(p->kernels[k].body, &c.w);
+    if (c.err)
+        goto out;
+    qsort(T->sites, (size_t)T->n_sites, sizeof *T->sites, cmp_site);
+    rc = 0;
+out:
+    free(indep);
+    free(bad);
+    free(u);
+    return rc;
+}
+
+/* The passing streams' FIFOs (a stream whose lanes failed is one FIFO),
+ * their runs and the ping-pong dependencies; LoopBuf.stream_lanes set.
+ * 0, or -1 on OOM. */
+static int fifos(LoopProgram *p, Trace *T, TgtFpgaFifos *F)
+{
+    int K = p->n_kernels, nb = p->n_bufs;
+    int *map = malloc(((size_t)T->n_fifos + 1) * sizeof *map);
+    unsigned char *u = uses_of(p), *is_stream = calloc((size_t)nb + 1, 1);
+    F->n_kernels = K;
+    F->buf = malloc(((size_t)T->n_fifos + 1) * sizeof *F->buf);
+    F->count = calloc((size_t)T->n_fifos + 1, sizeof *F->count);
+    F->depth = malloc(((size_t)T->n_fifos + 1) * sizeof *F->depth);
+    F->runs = calloc((size_t)K + 1, sizeof *F->runs);
+    F->n_runs = calloc((size_t)K + 1, sizeof *F->n_runs);
+    F->pipo = calloc((size_t)K * K + 1, 1);
+    int rc = -1;
+    if (!map || !u || !is_stream || !F->buf || !F->count || !F->depth || !F->runs || !F->n_runs || !F->pipo)
+        goto out;
+    for (int s = 0; s < T->n; s++) {
+        int ok = !T->fail[s] && T->len[s] > 0 && T->pos[s] == T->len[s];
+        int lanes = ok && T->lanes[s] > 1 && !T->lane_bad[s];
+        for (int i = 0; i < T->n_sites && lanes; i++)
+            lanes = T->sites[i].stream != s || T->sites[i].n > 0;
+        for (int l = 0; l < T->lanes[s]; l++) {
+            map[T->base[s] + l] = !ok ? -1 : lanes || l == 0 ? F->n : F->n - 1;
+            if (ok && (lanes || l == 0))
+                F->buf[F->n++] = T->buf[s];
+        }
+        if (ok) {
+            is_stream[T->buf[s]] = 1;
+            p->bufs[T->buf[s]].stream_lanes = lanes ? (int)T->lanes[s] : 0;
+        }
+    }
+    for (int k = 0; k < K; k++) {
+        if (!(F->runs[k] = malloc(((size_t)T->n_runs[k] + 1) * sizeof **F->runs)))
+            goto out;
+        for (int64_t i = 0; i < T->n_runs[k]; i++) {
+            const TgtFpgaRun *r = &T->runs[k][i];
+            int f = map[r->stream];
+            if (f < 0)
+                continue;
+            if (r->write)
+                F->count[f] += r->n;
+            TgtFpgaRun *last = F->n_runs[k] ? &F->runs[k][F->n_runs[k] - 1] : NULL;
+            if (last && last->stream == f && last->write == r->write)
+                last->n += r->n;
+            else
+                F->runs[k][F->n_runs[k]++] = (TgtFpgaRun){ f, r->write, r->n };
+        }
+    }
+    for (int b = 0; b < nb; b++) {      /* ping-pong arrays: producer -> consumer */
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || is_stream[b])
+            continue;
+        int w = -1;
+        for (int k = 0; k < K; k++)
+            w = u[(size_t)k * nb + b] & 2 ? k : w;
+        for (int k = 0; w >= 0 && k < K; k++)
+            if (k != w && (u[(size_t)k * nb + b] & 1))
+                F->pipo[(size_t)w * K + k] = 1;
+    }
+    rc = 0;
+out:
+    free(map);
+    free(u);
+    free(is_stream);
+    return rc;
+}
+
 int tgt_fpga_streams(LoopProgram *p, TgtFpgaFifos *out)
 {
     if (out)
@@ -613,282 +1015,266 @@ int tgt_fpga_streams(LoopProgram *p, TgtFpgaFifos *out)
         flops += p->kernels[k].flops;
     if (flops > MAX_FLOPS || p->n_kernels < 2)
         return 0;
-    int nb0 = p->n_bufs, K = p->n_kernels, rc = -1;
-    unsigned char *used = malloc((size_t)nb0 + 1), *indep = malloc((size_t)K + 1), *bad = calloc((size_t)nb0 + 1, 1);
-    int *writers = calloc((size_t)nb0 + 1, sizeof *writers), *readers = calloc((size_t)nb0 + 1, sizeof *readers);
-    int *wk = malloc(((size_t)nb0 + 1) * sizeof *wk);
+    int df = dataflow_after_copies(p);
+    if (df <= 0)
+        return df;                             /* streams need the layers to run concurrently */
     Trace T = { .p = p };
     TgtFpgaFifos F = { 0 };
     IrArray *inputs = NULL;
-    unsigned char *watch = NULL, *u2 = NULL;
-    if (!used || !indep || !bad || !writers || !readers || !wk || kernel_forms(p, indep, bad))
+    unsigned char *watch = NULL, *indep = malloc((size_t)p->n_kernels + 1), *bad = calloc((size_t)p->n_bufs + 1, 1);
+    int rc = -1, K = p->n_kernels;
+    if (!indep || !bad || kernel_forms(p, indep, bad))
         goto done;
-    /* DATAFLOW first: streams need the kernels to run concurrently */
-    for (int k = 0; k < K; k++) {
-        cg_c_kernel_uses(p, k, used);
-        for (int b = 0; b < nb0; b++) {
-            if (!used[b])
-                continue;
-            const LoopBuf *bf = &p->bufs[b];
-            if (bf->offchip && bf->storage == LOOP_ST_WORKSPACE)
-                goto none;
-            if (used[b] == 3 && (bf->storage == LOOP_ST_WORKSPACE || bf->storage == LOOP_ST_INPUT ||
-                                 bf->storage == LOOP_ST_OUTPUT))
-                goto none;
-            if (used[b] & 2) {
-                writers[b]++;
-                wk[b] = k;
-            }
-            if (used[b] & 1)
-                readers[b]++;
-        }
-    }
-    for (int b = 0; b < nb0; b++) {
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->alias_of >= 0 || bf->storage == LOOP_ST_CONST || bf->storage == LOOP_ST_LOCAL)
-            continue;
-        if ((bf->storage == LOOP_ST_INPUT && readers[b] > 1) ||
-            (bf->storage == LOOP_ST_OUTPUT && (writers[b] > 1 || readers[b] > 0)))
-            goto none;
-        if (bf->storage != LOOP_ST_WORKSPACE || (writers[b] == 0 && readers[b] == 0))
-            continue;
-        if (writers[b] != 1)
-            goto none;
-        if (readers[b] > 1) {           /* duplicated: no views, streamable forms in every reader */
-            for (int a = 0; a < nb0; a++)
-                if (p->bufs[a].alias_of == b)
-                    goto none;
-        }
-    }
-    /* element-wise kernels in pixel order */
-    for (int k = 0; k < K; k++)
+    for (int k = 0; k < K; k++)                /* element-wise kernels in pixel order */
         if (indep[k] && pixel_major(p, k) < 0)
             goto done;
-    /* one copy per further consumer */
-    for (int b = 0; b < nb0; b++) {
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || readers[b] < 2)
-            continue;
-        int ncp = readers[b] - 1, *copies = malloc((size_t)ncp * sizeof *copies), j = 0;
-        if (!copies)
-            goto done;
-        for (int k = 0; k < K; k++) {
-            cg_c_kernel_uses(p, k, used);
-            if (k == wk[b] || !(used[b] & 1))
-                continue;
-            if (j++ == 0)
-                continue;               /* the first reader keeps the original */
-            char name[200];
-            snprintf(name, sizeof name, "%s_s%d", p->bufs[b].name, j - 1);
-            IrShape shape = p->bufs[b].shape;
-            int c = loop_add_buf(p, name, p->bufs[b].dtype, &shape, LOOP_ST_WORKSPACE);
-            if (c < 0) {
-                free(copies);
-                goto done;
-            }
-            p->bufs[c].tensor = p->bufs[b].tensor;
-            copies[j - 2] = c;
-            Dup dl = { { dup_load, NULL, NULL }, p, b, c, 0, 0, NULL };
-            cg_c_walk(p->kernels[k].body, &dl.w);
-        }
-        Dup ds = { { NULL, dup_store, NULL }, p, b, -1, ncp, 0, copies };
-        cg_c_walk(p->kernels[wk[b]].body, &ds.w);
-        free(copies);
-        if (ds.err)
-            goto done;
-    }
-    /* candidates: one writer, one reader, data-independent both, loads as whole values */
-    int nb = p->n_bufs;
-    unsigned char *bad2 = realloc(bad, (size_t)nb + 1);
-    if (!bad2)
+    if (copy_forks(p) || candidates(p, &T))
         goto done;
-    bad = bad2;
-    memset(bad, 0, (size_t)nb + 1);
-    if (kernel_forms(p, indep, bad))
+    rc = 0;
+    if (T.n == 0)
         goto done;
-    T.sid = malloc(((size_t)nb + 1) * sizeof *T.sid);
-    T.buf = malloc(((size_t)nb + 1) * sizeof *T.buf);
-    T.writer = malloc(((size_t)nb + 1) * sizeof *T.writer);
-    T.reader = malloc(((size_t)nb + 1) * sizeof *T.reader);
-    T.seq = calloc((size_t)nb + 1, sizeof *T.seq);
-    T.len = calloc((size_t)nb + 1, sizeof *T.len);
-    T.cap = calloc((size_t)nb + 1, sizeof *T.cap);
-    T.pos = calloc((size_t)nb + 1, sizeof *T.pos);
-    T.fail = calloc((size_t)nb + 1, 1);
-    T.runs = calloc((size_t)K + 1, sizeof *T.runs);
-    T.n_runs = calloc((size_t)K + 1, sizeof *T.n_runs);
-    T.cap_runs = calloc((size_t)K + 1, sizeof *T.cap_runs);
-    watch = calloc((size_t)nb + 1, 1);
-    u2 = uses_of(p);
-    if (!T.sid || !T.buf || !T.writer || !T.reader || !T.seq || !T.len || !T.cap || !T.pos || !T.fail || !T.runs ||
-        !T.n_runs || !T.cap_runs || !watch || !u2) {
-        goto done;
-    }
-    for (int b = 0; b < nb; b++)
-        T.sid[b] = -1;
-    for (int b = 0; b < nb; b++) {
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || bad[b])
-            continue;
-        int w = -1, r = -1, nw = 0, nr = 0;
-        for (int k = 0; k < K; k++) {
-            int u = u2[(size_t)k * nb + b];
-            if (u & 2) {
-                w = k;
-                nw++;
-            }
-            if (u & 1) {
-                r = k;
-                nr++;
-            }
-        }
-        if (nw != 1 || nr != 1 || r <= w || !indep[w] || !indep[r])
-            continue;
-        int64_t n = ir_shape_numel(&bf->shape);
-        if (!(T.seq[T.n] = malloc((size_t)(n > 0 ? n : 1) * sizeof **T.seq))) {
-            goto done;
-        }
-        T.cap[T.n] = n;
-        T.buf[T.n] = b;
-        T.writer[T.n] = w;
-        T.reader[T.n] = r;
-        T.sid[b] = T.n++;
-        watch[b] = 1;
-    }
-    if (T.n == 0) {
-        rc = 0;
-        goto done;
-    }
     /* the trace, on zero inputs (the kernels are data-independent) */
+    watch = calloc((size_t)p->n_bufs + 1, 1);
     inputs = calloc((size_t)p->n_inputs + 1, sizeof *inputs);
-    if (!inputs) {
+    rc = -1;
+    if (!watch || !inputs)
         goto done;
-    }
-    for (int b = 0; b < nb; b++) {
+    for (int s = 0; s < T.n; s++)
+        watch[T.buf[s]] = 1;
+    for (int b = 0; b < p->n_bufs; b++) {
         const LoopBuf *bf = &p->bufs[b];
         if (bf->storage != LOOP_ST_INPUT || bf->alias_of >= 0 || bf->index < 0 || bf->index >= p->n_inputs)
             continue;
         inputs[bf->index].dtype = bf->dtype;
         inputs[bf->index].shape = bf->shape;
-        if (!(inputs[bf->index].data = calloc((size_t)ir_shape_numel(&bf->shape) * ir_dtype_size(bf->dtype) + 8, 1))) {
+        if (!(inputs[bf->index].data = calloc((size_t)ir_shape_numel(&bf->shape) * ir_dtype_size(bf->dtype) + 8, 1)))
             goto done;
-        }
     }
     UtilDiag d;
     util_diag_init(&d);
-    int er = tgt_fpga_eval_trace(p, inputs, watch, on_access, &T, &d);
-    if (er || T.oom) {
-        rc = T.oom && !er ? 0 : -1;      /* too long a trace: arrays; an evaluation error: the caller's */
-        if (er)
-            rc = 0;                      /* the design itself reports it later; keep arrays */
+    if (tgt_fpga_eval_trace(p, inputs, watch, on_access, &T, &d) || T.oom) {
+        rc = 0;                                /* arrays (the design reports an evaluation error itself) */
         goto done;
     }
-    /* the streams that passed, their runs, and the ping-pong dependencies */
-    int *map = malloc(((size_t)T.n + 1) * sizeof *map);
-    if (!map)
+    if (fifos(p, &T, &F))
         goto done;
-    F.n_kernels = K;
-    F.buf = malloc(((size_t)T.n + 1) * sizeof *F.buf);
-    F.count = malloc(((size_t)T.n + 1) * sizeof *F.count);
-    F.depth = malloc(((size_t)T.n + 1) * sizeof *F.depth);
-    F.runs = calloc((size_t)K + 1, sizeof *F.runs);
-    F.n_runs = calloc((size_t)K + 1, sizeof *F.n_runs);
-    F.pipo = calloc((size_t)K * K + 1, 1);
-    if (!F.buf || !F.count || !F.depth || !F.runs || !F.n_runs || !F.pipo) {
-        free(map);
-        goto done;
-    }
-    for (int s = 0; s < T.n; s++) {
-        map[s] = -1;
-        if (T.fail[s] || T.len[s] == 0 || T.pos[s] != T.len[s])
-            continue;
-        map[s] = F.n;
-        F.buf[F.n] = T.buf[s];
-        F.count[F.n] = T.len[s];
-        F.n++;
-    }
-    for (int k = 0; k < K; k++) {
-        F.runs[k] = malloc(((size_t)T.n_runs[k] + 1) * sizeof **F.runs);
-        if (!F.runs[k]) {
-            free(map);
-            goto done;
-        }
-        for (int64_t i = 0; i < T.n_runs[k]; i++) {
-            const TgtFpgaRun *r = &T.runs[k][i];
-            int s = map[r->stream];
-            if (s < 0)
-                continue;
-            TgtFpgaRun *last = F.n_runs[k] ? &F.runs[k][F.n_runs[k] - 1] : NULL;
-            if (last && last->stream == s && last->write == r->write)
-                last->n += r->n;
-            else
-                F.runs[k][F.n_runs[k]++] = (TgtFpgaRun){ s, r->write, r->n };
-        }
-    }
-    free(map);
-    unsigned char *is_stream = calloc((size_t)nb + 1, 1);
-    if (!is_stream) {
-        goto done;
-    }
-    for (int s = 0; s < F.n; s++)
-        is_stream[F.buf[s]] = 1;
-    for (int b = 0; b < nb; b++) {      /* ping-pong arrays: producer -> consumer */
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || is_stream[b])
-            continue;
-        int w = -1;
-        for (int k = 0; k < K; k++)
-            if (u2[(size_t)k * nb + b] & 2)
-                w = k;
-        for (int k = 0; w >= 0 && k < K; k++)
-            if (k != w && (u2[(size_t)k * nb + b] & 1))
-                F.pipo[(size_t)w * K + k] = 1;
-    }
-    free(is_stream);
-    int dr = F.n ? fifo_depths(&F) : 0;
+    int dr = F.n ? fifo_depths(&F) : 1;
     if (dr < 0)
         goto done;
-    if (dr == 0)
-        for (int s = 0; s < F.n; s++)
-            p->bufs[F.buf[s]].stream = F.depth[s];
-    if (dr == 0 && F.n && strip_indices(p))
+    rc = 0;
+    if (dr) {
+        for (int b = 0; b < p->n_bufs; b++)
+            p->bufs[b].stream_lanes = 0;
         goto done;
-    if (out && dr == 0) {
+    }
+    for (int i = 0; i < F.n; i++)
+        p->bufs[F.buf[i]].stream = F.depth[i];
+    if (strip_indices(p, &T)) {
+        rc = -1;
+        goto done;
+    }
+    if (out) {
         *out = F;
         memset(&F, 0, sizeof F);
     }
-    rc = 0;
-    goto done;
-none:
-    rc = 0;
 done:
-    free(watch);
-    free(u2);
     for (int i = 0; inputs && i < p->n_inputs; i++)
         free(inputs[i].data);
     free(inputs);
-    for (int s = 0; T.seq && s < T.n; s++)
-        free(T.seq[s]);
-    for (int k = 0; T.runs && k < K; k++)
-        free(T.runs[k]);
-    free(T.sid);
-    free(T.buf);
-    free(T.writer);
-    free(T.reader);
-    free(T.seq);
-    free(T.len);
-    free(T.cap);
-    free(T.pos);
-    free(T.fail);
-    free(T.runs);
-    free(T.n_runs);
-    free(T.cap_runs);
-    tgt_fpga_fifos_free(&F);
-    free(used);
+    free(watch);
     free(indep);
     free(bad);
-    free(writers);
-    free(readers);
-    free(wk);
+    trace_free(&T, K);
+    tgt_fpga_fifos_free(&F);
     return rc;
+}
+
+/* ------------------------------------------------------- overlapped latency
+ *
+ * With streams the layers of one inference overlap.  The estimate replays
+ * the streamed program's accesses element by element: kernel k spends
+ * cycles[k] / (its stream accesses) cycles per access, a read waits for the
+ * write of its element, a write for the read that frees its slot (depth
+ * elements earlier), and a kernel reading a ping-pong array starts once its
+ * producer has finished.  The makespan is the design's latency. */
+
+typedef struct Timed {
+    const LoopProgram *p;
+    int *fifo_of;            /* per root buffer: its first FIFO id, -1 */
+    int n_fifos;
+    int **ev;                /* per kernel: FIFO id * 2 + write, in order */
+    int64_t *n_ev, *cap_ev;
+    int oom;
+} Timed;
+
+static void on_timed(void *ctx, int k, int b, int64_t x, int store, const void *at, const int64_t *vars)
+{
+    (void)at;
+    (void)vars;
+    Timed *T = ctx;
+    const LoopBuf *bf = &T->p->bufs[b];
+    if (T->oom || T->fifo_of[b] < 0)
+        return;
+    int64_t L = bf->stream_lanes > 1 ? bf->stream_lanes : 1, lane = L > 1 ? x / (ir_shape_numel(&bf->shape) / L) : 0;
+    if (T->n_ev[k] == T->cap_ev[k]) {
+        int64_t nc = T->cap_ev[k] ? 2 * T->cap_ev[k] : 256;
+        int *q = realloc(T->ev[k], (size_t)nc * sizeof *q);
+        if (!q || nc > MAX_RUNS) {
+            T->oom = 1;
+            return;
+        }
+        T->ev[k] = q;
+        T->cap_ev[k] = nc;
+    }
+    T->ev[k][T->n_ev[k]++] = (T->fifo_of[b] + (int)lane) * 2 + store;
+}
+
+int64_t tgt_fpga_stream_latency(const LoopProgram *p, const int64_t *cycles)
+{
+    int K = p->n_kernels, nb = p->n_bufs;
+    int64_t result = -1;
+    Timed T = { .p = p };
+    T.fifo_of = malloc(((size_t)nb + 1) * sizeof *T.fifo_of);
+    T.ev = calloc((size_t)K + 1, sizeof *T.ev);
+    T.n_ev = calloc((size_t)K + 1, sizeof *T.n_ev);
+    T.cap_ev = calloc((size_t)K + 1, sizeof *T.cap_ev);
+    unsigned char *watch = calloc((size_t)nb + 1, 1), *u = uses_of(p), *pipo = calloc((size_t)K * K + 1, 1);
+    IrArray *inputs = calloc((size_t)p->n_inputs + 1, sizeof *inputs);
+    double **wt = NULL, **rt = NULL, *clock = NULL, *start = NULL;
+    int64_t *wn = NULL, *rn = NULL, *depth = NULL, *at = NULL, *cap = NULL;
+    int *done = NULL;
+    if (!T.fifo_of || !T.ev || !T.n_ev || !T.cap_ev || !watch || !u || !pipo || !inputs)
+        goto out;
+    for (int b = 0; b < nb; b++) {
+        T.fifo_of[b] = -1;
+        if (p->bufs[b].stream && p->bufs[b].alias_of < 0) {
+            T.fifo_of[b] = T.n_fifos;
+            T.n_fifos += p->bufs[b].stream_lanes > 1 ? p->bufs[b].stream_lanes : 1;
+            watch[b] = 1;
+        }
+    }
+    if (T.n_fifos == 0)
+        goto out;
+    for (int b = 0; b < nb; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->storage == LOOP_ST_INPUT && bf->alias_of < 0 && bf->index >= 0 && bf->index < p->n_inputs) {
+            inputs[bf->index].dtype = bf->dtype;
+            inputs[bf->index].shape = bf->shape;
+            if (!(inputs[bf->index].data = calloc((size_t)ir_shape_numel(&bf->shape) * ir_dtype_size(bf->dtype) + 8, 1)))
+                goto out;
+        }
+        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || bf->stream)
+            continue;
+        int w = -1;
+        for (int k = 0; k < K; k++)
+            w = u[(size_t)k * nb + b] & 2 ? k : w;
+        for (int k = 0; w >= 0 && k < K; k++)
+            if (k != w && (u[(size_t)k * nb + b] & 1))
+                pipo[(size_t)w * K + k] = 1;
+    }
+    UtilDiag d;
+    util_diag_init(&d);
+    if (tgt_fpga_eval_trace(p, inputs, watch, on_timed, &T, &d) || T.oom)
+        goto out;
+    size_t nf = (size_t)T.n_fifos + 1;
+    wt = calloc(nf, sizeof *wt), rt = calloc(nf, sizeof *rt), wn = calloc(nf, sizeof *wn), rn = calloc(nf, sizeof *rn);
+    depth = calloc(nf, sizeof *depth), cap = calloc(nf, sizeof *cap);
+    at = calloc((size_t)K + 1, sizeof *at), clock = calloc((size_t)K + 1, sizeof *clock);
+    start = calloc((size_t)K + 1, sizeof *start);
+    done = calloc((size_t)K + 1, sizeof *done);
+    if (!wt || !rt || !wn || !rn || !depth || !cap || !at || !clock || !start || !done)
+        goto out;
+    for (int b = 0; b < nb; b++)
+        for (int l = 0; T.fifo_of[b] >= 0 && l < (p->bufs[b].stream_lanes > 1 ? p->bufs[b].stream_lanes : 1); l++)
+            depth[T.fifo_of[b] + l] = p->bufs[b].stream;
+    for (int k = 0; k < K; k++)
+        for (int64_t i = 0; i < T.n_ev[k]; i++)
+            cap[T.ev[k][i] / 2] += T.ev[k][i] & 1;
+    for (size_t f = 0; f + 1 < nf; f++)
+        if (!(wt[f] = malloc(((size_t)cap[f] + 1) * sizeof **wt)) || !(rt[f] = malloc(((size_t)cap[f] + 1) * sizeof **rt)))
+            goto out;
+    int left = K;
+    for (int progress = 1; progress && left;) {
+        progress = 0;
+        for (int k = 0; k < K; k++) {
+            if (done[k])
+                continue;
+            if (!done[k] && at[k] == 0 && start[k] == 0) {   /* not started: its ping-pong inputs first */
+                double t0 = 1;
+                int ready = 1;
+                for (int j = 0; j < K && ready; j++)
+                    if (pipo[(size_t)j * K + k]) {
+                        ready = done[j];
+                        t0 = ready && clock[j] > t0 ? clock[j] : t0;
+                    }
+                if (!ready)
+                    continue;
+                start[k] = clock[k] = t0;
+            }
+            double dt = T.n_ev[k] ? (double)cycles[k] / (double)T.n_ev[k] : 0;
+            while (at[k] < T.n_ev[k]) {
+                int e = T.ev[k][at[k]], f = e / 2;
+                double t = clock[k] + dt;
+                if (e & 1) {                          /* write: a free slot */
+                    if (wn[f] >= depth[f]) {
+                        if (rn[f] <= wn[f] - depth[f])
+                            break;
+                        double freed = rt[f][wn[f] - depth[f]] + 1;
+                        t = freed > t ? freed : t;
+                    }
+                    wt[f][wn[f]++] = t;
+                } else {                              /* read: its element written */
+                    if (rn[f] >= wn[f])
+                        break;
+                    double ready = wt[f][rn[f]] + 1;
+                    t = ready > t ? ready : t;
+                    rt[f][rn[f]++] = t;
+                }
+                clock[k] = t;
+                at[k]++;
+                progress = 1;
+            }
+            if (at[k] == T.n_ev[k]) {         /* no sooner than the kernel alone */
+                double fin = start[k] + (double)cycles[k];
+                clock[k] = fin > clock[k] ? fin : clock[k];
+                done[k] = 1;
+                left--;
+                progress = 1;
+            }
+        }
+    }
+    if (left == 0) {
+        double mx = 0;
+        for (int k = 0; k < K; k++)
+            mx = clock[k] > mx ? clock[k] : mx;
+        result = (int64_t)ceil(mx);
+    }
+out:
+    for (int k = 0; T.ev && k < K; k++)
+        free(T.ev[k]);
+    for (size_t f = 0; wt && rt && f < (size_t)T.n_fifos; f++) {
+        free(wt[f]);
+        free(rt[f]);
+    }
+    for (int i = 0; inputs && i < p->n_inputs; i++)
+        free(inputs[i].data);
+    free(inputs);
+    free(T.fifo_of);
+    free(T.ev);
+    free(T.n_ev);
+    free(T.cap_ev);
+    free(watch);
+    free(u);
+    free(pipo);
+    free(wt);
+    free(rt);
+    free(wn);
+    free(rn);
+    free(depth);
+    free(cap);
+    free(at);
+    free(clock);
+    free(start);
+    free(done);
+    return result;
 }

@@ -75,8 +75,9 @@ def acyclic(graph):
     return all(visit(n) for n in graph)
 
 
-STREAM_PARAM = re.compile(r"hls::stream<[^>]*>\s*&\s*(\w+)")
-STREAM_DECL = re.compile(r"hls::stream<[^>]*>\s+(\w+)\s*\(")
+# a stream parameter (`hls::stream<T> &s`, or an array of lanes `hls::stream<T> (&s)[N]`); a declaration
+STREAM_PARAM = re.compile(r"hls::stream<.*?>\s*\(?\s*&\s*(\w+)\s*\)?\s*(?:\[\s*\d+\s*\])?")
+STREAM_DECL = re.compile(r"hls::stream<.*?>\s+(\w+)\s*[\(\[]")
 
 
 def check_streams(synth, funcs, top, where, errs):
@@ -85,7 +86,7 @@ def check_streams(synth, funcs, top, where, errs):
     for m in FUNC.finditer(synth):
         body = funcs.get(m.group(1), "")
         for s in STREAM_PARAM.findall(m.group(2)):
-            uses = re.findall(r"\b%s\b(\s*\.\s*\w+\s*\(|\s*\[)?" % s, body)
+            uses = re.findall(r"\b%s\b(?:\s*\[[^\]]*\])?(\s*\.\s*\w+\s*\(|\s*\[)?" % s, body)
             kinds = set(u.replace(" ", "") for u in uses)
             if kinds - {".read(", ".write("}:
                 errs.append("%s: stream '%s' in %s used other than by read() / write(): %s" % (

@@ -542,29 +542,36 @@ static void test_stream_fifo_depths(void **state)
     assert_int_equal(loop_verify(p, &t.d), 0);
     const char *why = NULL;
     assert_int_equal(cg_hls_dataflow_ok(p, &why), 1);
-    assert_int_equal(f.n, 3);
+    /* three streams of 2 channels: one FIFO per channel (lane), 36 values each */
+    assert_int_equal(f.n, 6);
     int rb = find_buf(p, "relu_out0"), cb = find_buf(p, "conv2_out0"), skip = -1;
-    for (int s = 0; s < f.n; s++) {
-        assert_int_equal(f.count[s], 72);                   /* every element passes once */
-        assert_true(p->bufs[f.buf[s]].stream == f.depth[s]);
-        if (f.buf[s] != rb && f.buf[s] != cb)
-            skip = s;                                        /* relu_out0_s1: the add's copy */
+    for (int i = 0; i < f.n; i++) {
+        assert_int_equal(f.count[i], 36);
+        assert_int_equal(p->bufs[f.buf[i]].stream_lanes, 2);
+        assert_true(p->bufs[f.buf[i]].stream == f.depth[i]);
+        if (f.buf[i] != rb && f.buf[i] != cb)
+            skip = f.buf[i];                                 /* relu_out0_s1: the add's copy */
         else
-            assert_int_equal(f.depth[s], 2);                 /* a chain needs no more */
+            assert_int_equal(f.depth[i], 2);                 /* a chain needs no more */
     }
     assert_true(skip >= 0);
     /* conv2 writes its first output at padded position (2, 2), after reading input row 0 and the first
-     * two pixels of row 1: C * (W + 2) = 16 values of relu_out0.  conv1 writes each value to relu_out0,
-     * then to the copy; the add reads the copy only once conv2 has written.  So the copy must hold the
-     * 15 values conv1 writes to it before it writes the 16th to relu_out0: C * (W + 2) - 1. */
-    printf("     skip FIFO depth %lld of %lld elements\n", (long long)f.depth[skip], (long long)f.count[skip]);
-    assert_int_equal(f.depth[skip], 2 * (6 + 2) - 1);
-    int64_t d[3];
-    memcpy(d, f.depth, sizeof d);
+     * two pixels of row 1: W + 2 = 8 pixels of relu_out0, both channels.  conv1 writes each value to
+     * relu_out0, then to the copy, channel by channel; the add reads the copy only once conv2 has
+     * written.  Before conv1 writes channel 1 of the 8th pixel to relu_out0, lane 0 of the copy holds
+     * all 8 of its values: W + 2, and every lane gets the same depth. */
+    int64_t depth = p->bufs[skip].stream;
+    printf("     skip FIFO depth %lld per lane\n", (long long)depth);
+    assert_int_equal(depth, 6 + 2);
+    int64_t d[6];
+    for (int i = 0; i < 6; i++)
+        d[i] = f.depth[i];
     assert_int_equal(tgt_fpga_fifo_sim(&f, d), 1);
-    d[skip] = f.depth[skip] - 1;
+    for (int i = 0; i < 6; i++)
+        d[i] = f.buf[i] == skip ? depth - 1 : f.depth[i];
     assert_int_equal(tgt_fpga_fifo_sim(&f, d), 0);           /* too shallow: deadlock */
-    d[skip] = 2;
+    for (int i = 0; i < 6; i++)
+        d[i] = f.buf[i] == skip ? 2 : f.depth[i];
     assert_int_equal(tgt_fpga_fifo_sim(&f, d), 0);           /* hls::stream's default depth: deadlock */
     float xv[72];
     for (int i = 0; i < 72; i++)
