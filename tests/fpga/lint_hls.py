@@ -77,7 +77,7 @@ def acyclic(graph):
 
 # a stream parameter (`hls::stream<T> &s`, or an array of lanes `hls::stream<T> (&s)[N]`); a declaration
 STREAM_PARAM = re.compile(r"hls::stream<.*?>\s*\(?\s*&\s*(\w+)\s*\)?\s*(?:\[\s*\d+\s*\])?")
-STREAM_DECL = re.compile(r"hls::stream<.*?>\s+(\w+)\s*[\(\[]")
+STREAM_DECL = re.compile(r"hls::stream<.*?>\s+(\w+)\s*[\(\[;]")
 
 
 def check_streams(synth, funcs, top, where, errs):

@@ -86,6 +86,19 @@ def main():
         check("the Zynq-7020: fewer multipliers per layer, chosen to fit 70% of its DSPs and LUTs",
               p.returncode == 0 and rep["unroll_budget"] < 64 and rep["dsp"] <= 0.7 * 220 and rep["lut"] <= 0.7 * 53200,
               str({k: rep.get(k) for k in ("unroll_budget", "dsp", "lut")}))
+        # streams (the e2e CNN beside the MLP): NAME.cpp with hls::stream FIFOs, listed in the report;
+        # --fpga-io parallel: arrays only, C
+        cnn = str(Path(sys.argv[2]).parent / "cnn" / "model.json")
+        p = run(cnn, "-t", "fpga", "-o", str(tmp / "st"), "--name", "m")
+        rep = json.loads((tmp / "st" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        check("io stream: the CNN's layers pass hls::stream FIFOs (NAME.cpp), the report lists them, DATAFLOW",
+              p.returncode == 0 and (tmp / "st" / "m.cpp").exists() and rep["io"] == "stream" and
+              len(rep["streams"]) >= 3 and all(s["depth"] >= 2 for s in rep["streams"]) and rep["dataflow"] and
+              "#include <hls_stream.h>" in (tmp / "st" / "m.cpp").read_text(), p.stderr + str(rep.get("streams")))
+        p = run(cnn, "-t", "fpga", "-o", str(tmp / "par"), "--name", "m", "--fpga-io", "parallel")
+        rep = json.loads((tmp / "par" / "m.report.json").read_text()) if p.returncode == 0 else {}
+        check("--fpga-io parallel: no streams, plain C", p.returncode == 0 and (tmp / "par" / "m.c").exists() and
+              rep["io"] == "parallel" and rep["streams"] == [], p.stderr)
         # the precision file's parallelism knob: per layer, and for the rest of the design
         knob = tmp / "knob.json"
         knob.write_text(json.dumps({"multipliers": 16, "layers": {"/2/Gemm": {"multipliers": 4}}}))
@@ -112,6 +125,8 @@ def main():
             (["-t", "fpga", "--fpga-clock", "-5"], 2, "--fpga-clock wants a frequency in MHz"),
             (["-t", "fpga", "--fpga-onchip-kb", "0"], 2, "--fpga-onchip-kb wants a size in KiB"),
             (["-t", "fpga", "--fpga-multipliers", "x"], 2, "--fpga-multipliers wants a count"),
+            (["-t", "fpga", "--fpga-io", "serial"], 2, "--fpga-io wants stream or parallel"),
+            (["--fpga-io", "parallel"], 1, "--fpga-io belongs to -t fpga"),
             (["--fpga-onchip-kb", "64"], 1, "--fpga-onchip-kb belongs to -t fpga"),
             (["--fpga-multipliers", "16"], 1, "--fpga-multipliers belongs to -t fpga"),
             (["-t", "fpga", "--precision-file", str(tmp / "missing.json")], 1, "missing.json"),

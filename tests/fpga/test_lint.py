@@ -2,7 +2,9 @@
 """The synthesizability linter itself: a generated folder passes, and each
 rule catches one injected violation.
 
-    test_lint.py DLCC MODEL_DIR
+    test_lint.py DLCC MODEL_DIR [STREAM_MODEL_DIR]
+
+STREAM_MODEL_DIR (a model whose design has hls::stream FIFOs) adds the stream rules' cases.
 """
 
 import shutil
@@ -29,32 +31,45 @@ CASES = [
     ("writable global", "void m_top(", "static int m_count = 0;\nvoid m_top(", "writable file-scope data"),
     ("no control interface", "#pragma HLS INTERFACE s_axilite port=return", "", "no s_axilite control"),
 ]
+# the same on a design with streams (m.cpp)
+STREAM_CASES = [
+    ("a stream read and written by one function", "void m_top(",
+     "static void m_rw(hls::stream<float> &s) { s.write(s.read()); }\nvoid m_top(", "both reads and writes stream 's'"),
+    ("a stream indexed like an array", "void m_top(",
+     "static float m_ix(hls::stream<float> &s) { return s[0]; }\nvoid m_top(", "used other than by read() / write()"),
+    ("a stream without a depth", "#pragma HLS STREAM variable=", "#pragma HLS XSTREAM variable=",
+     "has no STREAM depth pragma"),
+    ("a stream no kernel gets", "#pragma HLS DATAFLOW\n", "#pragma HLS DATAFLOW\n    hls::stream<float> t_idle;\n",
+     "stream 't_idle' is passed to 0 kernel calls"),
+]
 
 
 def main():
-    dlcc, model = sys.argv[1], Path(sys.argv[2])
+    dlcc = sys.argv[1]
     failed = 0
+    runs = [(Path(sys.argv[2]), "c", CASES)] + ([(Path(sys.argv[3]), "cpp", STREAM_CASES)] if len(sys.argv) > 3 else [])
     with tempfile.TemporaryDirectory(prefix="dlcc-lint-") as tmp:
-        good = Path(tmp) / "good"
-        p = subprocess.run([dlcc, str(model / "model.json"), "-t", "fpga", "-o", str(good), "--name", "m"],
-                           capture_output=True, text=True)
-        if p.returncode:
-            print("FAIL: dlcc: " + p.stderr)
-            return 1
-        errs = lint(good, "m")
-        print("%s generated folder: %s" % ("ok  " if not errs else "FAIL", errs or "no violations"))
-        failed += bool(errs)
-        for what, find, repl, want in CASES:
-            bad = Path(tmp) / "bad"
-            shutil.rmtree(bad, ignore_errors=True)
-            shutil.copytree(good, bad)
-            src = (bad / "m.c").read_text()
-            assert find in src, find
-            (bad / "m.c").write_text(src.replace(find, repl, 1))
-            errs = lint(bad, "m")
-            ok = any(want in e for e in errs)
-            print("%s %s: %s" % ("ok  " if ok else "FAIL", what, errs))
-            failed += not ok
+        for model, x, cases in runs:
+            good = Path(tmp) / ("good_" + x)
+            p = subprocess.run([dlcc, str(model / "model.json"), "-t", "fpga", "-o", str(good), "--name", "m"],
+                               capture_output=True, text=True)
+            if p.returncode or not (good / ("m." + x)).exists():
+                print("FAIL: dlcc did not write m.%s: %s" % (x, p.stderr))
+                return 1
+            errs = lint(good, "m")
+            print("%s generated folder (m.%s): %s" % ("ok  " if not errs else "FAIL", x, errs or "no violations"))
+            failed += bool(errs)
+            for what, find, repl, want in cases:
+                bad = Path(tmp) / "bad"
+                shutil.rmtree(bad, ignore_errors=True)
+                shutil.copytree(good, bad)
+                src = (bad / ("m." + x)).read_text()
+                assert find in src, find
+                (bad / ("m." + x)).write_text(src.replace(find, repl, 1))
+                errs = lint(bad, "m")
+                ok = any(want in e for e in errs)
+                print("%s %s: %s" % ("ok  " if ok else "FAIL", what, errs))
+                failed += not ok
     print("PASS" if not failed else "FAIL")
     return 1 if failed else 0
 
