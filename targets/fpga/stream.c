@@ -840,6 +840,51 @@ static int copy_forks(LoopProgram *p)
     return rc;
 }
 
+/* Zero-filled model inputs for a trace (NULL on OOM); free with free_inputs. */
+static IrArray *zero_inputs(const LoopProgram *p)
+{
+    IrArray *in = calloc((size_t)p->n_inputs + 1, sizeof *in);
+    for (int b = 0; in && b < p->n_bufs; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->storage != LOOP_ST_INPUT || bf->alias_of >= 0 || bf->index < 0 || bf->index >= p->n_inputs)
+            continue;
+        in[bf->index].dtype = bf->dtype;
+        in[bf->index].shape = bf->shape;
+        if (!(in[bf->index].data = calloc((size_t)ir_shape_numel(&bf->shape) * ir_dtype_size(bf->dtype) + 8, 1))) {
+            for (int i = 0; i < p->n_inputs; i++)
+                free(in[i].data);
+            free(in);
+            return NULL;
+        }
+    }
+    return in;
+}
+
+static void free_inputs(const LoopProgram *p, IrArray *in)
+{
+    for (int i = 0; in && i < p->n_inputs; i++)
+        free(in[i].data);
+    free(in);
+}
+
+/* pipo[w * K + k] = 1 when kernel k reads an intermediate array (not a
+ * stream: skip[b]) kernel w writes: k starts once w has finished. */
+static void pipo_deps(const LoopProgram *p, const unsigned char *u, const unsigned char *skip, unsigned char *pipo)
+{
+    int K = p->n_kernels, nb = p->n_bufs;
+    for (int b = 0; b < nb; b++) {
+        const LoopBuf *bf = &p->bufs[b];
+        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || skip[b])
+            continue;
+        int w = -1;
+        for (int k = 0; k < K; k++)
+            w = u[(size_t)k * nb + b] & 2 ? k : w;
+        for (int k = 0; w >= 0 && k < K; k++)
+            if (k != w && (u[(size_t)k * nb + b] & 1))
+                pipo[(size_t)w * K + k] = 1;
+    }
+}
+
 static void trace_free(Trace *T, int K)
 {
     for (int s = 0; T->seq && s < T->n; s++)
@@ -987,17 +1032,7 @@ static int fifos(LoopProgram *p, Trace *T, TgtFpgaFifos *F)
                 F->runs[k][F->n_runs[k]++] = (TgtFpgaRun){ f, r->write, r->n };
         }
     }
-    for (int b = 0; b < nb; b++) {      /* ping-pong arrays: producer -> consumer */
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || is_stream[b])
-            continue;
-        int w = -1;
-        for (int k = 0; k < K; k++)
-            w = u[(size_t)k * nb + b] & 2 ? k : w;
-        for (int k = 0; w >= 0 && k < K; k++)
-            if (k != w && (u[(size_t)k * nb + b] & 1))
-                F->pipo[(size_t)w * K + k] = 1;
-    }
+    pipo_deps(p, u, is_stream, F->pipo);
     rc = 0;
 out:
     free(map);
@@ -1035,21 +1070,12 @@ int tgt_fpga_streams(LoopProgram *p, TgtFpgaFifos *out)
         goto done;
     /* the trace, on zero inputs (the kernels are data-independent) */
     watch = calloc((size_t)p->n_bufs + 1, 1);
-    inputs = calloc((size_t)p->n_inputs + 1, sizeof *inputs);
+    inputs = zero_inputs(p);
     rc = -1;
     if (!watch || !inputs)
         goto done;
     for (int s = 0; s < T.n; s++)
         watch[T.buf[s]] = 1;
-    for (int b = 0; b < p->n_bufs; b++) {
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->storage != LOOP_ST_INPUT || bf->alias_of >= 0 || bf->index < 0 || bf->index >= p->n_inputs)
-            continue;
-        inputs[bf->index].dtype = bf->dtype;
-        inputs[bf->index].shape = bf->shape;
-        if (!(inputs[bf->index].data = calloc((size_t)ir_shape_numel(&bf->shape) * ir_dtype_size(bf->dtype) + 8, 1)))
-            goto done;
-    }
     UtilDiag d;
     util_diag_init(&d);
     if (tgt_fpga_eval_trace(p, inputs, watch, on_access, &T, &d) || T.oom) {
@@ -1078,9 +1104,7 @@ int tgt_fpga_streams(LoopProgram *p, TgtFpgaFifos *out)
         memset(&F, 0, sizeof F);
     }
 done:
-    for (int i = 0; inputs && i < p->n_inputs; i++)
-        free(inputs[i].data);
-    free(inputs);
+    free_inputs(p, inputs);
     free(watch);
     free(indep);
     free(bad);
@@ -1139,7 +1163,7 @@ int64_t tgt_fpga_stream_latency(const LoopProgram *p, const int64_t *cycles)
     T.n_ev = calloc((size_t)K + 1, sizeof *T.n_ev);
     T.cap_ev = calloc((size_t)K + 1, sizeof *T.cap_ev);
     unsigned char *watch = calloc((size_t)nb + 1, 1), *u = uses_of(p), *pipo = calloc((size_t)K * K + 1, 1);
-    IrArray *inputs = calloc((size_t)p->n_inputs + 1, sizeof *inputs);
+    IrArray *inputs = zero_inputs(p);
     double **wt = NULL, **rt = NULL, *clock = NULL, *start = NULL;
     int64_t *wn = NULL, *rn = NULL, *depth = NULL, *at = NULL, *cap = NULL;
     int *done = NULL;
@@ -1155,23 +1179,7 @@ int64_t tgt_fpga_stream_latency(const LoopProgram *p, const int64_t *cycles)
     }
     if (T.n_fifos == 0)
         goto out;
-    for (int b = 0; b < nb; b++) {
-        const LoopBuf *bf = &p->bufs[b];
-        if (bf->storage == LOOP_ST_INPUT && bf->alias_of < 0 && bf->index >= 0 && bf->index < p->n_inputs) {
-            inputs[bf->index].dtype = bf->dtype;
-            inputs[bf->index].shape = bf->shape;
-            if (!(inputs[bf->index].data = calloc((size_t)ir_shape_numel(&bf->shape) * ir_dtype_size(bf->dtype) + 8, 1)))
-                goto out;
-        }
-        if (bf->alias_of >= 0 || bf->storage != LOOP_ST_WORKSPACE || bf->stream)
-            continue;
-        int w = -1;
-        for (int k = 0; k < K; k++)
-            w = u[(size_t)k * nb + b] & 2 ? k : w;
-        for (int k = 0; w >= 0 && k < K; k++)
-            if (k != w && (u[(size_t)k * nb + b] & 1))
-                pipo[(size_t)w * K + k] = 1;
-    }
+    pipo_deps(p, u, watch, pipo);                /* watch[b]: b is a stream */
     UtilDiag d;
     util_diag_init(&d);
     if (tgt_fpga_eval_trace(p, inputs, watch, on_timed, &T, &d) || T.oom)
@@ -1256,9 +1264,7 @@ out:
         free(wt[f]);
         free(rt[f]);
     }
-    for (int i = 0; inputs && i < p->n_inputs; i++)
-        free(inputs[i].data);
-    free(inputs);
+    free_inputs(p, inputs);
     free(T.fifo_of);
     free(T.ev);
     free(T.n_ev);
