@@ -552,6 +552,94 @@ static void totals(const LoopProgram *p, const CgFixed *fmt, int64_t *dsp, int64
     }
 }
 
+/* What balancing minimizes: the interval (the slowest layer) of a DATAFLOW
+ * design, else the latency (the sum); *slowest = that layer.  Also the
+ * design's DSP and LUT totals; -1 on error. */
+static int64_t objective(const IrGraph *g, const TgtOptions *o, const LoopProgram *p, int *slowest, int64_t *dsp,
+                         int64_t *lut, int64_t *total, UtilDiag *d)
+{
+    CgFixed *fmt = NULL;
+    int *frac = NULL;
+    if (tgt_fpga_precision(g, p, o, &fmt, &frac, d))
+        return -1;
+    const char *why;
+    int df = cg_hls_dataflow_ok(p, &why);
+    int64_t sum = 0, mx = -1;
+    *slowest = -1;
+    *dsp = *lut = 0;
+    for (int k = 0; k < p->n_kernels; k++) {
+        TgtHlsCost c;
+        tgt_fpga_cost(p, fmt, df, k, &c);
+        sum += c.latency;
+        *dsp += c.dsp;
+        *lut += c.lut;
+        if (c.latency > mx) {
+            mx = c.latency;
+            *slowest = k;
+        }
+    }
+    free(fmt);
+    free(frac);
+    *total = sum;
+    return df ? mx : sum;
+}
+
+/* Per-layer budgets that balance the design (docs/targets/fpga.md,
+ * "Parallelism"): while the slowest layer (the interval under DATAFLOW; the
+ * largest term of the latency otherwise) has no budget of its own from the
+ * precision file, double its multipliers, keep the change when the design
+ * still fits TGT_FPGA_FILL of the part and the objective fell (or, with two
+ * layers equally slow, stayed and the layers' sum fell), stop at the first
+ * that does not (at most BALANCE_STEPS rebuilds).  Takes p; returns
+ * the design kept (NULL on error). */
+#define BALANCE_STEPS 12
+static LoopProgram *balance(const IrGraph *g, const TgtOptions *o, const TgtFpgaPart *pt, int budget,
+                            int *node_budget, LoopProgram *p, UtilDiag *d)
+{
+    unsigned char *locked = malloc((size_t)g->n_nodes + 1);
+    if (!locked) {
+        loop_program_free(p);
+        util_error(d, util_loc_file(g->file), "out of memory");
+        return NULL;
+    }
+    for (int n = 0; n < g->n_nodes; n++)
+        locked[n] = node_budget[n] > 0;            /* the precision file's own counts stay */
+    int slow;
+    int64_t dsp, lut, sum, obj = objective(g, o, p, &slow, &dsp, &lut, &sum, d);
+    for (int step = 0; obj >= 0 && step < BALANCE_STEPS && slow >= 0; step++) {
+        int n = p->kernels[slow].first_node, cur = tgt_fpga_kernel_budget(p, slow, budget, node_budget);
+        if (n < 0 || n >= g->n_nodes || locked[n] || cur >= 4096)
+            break;
+        int saved = node_budget[n];
+        node_budget[n] = cur * 2;
+        LoopProgram *q = fpga_program(g, o, budget, node_budget, d);
+        int qslow;
+        int64_t qdsp, qlut, qsum, qobj = q ? objective(g, o, q, &qslow, &qdsp, &qlut, &qsum, d) : -1;
+        if (qobj < 0) {
+            obj = -1;
+            loop_program_free(q);
+            break;
+        }
+        if (qobj > obj || (qobj == obj && qsum >= sum) || qdsp > pt->dsp * TGT_FPGA_FILL ||
+            qlut > pt->lut * TGT_FPGA_FILL) {
+            node_budget[n] = saved;
+            loop_program_free(q);
+            break;
+        }
+        loop_program_free(p);
+        p = q;
+        obj = qobj;
+        sum = qsum;
+        slow = qslow;
+    }
+    free(locked);
+    if (obj < 0) {
+        loop_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 /* Multipliers per layer (docs/targets/fpga.md, "Parallelism"): a layer's
  * "multipliers" in the precision file; for the others --fpga-multipliers N, or
  * the file's global "multipliers", or else, for a known part, the largest of
@@ -587,7 +675,7 @@ static LoopProgram *parallelism(const IrGraph *g, const TgtOptions *o, const cha
         free(fmt);
         free(frac);
         if (dsp <= pt->dsp * TGT_FPGA_FILL && lut <= pt->lut * TGT_FPGA_FILL)
-            return p;
+            return balance(g, o, pt, *budget, *node_budget, p, d);
         loop_program_free(p);
         *budget /= 2;
     }

@@ -95,6 +95,11 @@ def main():
               p.returncode == 0 and (tmp / "st" / "m.cpp").exists() and rep["io"] == "stream" and
               len(rep["streams"]) >= 3 and all(s["depth"] >= 2 for s in rep["streams"]) and rep["dataflow"] and
               "#include <hls_stream.h>" in (tmp / "st" / "m.cpp").read_text(), p.stderr + str(rep.get("streams")))
+        budgets = [l["unroll_budget"] for l in rep.get("layers", [])]
+        check("balanced: on the U50 the slowest layers get more multipliers than the design's budget, and the "
+              "estimate stays within 70% of the part", p.returncode == 0 and max(budgets) > rep["unroll_budget"] and
+              rep["utilization"]["dsp"] <= 0.7 and rep["utilization"]["lut"] <= 0.7,
+              str(budgets) + str(rep.get("utilization")))
         p = run(cnn, "-t", "fpga", "-o", str(tmp / "par"), "--name", "m", "--fpga-io", "parallel")
         rep = json.loads((tmp / "par" / "m.report.json").read_text()) if p.returncode == 0 else {}
         check("--fpga-io parallel: no streams, plain C", p.returncode == 0 and (tmp / "par" / "m.c").exists() and
