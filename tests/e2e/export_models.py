@@ -288,14 +288,21 @@ MODELS = {
 EXAMPLES = {"cnn": ROOT / "examples" / "cnn"}
 
 
-def build(name):
+def make_model(name):
+    """The PyTorch module of test model `name`, seeded (and trained) as exported; also what
+    bench/hls4ml_peer.py hands to hls4ml."""
     ctor, shape, seed, opts = MODELS[name]
     torch.manual_seed(seed)
     model = ctor()
     randomize_norms(model, torch.Generator().manual_seed(seed + 1000))
     if name in TRAIN:
         train(model, seed, *TRAIN[name])
-    model.eval()
+    return model.eval()
+
+
+def build(name):
+    ctor, shape, seed, opts = MODELS[name]
+    model = make_model(name)
     rng = np.random.default_rng(seed)
     x = INPUTS[name](rng, shape) if name in INPUTS else rng.standard_normal(shape).astype(np.float32)
     xt = torch.from_numpy(x)
