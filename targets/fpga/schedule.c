@@ -532,6 +532,87 @@ static int stage_inputs(LoopProgram *p)
     return 0;
 }
 
+/* ------------------------------------------------------ read-backs */
+
+typedef struct Private {
+    CgCWalk w;
+    int from, to;
+} Private;
+
+static void private_load(CgCWalk *w, LoopExpr *e)
+{
+    Private *r = (Private *)w;
+    if (e->u.load.buf == r->from)
+        e->u.load.buf = r->to;
+}
+
+static void private_store(CgCWalk *w, LoopStmt *s)
+{
+    Private *r = (Private *)w;
+    if (s->u.store.buf == r->from)
+        s->u.store.buf = r->to;
+}
+
+/* A kernel that reads back what it wrote into an intermediate or output
+ * (a softmax normalizing its exponentials in place) works on a local copy
+ * instead and writes the result once, at its end:
+ *     body[b]  →  body[l]; for i < n: b[i] = l[i]
+ * (the same values: l has b's tensor, so its format).  b then has one
+ * writer that does not read it, which DATAFLOW and streams need. */
+static int private_readbacks(LoopProgram *p)
+{
+    int nb = p->n_bufs;
+    unsigned char *used = malloc((size_t)nb + 1);
+    int *writers = calloc((size_t)nb + 1, sizeof *writers);
+    if (!used || !writers) {
+        free(used);
+        free(writers);
+        return -1;
+    }
+    for (int k = 0; k < p->n_kernels; k++) {
+        cg_c_kernel_uses(p, k, used);
+        for (int b = 0; b < nb; b++)
+            writers[b] += (used[b] & 2) != 0;
+    }
+    int rc = 0;
+    for (int k = 0; k < p->n_kernels && !rc; k++) {
+        cg_c_kernel_uses(p, k, used);
+        for (int b = 0; b < nb && !rc; b++) {
+            const LoopBuf *bf = &p->bufs[b];
+            int aliased = 0;
+            for (int a = 0; a < p->n_bufs; a++)
+                aliased |= p->bufs[a].alias_of == b;
+            if (used[b] != 3 || writers[b] != 1 || aliased || bf->alias_of >= 0 || bf->offchip ||
+                (bf->storage != LOOP_ST_WORKSPACE && bf->storage != LOOP_ST_OUTPUT) ||
+                ir_shape_numel(&bf->shape) > TGT_FPGA_TILE_ELEMS)
+                continue;
+            char name[200];
+            snprintf(name, sizeof name, "%s_work", bf->name);
+            IrShape shape = bf->shape;
+            int l = loop_add_buf(p, name, bf->dtype, &shape, LOOP_ST_LOCAL);
+            int v = loop_add_var(p, "i", IR_DT_I64);
+            if (l < 0 || v < 0) {
+                rc = -1;
+                break;
+            }
+            p->bufs[l].tensor = p->bufs[b].tensor;
+            Private r = { { private_load, private_store, NULL }, b, l };
+            cg_c_walk(p->kernels[k].body, &r.w);
+            LoopStmt *copy = loop_for(p, v, loop_int(p, ir_shape_numel(&shape)), LOOP_SERIAL,
+                                      loop_store(p, b, loop_var(p, v), loop_load(p, l, loop_var(p, v))));
+            LoopStmt *blk = loop_block(p);
+            if (!copy || !blk || loop_block_add(p, blk, p->kernels[k].body) || loop_block_add(p, blk, copy)) {
+                rc = -1;
+                break;
+            }
+            p->kernels[k].body = blk;
+        }
+    }
+    free(used);
+    free(writers);
+    return rc;
+}
+
 /* -------------------------------------------------------- ReLU fusion */
 
 typedef struct Fuse {
@@ -712,7 +793,7 @@ int tgt_fpga_kernel_budget(const LoopProgram *p, int k, int budget, const int *n
 
 int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget, int streams)
 {
-    if (stage_inputs(p) || (streams && tgt_fpga_streams(p, NULL)))
+    if (stage_inputs(p) || (streams && (private_readbacks(p) || tgt_fpga_streams(p, NULL))))
         return -1;
     for (int k = 0; k < p->n_kernels; k++)
         p->kernels[k].body = lanes(p, p->kernels[k].body);
@@ -915,13 +996,35 @@ static int64_t depth(const Cost *C, const LoopStmt *loop)
     return C->fmt ? 4 + lg : 8 + 4 * lg;
 }
 
+/* The pipelined loop at the bottom of a perfect nest of serial loops with
+ * constant extents starting at s (each body one loop), with *iters = the
+ * nest's iterations down to it (s included); NULL if none.  Vitis HLS
+ * flattens such a nest into one pipeline. */
+static const LoopStmt *perfect_nest(const LoopStmt *s, int64_t *iters)
+{
+    *iters = 1;
+    while (s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_SERIAL && s->u.loop.extent->kind == LOOP_E_INT) {
+        *iters *= s->u.loop.extent->u.i;
+        s = s->u.loop.body;
+        while (s && s->kind == LOOP_S_BLOCK && s->u.block.n == 1)
+            s = s->u.block.items[0];
+    }
+    return s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_HLS_PIPELINE && *iters > 1 ? s : NULL;
+}
+
 static int64_t latency(Cost *C, const LoopStmt *s)
 {
     if (!s)
         return 0;
     switch (s->kind) {
     case LOOP_S_FOR: {
-        int64_t e = s->u.loop.extent->kind == LOOP_E_INT ? s->u.loop.extent->u.i : 1;
+        int64_t e = s->u.loop.extent->kind == LOOP_E_INT ? s->u.loop.extent->u.i : 1, outer;
+        const LoopStmt *pipe = perfect_nest(s, &outer);
+        if (pipe) {                  /* flattened: one pipeline over the whole nest */
+            int64_t inner = latency(C, pipe), pe = pipe->u.loop.extent->kind == LOOP_E_INT ? pipe->u.loop.extent->u.i : 1;
+            int64_t d = depth(C, pipe), ii = pe > 1 ? (inner - d) / (pe - 1) : 1;
+            return (outer * pe - 1) * (ii > 0 ? ii : 1) + d;
+        }
         if (s->u.loop.kind == LOOP_HLS_PIPELINE) {
             int ii = pipeline_ii(C->W, s);
             unsigned char *inside = calloc((size_t)C->p->n_vars + 1, 1);

@@ -591,6 +591,39 @@ static void test_stream_fifo_depths(void **state)
     ir_graph_free(t.g);
 }
 
+/* A softmax normalizes in place: with streams it works on a local copy and
+ * writes the output once, so the design keeps DATAFLOW; same values. */
+static void test_softmax_readback(void **state)
+{
+    (void)state;
+    TG t;
+    tg_start(&t, "sm");
+    int x = tg_input(&t, "x", IR_DT_F32, TG_INTS(2, 5));
+    int a = tg_node(&t, IR_OP_Neg, "a", 1, &x, 1);
+    tg_output(&t, tg_node(&t, IR_OP_Softmax, "s", 1, &a, 1));
+    assert_int_equal(pass_infer(t.g, &t.d), 0);
+    LoopProgram *p = lower(&t);
+    const char *why = NULL;
+    assert_int_equal(cg_hls_dataflow_ok(p, &why), 0);         /* the softmax reads its output back */
+    assert_int_equal(tgt_fpga_schedule(p, 64, NULL, 1), 0);
+    assert_int_equal(loop_verify(p, &t.d), 0);
+    assert_int_equal(cg_hls_dataflow_ok(p, &why), 1);
+    float xv[10];
+    for (int i = 0; i < 10; i++)
+        xv[i] = (float)sin(1.3 * i);
+    IrArray xin = { .dtype = IR_DT_F32, .shape = { 2, { 2, 5 } }, .data = xv }, ref;
+    assert_int_equal(interp_run(t.g, &xin, &ref, &t.d), 0);
+    double **vals = calloc((size_t)p->n_bufs, sizeof *vals);
+    assert_int_equal(tgt_fpga_eval(p, NULL, NULL, &xin, vals, &t.d), 0);
+    int yb = find_buf(p, "s_out0");
+    for (int i = 0; i < 10; i++)
+        assert_true(fabs(vals[yb][i] - ((float *)ref.data)[i]) < 1e-6);
+    free_vals(p, vals);
+    interp_array_free(&ref);
+    loop_program_free(p);
+    ir_graph_free(t.g);
+}
+
 /* --fpga-io parallel and the host build: no streams; a kernel whose
  * indexing depends on data (a Gather) passes no stream either. */
 static void test_stream_refusals(void **state)
@@ -730,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_line_buffer_pools),
         cmocka_unit_test(test_stream_fifo_depths),
         cmocka_unit_test(test_stream_refusals),
+        cmocka_unit_test(test_softmax_readback),
         cmocka_unit_test(test_hls_text),
         cmocka_unit_test(test_testbench_int_inputs),
     };
