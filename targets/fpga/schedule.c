@@ -1009,7 +1009,8 @@ static const LoopStmt *perfect_nest(const LoopStmt *s, int64_t *iters)
         while (s && s->kind == LOOP_S_BLOCK && s->u.block.n == 1)
             s = s->u.block.items[0];
     }
-    return s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_HLS_PIPELINE && *iters > 1 ? s : NULL;
+    return s && s->kind == LOOP_S_FOR && s->u.loop.kind == LOOP_HLS_PIPELINE && *iters > 1 &&
+           s->u.loop.extent->kind == LOOP_E_INT && s->u.loop.extent->u.i > 1 ? s : NULL;
 }
 
 static int64_t latency(Cost *C, const LoopStmt *s)
