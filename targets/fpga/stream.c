@@ -973,7 +973,8 @@ static int candidates(LoopProgram *p, Trace *T)
         cg_c_walk(p->kernels[k].body, &c.w);
     if (c.err)
         goto out;
-    qsort(T->sites, (size_t)T->n_sites, sizeof *T->sites, cmp_site);
+    if (T->n_sites)
+        qsort(T->sites, (size_t)T->n_sites, sizeof *T->sites, cmp_site);
     rc = 0;
 out:
     free(indep);

@@ -3,7 +3,11 @@
 
     lint_hls.py DIR NAME        # exit 1 and one line per violation
 
-NAME.c (float32) or NAME.cpp (fixed point, ap_fixed), synthesizable part (everything before `#ifndef __SYNTHESIS__`):
+NAME.c (float32) or NAME.cpp (fixed point, ap_fixed, or streams), synthesizable part (everything before `#ifndef __SYNTHESIS__`):
+  every `#pragma HLS` one of those dlcc writes, its options well formed (PIPELINE II=N, UNROLL [factor=N],
+  ARRAY_PARTITION variable=V complete|cyclic factor=N dim=N, INTERFACE m_axi / s_axilite, DATAFLOW,
+  STREAM variable=V depth=N), naming a variable or port of its own function, PIPELINE / UNROLL at the top
+  of a loop body;
   no heap (malloc calloc realloc free), no I/O (printf puts fopen ...), no exit/abort,
   no function pointers, no recursion (call graph of the functions defined there is acyclic),
   no while / do / goto, every array has a literal size, every file-scope object is `static const`,
@@ -76,6 +80,63 @@ def acyclic(graph):
 
 
 # a stream parameter (`hls::stream<T> &s`, or an array of lanes `hls::stream<T> (&s)[N]`); a declaration
+# the pragmas dlcc writes, with their options' syntax (Vitis HLS's pragma reference)
+ID = r"[A-Za-z_]\w*"
+PRAGMAS = [
+    (re.compile(r"PIPELINE II=[1-9]\d*"), None),
+    (re.compile(r"UNROLL(?: factor=[1-9]\d*)?"), None),
+    (re.compile(r"ARRAY_PARTITION variable=(%s) (?:complete|(?:cyclic|block) factor=[1-9]\d*) dim=[1-9]\d*" % ID), 1),
+    (re.compile(r"INTERFACE m_axi port=(%s) offset=slave bundle=%s depth=[1-9]\d*" % (ID, ID)), 1),
+    (re.compile(r"INTERFACE s_axilite port=(%s|return) bundle=%s" % (ID, ID)), 1),
+    (re.compile(r"DATAFLOW"), None),
+    (re.compile(r"STREAM variable=(%s) depth=[1-9]\d*" % ID), 1),
+]
+
+
+def function_lines(synth):
+    """(first line, last line, name, parameter text, body text) of each function definition."""
+    out = []
+    for m in FUNC.finditer(synth):
+        depth, i = 1, m.end()
+        while depth and i < len(synth):
+            depth += {"{": 1, "}": -1}.get(synth[i], 0)
+            i += 1
+        out.append((synth.count("\n", 0, m.end()), synth.count("\n", 0, i), m.group(1), m.group(2), synth[m.end():i - 1]))
+    return out
+
+
+def check_pragmas(synth, where, errs):
+    """Every `#pragma HLS` is one of PRAGMAS with well-formed options; the variable or port it names is
+    declared in its function; PIPELINE and UNROLL open a loop body (the line after a `for (...) {`)."""
+    lines = synth.splitlines()
+    spans = function_lines(synth)
+    f = 0
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*#pragma\s+HLS\s+(.*?)\s*$", line)
+        if not m:
+            if re.match(r"\s*#pragma\s+(?!HLS\b)", line) and "once" not in line:
+                errs.append("%s: line %d: a pragma that is not HLS: %s" % (where, i + 1, line.strip()))
+            continue
+        text = m.group(1)
+        hit = next(((rx, g) for rx, g in PRAGMAS if rx.fullmatch(text)), None)
+        if not hit:
+            errs.append("%s: line %d: malformed or unknown HLS pragma: %s" % (where, i + 1, text))
+            continue
+        rx, g = hit
+        while f < len(spans) and spans[f][1] < i:
+            f += 1
+        inside = f < len(spans) and spans[f][0] <= i <= spans[f][1]
+        if g:
+            name = rx.fullmatch(text).group(g)
+            decl = (spans[f][3] + "\n" + spans[f][4].replace(line, "")) if inside else ""
+            if name != "return" and not re.search(r"\b%s\b" % name, decl):
+                errs.append("%s: line %d: pragma names '%s', which its function does not declare" % (where, i + 1, name))
+        if text.startswith(("PIPELINE", "UNROLL")):
+            prev = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+            if not re.search(r"\bfor\s*\(.*\)\s*\{\s*$", prev):
+                errs.append("%s: line %d: %s outside the top of a loop body" % (where, i + 1, text.split()[0]))
+
+
 STREAM_PARAM = re.compile(r"hls::stream<.*?>\s*\(?\s*&\s*(\w+)\s*\)?\s*(?:\[\s*\d+\s*\])?")
 STREAM_DECL = re.compile(r"hls::stream<.*?>\s+(\w+)\s*[\(\[;]")
 
@@ -153,6 +214,7 @@ def lint(folder, name):
     elif top.group(1).strip() != "void" and "#pragma HLS INTERFACE m_axi" not in synth:
         errs.append("%s: the top function's ports are not m_axi" % where)
     check_streams(synth, funcs, top, where, errs)
+    check_pragmas(synth, where, errs)
     tb = strip_comments((folder / (name + "_tb." + x)).read_text())
     for m in HEAP.finditer(tb):
         errs.append("%s_tb.%s: heap: %s" % (name, x, m.group(0)))

@@ -30,6 +30,12 @@ CASES = [
      "array 'x' has no literal size"),
     ("writable global", "void m_top(", "static int m_count = 0;\nvoid m_top(", "writable file-scope data"),
     ("no control interface", "#pragma HLS INTERFACE s_axilite port=return", "", "no s_axilite control"),
+    ("misspelled pragma", "#pragma HLS PIPELINE II=", "#pragma HLS PIPELIN II=", "malformed or unknown HLS pragma"),
+    ("bad pragma option", "#pragma HLS PIPELINE II=", "#pragma HLS PIPELINE II=x", "malformed or unknown HLS pragma"),
+    ("partition of an unknown array", "#pragma HLS ARRAY_PARTITION variable=",
+     "#pragma HLS ARRAY_PARTITION variable=nowhere_", "which its function does not declare"),
+    ("pipeline outside a loop", "void m_top(", "static void m_p(void)\n{\n    int a = 0;\n    #pragma HLS PIPELINE II=1\n"
+     "    (void)a;\n}\nvoid m_top(", "PIPELINE outside the top of a loop body"),
 ]
 # the same on a design with streams (m.cpp)
 STREAM_CASES = [
