@@ -687,6 +687,9 @@ int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g)
         cg_c_walk(p->kernels[r - 1].body, &f.w);
         if (f.err)
             break;
+        /* A is dead now: no workspace slice for it (a planned workspace, built for the host, may be
+         * smaller than A) */
+        p->bufs[a].storage = LOOP_ST_LOCAL;
         LoopKernel *kp = &p->kernels[r - 1];
         if (kp->first_node >= 0 && kp->first_node + kp->n_nodes == kr->first_node)
             kp->n_nodes++;
