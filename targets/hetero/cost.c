@@ -407,7 +407,8 @@ int tgt_hetero_partition(const IrGraph *g, const TgtHeteroOptions *o, TgtHeteroP
     if (plan_devices(pl, &f, ids, m, host, &pb))
         goto oom;
 
-    TgtOptions to = { .name = "partition", .opt_level = o->opt_level };
+    TgtOptions to = { .name = "partition", .opt_level = o->opt_level,
+                    .fpga_io_parallel = 1 };     /* as the FPGA partitions are compiled (compile.c) */
     pl->program = tgt_cpu_program(g, &to, 0, d);
     if (!pl->program)
         goto done;

@@ -506,7 +506,7 @@ static void test_fpga_times(void **state)
     assert_int_equal(tgt_hetero_partition(g, &o, &p, &d), 0);
     TgtFpgaKernelCost *fk;
     int nfk;
-    TgtOptions to = { .name = "partition", .opt_level = 2 };
+    TgtOptions to = { .name = "partition", .opt_level = 2, .fpga_io_parallel = 1 };   /* as the partitioner */
     assert_int_equal(tgt_fpga_estimate(g, &to, &fk, &nfk, &d), 0);
     assert_true(nfk > p->n_tasks);                           /* input staging kernels besides */
     double sum = 0;
