@@ -751,10 +751,13 @@ static unsigned char *uses_of(const LoopProgram *p)
 
 /* Can the program be one DATAFLOW region once every tensor read by several
  * kernels has a copy per reader?  (cg_hls_dataflow_ok's rule, with several
- * readers allowed for intermediates that have no views.)  1 yes, 0 no, -1 OOM. */
+ * readers allowed for intermediates that have no views, and the intermediates
+ * with their copies within TGT_FPGA_STACK_BYTES, as placement keeps them.)
+ * 1 yes, 0 no, -1 OOM. */
 static int dataflow_after_copies(const LoopProgram *p)
 {
     int nb = p->n_bufs, K = p->n_kernels, ok = 1;
+    int64_t onchip = 0;              /* the intermediates' bytes with one copy per reader */
     unsigned char *u = uses_of(p);
     int *writers = calloc((size_t)nb + 1, sizeof *writers), *readers = calloc((size_t)nb + 1, sizeof *readers);
     if (!u || !writers || !readers)
@@ -784,7 +787,10 @@ static int dataflow_after_copies(const LoopProgram *p)
         for (int a = 0; readers[b] > 1 && a < nb; a++)
             if (p->bufs[a].alias_of == b)
                 ok = 0;              /* a view would need a copy of its own */
+        onchip += bf->bytes * (readers[b] > 1 ? readers[b] : 1);
     }
+    if (ok == 1 && onchip > TGT_FPGA_STACK_BYTES)
+        ok = 0;                      /* the copies, should they stay arrays, would not fit on chip */
     free(u);
     free(writers);
     free(readers);
