@@ -688,7 +688,28 @@ static void count_var(CgCWalk *w, LoopExpr *e)
         ((Strip *)w)->count[e->u.var]++;
 }
 
-/* Removes the LETs nobody reads (the stripped indices' row and column). */
+/* Does e read a buffer (a stream read must stay, read or not)? */
+static int has_load(const LoopExpr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LOOP_E_LOAD: return 1;
+    case LOOP_E_BIN: return has_load(e->u.bin.a) || has_load(e->u.bin.b);
+    case LOOP_E_UN: return has_load(e->u.un.a);
+    case LOOP_E_SELECT: return has_load(e->u.sel.cond) || has_load(e->u.sel.a) || has_load(e->u.sel.b);
+    case LOOP_E_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (has_load(e->u.call.args[i]))
+                return 1;
+        return 0;
+    case LOOP_E_CAST: return has_load(e->u.cast.a);
+    default: return 0;
+    }
+}
+
+/* Removes the LETs of index arithmetic nobody reads (the stripped indices'
+ * row and column). */
 static int drop_dead(LoopStmt *s, const int *count)
 {
     if (!s)
@@ -701,7 +722,7 @@ static int drop_dead(LoopStmt *s, const int *count)
         int j = 0;
         for (int i = 0; i < s->u.block.n; i++) {
             LoopStmt *it = s->u.block.items[i];
-            if (it->kind == LOOP_S_LET && count[it->u.let.var] == 0) {
+            if (it->kind == LOOP_S_LET && count[it->u.let.var] == 0 && !has_load(it->u.let.value)) {
                 n++;
                 continue;
             }
