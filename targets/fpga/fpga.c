@@ -556,7 +556,7 @@ static void totals(const LoopProgram *p, const CgFixed *fmt, int64_t *dsp, int64
  * design, else the latency (the sum); *slowest = that layer.  Also the
  * design's DSP and LUT totals; -1 on error. */
 static int64_t objective(const IrGraph *g, const TgtOptions *o, const LoopProgram *p, int *slowest, int64_t *dsp,
-                         int64_t *lut, int64_t *total, UtilDiag *d)
+                         int64_t *lut, int64_t *total, int64_t *lat, UtilDiag *d)
 {
     CgFixed *fmt = NULL;
     int *frac = NULL;
@@ -571,6 +571,8 @@ static int64_t objective(const IrGraph *g, const TgtOptions *o, const LoopProgra
         TgtHlsCost c;
         tgt_fpga_cost(p, fmt, df, k, &c);
         sum += c.latency;
+        if (lat)
+            lat[k] = c.latency;
         *dsp += c.dsp;
         *lut += c.lut;
         if (c.latency > mx) {
@@ -589,8 +591,11 @@ static int64_t objective(const IrGraph *g, const TgtOptions *o, const LoopProgra
  * largest term of the latency otherwise) has no budget of its own from the
  * precision file, double its multipliers, keep the change when the design
  * still fits TGT_FPGA_FILL of the part and the objective fell (or, with two
- * layers equally slow, stayed and the layers' sum fell), stop at the first
- * that does not (at most BALANCE_STEPS rebuilds).  Takes p; returns
+ * layers equally slow, stayed and the layers' sum fell).  The first time a
+ * growth does not fit, the layers at most half as slow as the slowest give
+ * up half their multipliers (kept when the objective does not rise) and the
+ * growth is tried again; otherwise balancing stops (at most BALANCE_STEPS
+ * rebuilds).  Takes p; returns
  * the design kept (NULL on error). */
 #define BALANCE_STEPS 12
 static LoopProgram *balance(const IrGraph *g, const TgtOptions *o, const TgtFpgaPart *pt, int budget,
@@ -604,26 +609,51 @@ static LoopProgram *balance(const IrGraph *g, const TgtOptions *o, const TgtFpga
     }
     for (int n = 0; n < g->n_nodes; n++)
         locked[n] = node_budget[n] > 0;            /* the precision file's own counts stay */
-    int slow;
-    int64_t dsp, lut, sum, obj = objective(g, o, p, &slow, &dsp, &lut, &sum, d);
+    int slow, shrunk = 0;
+    int64_t *lat = calloc((size_t)p->n_kernels + 1, sizeof *lat);
+    int *saved = malloc(((size_t)g->n_nodes + 1) * sizeof *saved);
+    int64_t dsp, lut, sum, obj = lat && saved ? objective(g, o, p, &slow, &dsp, &lut, &sum, lat, d) : -1;
     for (int step = 0; obj >= 0 && step < BALANCE_STEPS && slow >= 0; step++) {
         int n = p->kernels[slow].first_node, cur = tgt_fpga_kernel_budget(p, slow, budget, node_budget);
         if (n < 0 || n >= g->n_nodes || locked[n] || cur >= 4096)
             break;
-        int saved = node_budget[n];
-        node_budget[n] = cur * 2;
+        memcpy(saved, node_budget, (size_t)g->n_nodes * sizeof *saved);
+        int shrink = shrunk == 1;            /* the last growth did not fit: make room first */
+        int any = 0;
+        if (shrink) {
+            /* layers at most half as slow as the slowest give up half their multipliers (their
+             * latency at most doubles, staying within the interval) */
+            for (int k = 0; k < p->n_kernels; k++) {
+                int kn = p->kernels[k].first_node, kb = tgt_fpga_kernel_budget(p, k, budget, node_budget);
+                if (k == slow || kn < 0 || kn >= g->n_nodes || locked[kn] || kb <= 4 || 2 * lat[k] > obj)
+                    continue;
+                node_budget[kn] = kb / 2;
+                any = 1;
+            }
+            shrunk = 2;
+            if (!any)
+                break;
+        } else {
+            node_budget[n] = cur * 2;
+        }
         LoopProgram *q = fpga_program(g, o, budget, node_budget, d);
         int qslow;
-        int64_t qdsp, qlut, qsum, qobj = q ? objective(g, o, q, &qslow, &qdsp, &qlut, &qsum, d) : -1;
+        int64_t qdsp, qlut, qsum, qobj = q ? objective(g, o, q, &qslow, &qdsp, &qlut, &qsum, lat, d) : -1;
         if (qobj < 0) {
             obj = -1;
             loop_program_free(q);
             break;
         }
-        if (qobj > obj || (qobj == obj && qsum >= sum) || qdsp > pt->dsp * TGT_FPGA_FILL ||
-            qlut > pt->lut * TGT_FPGA_FILL) {
-            node_budget[n] = saved;
+        int fits = qdsp <= pt->dsp * TGT_FPGA_FILL && qlut <= pt->lut * TGT_FPGA_FILL;
+        int better = shrink ? qobj <= obj : qobj < obj || (qobj == obj && qsum < sum);
+        if (!fits || !better) {
+            memcpy(node_budget, saved, (size_t)g->n_nodes * sizeof *saved);
             loop_program_free(q);
+            objective(g, o, p, &slow, &dsp, &lut, &sum, lat, d);     /* lat of the design kept */
+            if (!shrink && !fits && shrunk == 0) {
+                shrunk = 1;                  /* try once to free multipliers, then grow again */
+                continue;
+            }
             break;
         }
         loop_program_free(p);
@@ -632,6 +662,8 @@ static LoopProgram *balance(const IrGraph *g, const TgtOptions *o, const TgtFpga
         sum = qsum;
         slow = qslow;
     }
+    free(lat);
+    free(saved);
     free(locked);
     if (obj < 0) {
         loop_program_free(p);
