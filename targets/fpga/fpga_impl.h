@@ -42,6 +42,10 @@ int64_t tgt_fpga_onchip_budget(const char *part);
  * accesses in one bank (BRAM is dual-ported).  -1 on OOM. */
 int tgt_fpga_schedule(LoopProgram *p, int budget, const int *node_budget, int streams);
 
+/* Makes every load (and with `stores`, every store) of buffer `from` in
+ * body use buffer `to` (targets/fpga/schedule.c). */
+void tgt_fpga_retarget(LoopStmt *body, int from, int to, int stores);
+
 /* Folds each ReLU kernel into the kernel that produces its input when
  * that input has no other reader (targets/fpga/schedule.c); returns the count. */
 int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g);

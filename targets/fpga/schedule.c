@@ -490,6 +490,19 @@ static void retarget_load(CgCWalk *w, LoopExpr *e)
         e->u.load.buf = r->to;
 }
 
+static void retarget_store(CgCWalk *w, LoopStmt *s)
+{
+    Retarget *r = (Retarget *)w;
+    if (s->u.store.buf == r->from)
+        s->u.store.buf = r->to;
+}
+
+void tgt_fpga_retarget(LoopStmt *body, int from, int to, int stores)
+{
+    Retarget r = { { retarget_load, stores ? retarget_store : NULL, NULL }, from, to };
+    cg_c_walk(body, &r.w);
+}
+
 /* Each model input is copied into an on-chip buffer by a first kernel
  * (one AXI burst, a pipelined loop), so the layers read it from
  * partitionable BRAM instead of the AXI port (one element per cycle). */
@@ -507,9 +520,8 @@ static int stage_inputs(LoopProgram *p)
         if (nbuf < 0)
             return -1;
         p->bufs[nbuf].tensor = p->bufs[b].tensor;
-        Retarget r = { { retarget_load, NULL, NULL }, b, nbuf };
         for (int k = 0; k < p->n_kernels; k++)
-            cg_c_walk(p->kernels[k].body, &r.w);
+            tgt_fpga_retarget(p->kernels[k].body, b, nbuf, 0);
         for (int a = 0; a < p->n_bufs; a++)
             if (p->bufs[a].alias_of == b)
                 p->bufs[a].alias_of = nbuf;
@@ -533,25 +545,6 @@ static int stage_inputs(LoopProgram *p)
 }
 
 /* ------------------------------------------------------ read-backs */
-
-typedef struct Private {
-    CgCWalk w;
-    int from, to;
-} Private;
-
-static void private_load(CgCWalk *w, LoopExpr *e)
-{
-    Private *r = (Private *)w;
-    if (e->u.load.buf == r->from)
-        e->u.load.buf = r->to;
-}
-
-static void private_store(CgCWalk *w, LoopStmt *s)
-{
-    Private *r = (Private *)w;
-    if (s->u.store.buf == r->from)
-        s->u.store.buf = r->to;
-}
 
 /* A kernel that reads back what it wrote into an intermediate or output
  * (a softmax normalizing its exponentials in place) works on a local copy
@@ -596,8 +589,7 @@ static int private_readbacks(LoopProgram *p)
                 break;
             }
             p->bufs[l].tensor = p->bufs[b].tensor;
-            Private r = { { private_load, private_store, NULL }, b, l };
-            cg_c_walk(p->kernels[k].body, &r.w);
+            tgt_fpga_retarget(p->kernels[k].body, b, l, 1);
             LoopStmt *copy = loop_for(p, v, loop_int(p, ir_shape_numel(&shape)), LOOP_SERIAL,
                                       loop_store(p, b, loop_var(p, v), loop_load(p, l, loop_var(p, v))));
             LoopStmt *blk = loop_block(p);

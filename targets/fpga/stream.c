@@ -318,13 +318,6 @@ typedef struct Dup {
     const int *copies;
 } Dup;
 
-static void dup_load(CgCWalk *w, LoopExpr *e)
-{
-    Dup *d = (Dup *)w;
-    if (e->u.load.buf == d->from)
-        e->u.load.buf = d->to;
-}
-
 /* STORE b[i] = v  →  { let t = v; STORE b[i] = t; STORE copy_j[i] = t ... } */
 static void dup_store(CgCWalk *w, LoopStmt *s)
 {
@@ -853,8 +846,7 @@ static int copy_forks(LoopProgram *p)
             }
             p->bufs[c].tensor = p->bufs[b].tensor;
             copies[j - 2] = c;
-            Dup dl = { { dup_load, NULL, NULL }, p, b, c, 0, 0, NULL };
-            cg_c_walk(p->kernels[k].body, &dl.w);
+            tgt_fpga_retarget(p->kernels[k].body, b, c, 0);
         }
         if (!rc) {
             Dup ds = { { NULL, dup_store, NULL }, p, b, -1, nr - 1, 0, copies };
