@@ -538,20 +538,6 @@ static int fpga_host_compile(const IrGraph *g, const TgtOptions *o, TgtFiles *ou
     return tgt_cpu_object(g, fpga_program(g, o, TGT_FPGA_UNROLL_BUDGET, NULL, d), &cgo, &ho, "fpga-emulate", out, d);
 }
 
-/* The design's estimated DSP and LUT totals. */
-static void totals(const LoopProgram *p, const CgFixed *fmt, int64_t *dsp, int64_t *lut)
-{
-    const char *why;
-    int dataflow = cg_hls_dataflow_ok(p, &why);
-    *dsp = *lut = 0;
-    for (int k = 0; k < p->n_kernels; k++) {
-        TgtHlsCost c;
-        tgt_fpga_cost(p, fmt, dataflow, k, &c);
-        *dsp += c.dsp;
-        *lut += c.lut;
-    }
-}
-
 /* What balancing minimizes: the interval (the slowest layer) of a DATAFLOW
  * design, else the latency (the sum); *slowest = that layer.  Also the
  * design's DSP and LUT totals; -1 on error. */
@@ -696,16 +682,12 @@ static LoopProgram *parallelism(const IrGraph *g, const TgtOptions *o, const cha
         LoopProgram *p = fpga_program(g, o, *budget, *node_budget, d);
         if (!p || fixed || !pt || *budget <= 4)
             return p;
-        CgFixed *fmt = NULL;
-        int *frac = NULL;
-        if (tgt_fpga_precision(g, p, o, &fmt, &frac, d)) {
+        int slow;
+        int64_t dsp, lut, sum;
+        if (objective(g, o, p, &slow, &dsp, &lut, &sum, NULL, d) < 0) {
             loop_program_free(p);
             return NULL;
         }
-        int64_t dsp, lut;
-        totals(p, fmt, &dsp, &lut);
-        free(fmt);
-        free(frac);
         if (dsp <= pt->dsp * TGT_FPGA_FILL && lut <= pt->lut * TGT_FPGA_FILL)
             return balance(g, o, pt, *budget, *node_budget, p, d);
         loop_program_free(p);

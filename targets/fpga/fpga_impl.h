@@ -19,6 +19,22 @@
 /* The largest on-chip tile of an off-chip weight array, in elements. */
 #define TGT_FPGA_TILE_ELEMS 32768
 
+/* The affine form of an index (targets/fpga/place.c): adds scale * e into A
+ * as base + sum coef_v * v over the variables marked inner (ids below nv);
+ * 1, or 0 when e is not of that form or mentions a forbidden variable. */
+typedef struct TgtFpgaAff {
+    const unsigned char *inner;   /* variables the decomposition is over */
+    const unsigned char *forbid;  /* variables that may not appear at all */
+    int64_t *coef;                /* per variable */
+    int64_t c0;                   /* constant term (only meaningful when `exact`) */
+    int exact;                    /* every non-inner part is a constant */
+} TgtFpgaAff;
+int tgt_fpga_affine(TgtFpgaAff *A, const LoopExpr *e, int64_t scale, int nv);
+
+/* Every VAR `var` in body becomes a copy of `by` (in place); -1 on OOM
+ * (targets/fpga/schedule.c). */
+int tgt_fpga_subst(LoopProgram *p, LoopStmt *body, int var, const LoopExpr *by);
+
 /* Placement (targets/fpga/place.c): marks LoopBuf.offchip on the largest
  * weight arrays, then intermediates, until the rest (sized in the formats
  * fmt, NULL = float32) fits `budget` bytes and the intermediates on chip

@@ -115,14 +115,6 @@ int tgt_fpga_place(LoopProgram *p, const CgFixed *fmt, int64_t budget)
 
 /* ---------------------------------------------------------------- tiles */
 
-typedef struct Aff {
-    const unsigned char *inner;   /* variables the decomposition is over */
-    const unsigned char *forbid;  /* variables that may not appear at all */
-    int64_t *coef;                /* per variable */
-    int64_t c0;                   /* constant term (only meaningful when `exact`) */
-    int exact;                    /* every non-inner part is a constant */
-} Aff;
-
 /* Does e mention a variable marked in mask (ids below nv)? */
 static int mentions(const LoopExpr *e, const unsigned char *mask, int nv)
 {
@@ -145,8 +137,7 @@ static int mentions(const LoopExpr *e, const unsigned char *mask, int nv)
     }
 }
 
-/* e * scale == (base) + sum coef_v * v: 1, or 0 when e is not of that form. */
-static int affine(Aff *A, const LoopExpr *e, int64_t scale, int nv)
+int tgt_fpga_affine(TgtFpgaAff *A, const LoopExpr *e, int64_t scale, int nv)
 {
     switch (e->kind) {
     case LOOP_E_INT: A->c0 += scale * e->u.i; return 1;
@@ -162,13 +153,13 @@ static int affine(Aff *A, const LoopExpr *e, int64_t scale, int nv)
         if (ir_dtype_is_float(e->u.bin.a->type))
             return 0;
         switch (e->u.bin.op) {
-        case LOOP_ADD: return affine(A, e->u.bin.a, scale, nv) && affine(A, e->u.bin.b, scale, nv);
-        case LOOP_SUB: return affine(A, e->u.bin.a, scale, nv) && affine(A, e->u.bin.b, -scale, nv);
+        case LOOP_ADD: return tgt_fpga_affine(A, e->u.bin.a, scale, nv) && tgt_fpga_affine(A, e->u.bin.b, scale, nv);
+        case LOOP_SUB: return tgt_fpga_affine(A, e->u.bin.a, scale, nv) && tgt_fpga_affine(A, e->u.bin.b, -scale, nv);
         case LOOP_MUL:
             if (e->u.bin.b->kind == LOOP_E_INT)
-                return affine(A, e->u.bin.a, scale * e->u.bin.b->u.i, nv);
+                return tgt_fpga_affine(A, e->u.bin.a, scale * e->u.bin.b->u.i, nv);
             if (e->u.bin.a->kind == LOOP_E_INT)
-                return affine(A, e->u.bin.b, scale * e->u.bin.a->u.i, nv);
+                return tgt_fpga_affine(A, e->u.bin.b, scale * e->u.bin.a->u.i, nv);
             break;
         default: break;
         }
@@ -237,8 +228,8 @@ static void measure(void *ctx, int *buf, LoopExpr **index, int store)
     if (store || *buf != T->buf || T->bad)
         return;
     memset(T->coef, 0, (size_t)T->nv * sizeof *T->coef);
-    Aff A = { T->inner, T->forbid, T->coef, 0, 1 };
-    if (!affine(&A, *index, 1, T->nv)) {
+    TgtFpgaAff A = { T->inner, T->forbid, T->coef, 0, 1 };
+    if (!tgt_fpga_affine(&A, *index, 1, T->nv)) {
         T->bad = 1;
         return;
     }
@@ -297,8 +288,8 @@ static void swap(void *ctx, int *buf, LoopExpr **index, int store)
     if (store || *buf != T->buf)
         return;
     memset(T->coef, 0, (size_t)T->nv * sizeof *T->coef);
-    Aff A = { T->inner, T->forbid, T->coef, 0, 1 };
-    affine(&A, *index, 1, T->nv);                    /* succeeded in measure() */
+    TgtFpgaAff A = { T->inner, T->forbid, T->coef, 0, 1 };
+    tgt_fpga_affine(&A, *index, 1, T->nv);                    /* succeeded in measure() */
     LoopExpr *e = loop_int(T->p, -T->lo);
     for (int v = 0; v < T->nv && e; v++)
         if (T->inner[v] && T->coef[v])
@@ -322,8 +313,8 @@ static int provably_inside(Tile *T)
         if (forbid) {
             for (int v = 0; v < T->nv; v++)
                 forbid[v] = !T->outer[v];
-            Aff A = { T->outer, forbid, c, 0, 1 };
-            if (affine(&A, T->base, 1, T->nv) && A.exact) {
+            TgtFpgaAff A = { T->outer, forbid, c, 0, 1 };
+            if (tgt_fpga_affine(&A, T->base, 1, T->nv) && A.exact) {
                 int64_t mn = A.c0, mx = A.c0;
                 for (int v = 0; v < T->nv; v++) {
                     int64_t span = c[v] * (T->ext[v] > 0 ? T->ext[v] - 1 : 0);

@@ -702,25 +702,28 @@ int tgt_fpga_fuse_relu(LoopProgram *p, const IrGraph *g)
 typedef struct Subst {
     CgCWalk w;
     LoopProgram *p;
-    int var, outer, inner;
-    int64_t lanes;
+    int var, err;
+    const LoopExpr *by;
 } Subst;
 
-/* var := outer * lanes + inner, rewriting each VAR node in place (trees:
- * every occurrence is its own node). */
+/* Rewrites each VAR node in place (trees: every occurrence is its own node). */
 static void subst_var(CgCWalk *w, LoopExpr *e)
 {
     Subst *s = (Subst *)w;
     if (e->kind != LOOP_E_VAR || e->u.var != s->var)
         return;
-    LoopExpr *a = loop_bin(s->p, LOOP_MUL, loop_var(s->p, s->outer), loop_int(s->p, s->lanes));
-    LoopExpr *b = loop_var(s->p, s->inner);
-    if (!a || !b)
-        return;
-    e->kind = LOOP_E_BIN;
-    e->u.bin.op = LOOP_ADD;
-    e->u.bin.a = a;
-    e->u.bin.b = b;
+    LoopExpr *c = loop_expr_copy(s->p, s->by);
+    if (c)
+        *e = *c;
+    else
+        s->err = 1;
+}
+
+int tgt_fpga_subst(LoopProgram *p, LoopStmt *body, int var, const LoopExpr *by)
+{
+    Subst s = { { NULL, NULL, subst_var }, p, var, 0, by };
+    cg_c_walk(body, &s.w);
+    return s.err ? -1 : 0;
 }
 
 typedef struct Ports {
@@ -773,8 +776,10 @@ static LoopStmt *lanes(LoopProgram *p, LoopStmt *s)
     int outer = loop_add_var(p, "io", IR_DT_I64), inner = loop_add_var(p, "ii", IR_DT_I64);
     if (outer < 0 || inner < 0)
         return s;
-    Subst sub = { { NULL, NULL, subst_var }, p, s->u.loop.var, outer, inner, u };
-    cg_c_walk(s->u.loop.body, &sub.w);
+    /* var := outer * lanes + inner */
+    LoopExpr *by = loop_bin(p, LOOP_ADD, loop_bin(p, LOOP_MUL, loop_var(p, outer), loop_int(p, u)), loop_var(p, inner));
+    if (!by || tgt_fpga_subst(p, s->u.loop.body, s->u.loop.var, by))
+        return s;
     LoopStmt *in = loop_for(p, inner, loop_int(p, u), LOOP_SERIAL, s->u.loop.body);
     LoopStmt *out = in ? loop_for(p, outer, loop_int(p, e / u), LOOP_SERIAL, in) : NULL;
     return out ? out : s;

@@ -38,13 +38,14 @@
 
 /* ----------------------------------------------- data-independent kernels */
 
+/* Does e read a buffer, or a variable marked in dvar (NULL: none)? */
 static int expr_has_data(const LoopExpr *e, const unsigned char *dvar)
 {
     if (!e)
         return 0;
     switch (e->kind) {
     case LOOP_E_LOAD: return 1;
-    case LOOP_E_VAR: return dvar[e->u.var];
+    case LOOP_E_VAR: return dvar && dvar[e->u.var];
     case LOOP_E_BIN: return expr_has_data(e->u.bin.a, dvar) || expr_has_data(e->u.bin.b, dvar);
     case LOOP_E_UN: return expr_has_data(e->u.un.a, dvar);
     case LOOP_E_SELECT:
@@ -189,8 +190,6 @@ typedef struct Flat {
     CgCWalk w;
     LoopProgram *p;
     int var, ok, stored;
-    LoopExpr *by;           /* the new flat index */
-    int assign_outside;
 } Flat;
 
 static void flat_store(CgCWalk *w, LoopStmt *s)
@@ -205,19 +204,7 @@ static void flat_store(CgCWalk *w, LoopStmt *s)
         f->ok = 0;
 }
 
-static void flat_subst(CgCWalk *w, LoopExpr *e)
-{
-    Flat *f = (Flat *)w;
-    if (e->kind != LOOP_E_VAR || e->u.var != f->var)
-        return;
-    LoopExpr *c = loop_expr_copy(f->p, f->by);
-    if (c)
-        *e = *c;
-    else
-        f->ok = 0;
-}
-
-/* Does s contain a FOR, or an ASSIGN to a variable not declared inside s? */
+/* Does s contain a FOR? */
 static int has_loop(const LoopStmt *s)
 {
     if (!s)
@@ -234,6 +221,8 @@ static int has_loop(const LoopStmt *s)
     }
 }
 
+/* Does s ASSIGN a variable not declared inside it (a value carried across
+ * iterations)?  local: the variables declared so far. */
 static int assigns_outer(const LoopStmt *s, unsigned char *local)
 {
     if (!s)
@@ -265,7 +254,7 @@ static int pixel_major(LoopProgram *p, int k)
     if (!s || s->kind != LOOP_S_FOR || s->u.loop.extent->kind != LOOP_E_INT || s->u.loop.kind != LOOP_SERIAL ||
         has_loop(s->u.loop.body))
         return 0;
-    Flat f = { { NULL, flat_store, NULL }, p, s->u.loop.var, 1, -1, NULL, 0 };
+    Flat f = { { NULL, flat_store, NULL }, p, s->u.loop.var, 1, -1 };
     cg_c_walk(s->u.loop.body, &f.w);
     if (!f.ok || f.stored < 0)
         return 0;
@@ -289,19 +278,14 @@ static int pixel_major(LoopProgram *p, int k)
     LoopExpr *e = loop_bin(p, LOOP_ADD, loop_bin(p, LOOP_MUL, loop_var(p, vn), loop_int(p, C)), loop_var(p, vc));
     e = loop_bin(p, LOOP_ADD, loop_bin(p, LOOP_MUL, e, loop_int(p, H)), loop_var(p, vh));
     e = loop_bin(p, LOOP_ADD, loop_bin(p, LOOP_MUL, e, loop_int(p, W)), loop_var(p, vw));
-    if (!e)
-        return -1;
-    f.w = (CgCWalk){ NULL, NULL, flat_subst };
-    f.by = e;
-    cg_c_walk(s->u.loop.body, &f.w);
-    if (!f.ok)
+    if (!e || tgt_fpga_subst(p, s->u.loop.body, s->u.loop.var, e))
         return -1;
     LoopStmt *lc = loop_for(p, vc, loop_int(p, C), LOOP_SERIAL, s->u.loop.body);
     LoopStmt *lw = lc ? loop_for(p, vw, loop_int(p, W), LOOP_SERIAL, lc) : NULL;
     if (!lw)
         return -1;
     tgt_fpga_pipeline(lw, 1);             /* a pixel per cycle: its channels unrolled, one lane each */
-    LoopStmt *lh = lw ? loop_for(p, vh, loop_int(p, H), LOOP_SERIAL, lw) : NULL;
+    LoopStmt *lh = loop_for(p, vh, loop_int(p, H), LOOP_SERIAL, lw);
     LoopStmt *ln = lh ? loop_for(p, vn, loop_int(p, N), LOOP_SERIAL, lh) : NULL;
     if (!ln)
         return -1;
@@ -314,7 +298,7 @@ static int pixel_major(LoopProgram *p, int k)
 typedef struct Dup {
     CgCWalk w;
     LoopProgram *p;
-    int from, to, n_to, err;
+    int from, n_to, err;
     const int *copies;
 } Dup;
 
@@ -351,48 +335,10 @@ static void dup_store(CgCWalk *w, LoopStmt *s)
  * valid whenever the stream is; what it needs is each access's lane as an
  * expression the HLS compiler resolves after unrolling: a loop variable.
  * Candidates are the variables whose coefficient in the access's affine
- * index is H·W; the trace keeps those equal to the lane at every access. */
+ * index (tgt_fpga_affine) is H·W; the trace keeps those equal to the lane at
+ * every access. */
 
-#define MAX_TERMS 16
 #define MAX_CAND 4
-
-typedef struct Affine {
-    int n, var[MAX_TERMS];
-    int64_t coef[MAX_TERMS];
-} Affine;
-
-/* Adds scale * e into a; 0 when e is not affine in variables. */
-static int affine(const LoopExpr *e, int64_t scale, Affine *a)
-{
-    switch (e->kind) {
-    case LOOP_E_INT: return 1;
-    case LOOP_E_VAR:
-        for (int i = 0; i < a->n; i++)
-            if (a->var[i] == e->u.var) {
-                a->coef[i] += scale;
-                return 1;
-            }
-        if (a->n == MAX_TERMS)
-            return 0;
-        a->var[a->n] = e->u.var;
-        a->coef[a->n++] = scale;
-        return 1;
-    case LOOP_E_CAST: return !ir_dtype_is_float(e->u.cast.a->type) && affine(e->u.cast.a, scale, a);
-    case LOOP_E_BIN:
-        switch (e->u.bin.op) {
-        case LOOP_ADD: return affine(e->u.bin.a, scale, a) && affine(e->u.bin.b, scale, a);
-        case LOOP_SUB: return affine(e->u.bin.a, scale, a) && affine(e->u.bin.b, -scale, a);
-        case LOOP_MUL:
-            if (e->u.bin.b->kind == LOOP_E_INT)
-                return affine(e->u.bin.a, scale * e->u.bin.b->u.i, a);
-            if (e->u.bin.a->kind == LOOP_E_INT)
-                return affine(e->u.bin.b, scale * e->u.bin.a->u.i, a);
-            return 0;
-        default: return 0;
-        }
-    default: return 0;
-    }
-}
 
 typedef struct Site {
     const void *at;            /* the LOAD expression or STORE statement */
@@ -497,6 +443,8 @@ static void on_access(void *ctx, int k, int b, int64_t x, int store, const void 
 typedef struct Collect {
     CgCWalk w;
     Trace *T;
+    unsigned char *all, *none;   /* per variable: 1, 0 (the affine form over every variable) */
+    int64_t *coef;
     int err;
 } Collect;
 
@@ -518,11 +466,13 @@ static void add_site(Collect *c, const void *at, int buf, const LoopExpr *index)
     }
     Site *st = &T->sites[T->n_sites++];
     *st = (Site){ .at = at, .stream = s };
-    Affine a = { 0 };
-    if (affine(index, 1, &a))
-        for (int i = 0; i < a.n && st->n < MAX_CAND; i++)
-            if (a.coef[i] == T->hw[s])
-                st->var[st->n++] = a.var[i];
+    int nv = T->p->n_vars;
+    memset(c->coef, 0, (size_t)nv * sizeof *c->coef);
+    TgtFpgaAff A = { c->all, c->none, c->coef, 0, 1 };
+    if (tgt_fpga_affine(&A, index, 1, nv))
+        for (int v = 0; v < nv && st->n < MAX_CAND; v++)
+            if (c->coef[v] == T->hw[s])
+                st->var[st->n++] = v;
 }
 
 static void collect_load(CgCWalk *w, LoopExpr *e) { add_site((Collect *)w, e, e->u.load.buf, e->u.load.index); }
@@ -681,28 +631,8 @@ static void count_var(CgCWalk *w, LoopExpr *e)
         ((Strip *)w)->count[e->u.var]++;
 }
 
-/* Does e read a buffer (a stream read must stay, read or not)? */
-static int has_load(const LoopExpr *e)
-{
-    if (!e)
-        return 0;
-    switch (e->kind) {
-    case LOOP_E_LOAD: return 1;
-    case LOOP_E_BIN: return has_load(e->u.bin.a) || has_load(e->u.bin.b);
-    case LOOP_E_UN: return has_load(e->u.un.a);
-    case LOOP_E_SELECT: return has_load(e->u.sel.cond) || has_load(e->u.sel.a) || has_load(e->u.sel.b);
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n; i++)
-            if (has_load(e->u.call.args[i]))
-                return 1;
-        return 0;
-    case LOOP_E_CAST: return has_load(e->u.cast.a);
-    default: return 0;
-    }
-}
-
 /* Removes the LETs of index arithmetic nobody reads (the stripped indices'
- * row and column). */
+ * row and column); a LET that reads a buffer stays (a stream read, used or not). */
 static int drop_dead(LoopStmt *s, const int *count)
 {
     if (!s)
@@ -715,7 +645,7 @@ static int drop_dead(LoopStmt *s, const int *count)
         int j = 0;
         for (int i = 0; i < s->u.block.n; i++) {
             LoopStmt *it = s->u.block.items[i];
-            if (it->kind == LOOP_S_LET && count[it->u.let.var] == 0 && !has_load(it->u.let.value)) {
+            if (it->kind == LOOP_S_LET && count[it->u.let.var] == 0 && !expr_has_data(it->u.let.value, NULL)) {
                 n++;
                 continue;
             }
@@ -849,7 +779,7 @@ static int copy_forks(LoopProgram *p)
             tgt_fpga_retarget(p->kernels[k].body, b, c, 0);
         }
         if (!rc) {
-            Dup ds = { { NULL, dup_store, NULL }, p, b, -1, nr - 1, 0, copies };
+            Dup ds = { { NULL, dup_store, NULL }, p, b, nr - 1, 0, copies };
             cg_c_walk(p->kernels[w].body, &ds.w);
             rc = ds.err ? -1 : 0;
         }
@@ -987,10 +917,17 @@ static int candidates(LoopProgram *p, Trace *T)
         T->base[s] = T->n_fifos;
         T->n_fifos += (int)T->lanes[s];
     }
-    Collect c = { { collect_load, collect_store, NULL }, T, 0 };
-    for (int k = 0; k < K; k++)
+    size_t nv = (size_t)p->n_vars + 1;
+    Collect c = { { collect_load, collect_store, NULL }, T, malloc(nv), calloc(nv, 1), malloc(nv * sizeof *c.coef), 0 };
+    if (c.all)
+        memset(c.all, 1, nv);
+    for (int k = 0; c.all && c.none && c.coef && k < K; k++)
         cg_c_walk(p->kernels[k].body, &c.w);
-    if (c.err)
+    int cerr = c.err || !c.all || !c.none || !c.coef;
+    free(c.all);
+    free(c.none);
+    free(c.coef);
+    if (cerr)
         goto out;
     if (T->n_sites)
         qsort(T->sites, (size_t)T->n_sites, sizeof *T->sites, cmp_site);
