@@ -89,11 +89,16 @@ def main():
                     help="7-bit weights (quantize_static's reduce_range), which ONNX Runtime advises on x86 "
                          "without VNNI: its u8s8 kernels there add pairs of products in saturating 16-bit lanes")
     ap.add_argument("--time", action="store_true")
+    ap.add_argument("--precision", choices=["default", "int8"], default="default",
+                    help="int8: dlcc compiles and runs the quantized models with --precision int8 (the 8-bit "
+                         "tensors kept in memory, every product a QLinearConv / QLinearMatMul)")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     models = os.path.join(HERE, "build", "models")
     names = a.names or sorted(n for n in os.listdir(models) if not n.endswith("-nofold"))
     work = os.path.join(HERE, "build", "quant-rr" if a.reduce_range else "quant")
+    if a.precision == "int8":
+        work += "-int8"
     os.makedirs(work, exist_ok=True)
     timings = []
     print("| model | dlcc: within 1 step | max steps | ORT float: within 1 step | max steps "
@@ -135,7 +140,7 @@ def main():
         ref = ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         flt = ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-        args = [a.dlcc, "run", qm, "-O2", "--backend", "cpu", "-o", os.path.join(d, "dlcc")]
+        args = [a.dlcc, "run", qm, "-O2", "--backend", "cpu", "-o", os.path.join(d, "dlcc")] + precision(a, True)
         for i, v in zip(ins, saved):
             p = os.path.join(d, f"in_{i.name.replace('/', '_')}.npy")
             np.save(p, v)
@@ -168,15 +173,20 @@ def main():
             print(f"| {name} | {oi:.2f} | {di:.2f} | {of:.2f} | {df:.2f} | {di / oi:.3f} | {di / df:.3f} |")
 
 
-def harness(a, model, d, ins, saved, want):
+def precision(a, quantized):
+    """dlcc's --precision arguments: --precision int8 for the quantized model when asked."""
+    return ["--precision", "int8"] if quantized and a.precision == "int8" else []
+
+
+def harness(a, model, d, ins, saved, want, quantized):
     """dlcc's object of `model` and bench/harness.c over a folder with its inputs and `want` as the
     expected output; the harness path, or an error string."""
     import numpy as np
     sys.path.insert(0, HERE)
     import dlcc_bench
     os.makedirs(d, exist_ok=True)
-    r = subprocess.run([a.dlcc, model, "-O2", "--mcpu", "native", "--name", "m", "-o", d], capture_output=True,
-                       text=True)
+    r = subprocess.run([a.dlcc, model, "-O2", "--mcpu", "native", "--name", "m", "-o", d] + precision(a, quantized),
+                       capture_output=True, text=True)
     if r.returncode != 0:
         return "compile failed: " + r.stderr.strip().splitlines()[-1][:80]
     with open(os.path.join(d, "m.h")) as f:
@@ -204,8 +214,8 @@ def time_model(a, name, src, qm, d, ins, saved, got):
     so.inter_op_num_threads = 1
     sq = ort.InferenceSession(qm, so, providers=["CPUExecutionProvider"])
     sf = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
-    hq = harness(a, qm, os.path.join(d, "obj-int8"), ins, saved, got)
-    hf = harness(a, src, os.path.join(d, "obj-float"), ins, saved, sf.run(None, feeds)[0])
+    hq = harness(a, qm, os.path.join(d, "obj-int8"), ins, saved, got, True)
+    hf = harness(a, src, os.path.join(d, "obj-float"), ins, saved, sf.run(None, feeds)[0], False)
     for h in (hq, hf):
         if not os.path.exists(h):
             return h

@@ -625,6 +625,20 @@ static void call_expr(CE *c, const LoopExpr *e)
 {
     LoopIntrinsic fn = e->u.call.fn;
     int single = !c->fixed && e->u.call.args[0]->type == IR_DT_F32;
+    if (fn == LOOP_I_dot4) {                     /* acc + four u8 x s8 products, wrapping */
+        util_buf_printf(c->o, "((int32_t)((uint32_t)(");
+        expr(c, e->u.call.args[0]);
+        util_buf_printf(c->o, ")");
+        for (int j = 0; j < 4; j++) {
+            util_buf_printf(c->o, " + (uint32_t)((int32_t)(((uint32_t)(");
+            expr(c, e->u.call.args[1]);
+            util_buf_printf(c->o, ") >> %d) & 255u) * (int8_t)(((uint32_t)(", 8 * j);
+            expr(c, e->u.call.args[2]);
+            util_buf_printf(c->o, ") >> %d) & 255u))", 8 * j);
+        }
+        util_buf_printf(c->o, "))");
+        return;
+    }
     if (fn == LOOP_I_isnan || fn == LOOP_I_isinf) {
         if (c->fixed) {
             util_buf_printf(c->o, "0");

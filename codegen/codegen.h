@@ -213,5 +213,9 @@ char *cg_host_triple(void);
  * RISC-V without V, unknown).  Read off the feature string, or for a named
  * CPU without one, from a table of well-known x86 CPUs. */
 int cg_simd_bits(const CgOptions *o, int jit);
+/* Width in bits of the widest 8-bit dot product instruction (VPDPBUSD) the
+ * code for o may use: 512 (AVX512-VNNI with AVX512VL), 256 (AVX-VNNI), 0
+ * (none, or not x86). */
+int cg_dot_i8_bits(const CgOptions *o, int jit);
 
 #endif

@@ -55,7 +55,25 @@ static int has_feature(const char *features, const char *f)
     return 0;
 }
 
+/* What the code for o may use on x86: float SIMD bits (cg_simd_bits) and
+ * the widest 8-bit dot product (cg_dot_i8_bits). */
+static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot);
+
 int cg_simd_bits(const CgOptions *o, int jit)
+{
+    int simd, dot;
+    x86_caps(o, jit, &simd, &dot);
+    return simd;
+}
+
+int cg_dot_i8_bits(const CgOptions *o, int jit)
+{
+    int simd, dot;
+    x86_caps(o, jit, &simd, &dot);
+    return dot;
+}
+
+static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot)
 {
     char *host = cg_host_triple();
     char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
@@ -65,6 +83,7 @@ int cg_simd_bits(const CgOptions *o, int jit)
     char *feat = o->features ? strdup(o->features) : native ? take_message(LLVMGetHostCPUFeatures()) : NULL;
     const char *cpu = o->cpu ? o->cpu : "generic";
     int bits = 0;
+    *dot = 0;
     if (strncmp(t, "x86_64", 6) == 0 || (t[0] == 'i' && strstr(t, "86-"))) {
         static const char *const avx512[] = { "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
                                               "icelake-client", "icelake-server", "tigerlake", "rocketlake",
@@ -87,6 +106,24 @@ int cg_simd_bits(const CgOptions *o, int jit)
             bits = 512;
         if (feat && has_feature(feat, "-avx"))
             bits = 128;
+        /* VPDPBUSD: AVX512-VNNI (512 bits; 256 with AVX512VL) or AVX-VNNI (256) */
+        static const char *const vnni512[] = { "cascadelake", "cooperlake", "icelake-client", "icelake-server",
+                                               "tigerlake", "rocketlake", "sapphirerapids", "graniterapids",
+                                               "emeraldrapids", "znver4", "znver5", NULL };
+        static const char *const vnni256[] = { "alderlake", "raptorlake", "meteorlake", "arrowlake", "lunarlake",
+                                               "gracemont", "sierraforest", "grandridge", NULL };
+        for (int i = 0; !feat && vnni512[i]; i++)
+            if (strcmp(cpu, vnni512[i]) == 0)
+                *dot = 512;
+        for (int i = 0; !feat && vnni256[i]; i++)
+            if (strcmp(cpu, vnni256[i]) == 0)
+                *dot = 256;
+        if (feat && has_feature(feat, "+avx512vnni") && has_feature(feat, "+avx512vl") && bits >= 512)
+            *dot = 512;
+        else if (feat && has_feature(feat, "+avxvnni") && bits >= 256)
+            *dot = 256;
+        if (*dot > bits)
+            *dot = bits;
     } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
         bits = feat && has_feature(feat, "-neon") ? 0 : 128;
     } else if (strncmp(t, "arm", 3) == 0 || strncmp(t, "thumb", 5) == 0) {
@@ -95,7 +132,7 @@ int cg_simd_bits(const CgOptions *o, int jit)
     free(feat);
     free(triple);
     free(host);
-    return bits;
+    *simd = bits;
 }
 
 int cg_internal_error(CgCtx *c, const char *what, char *llvm_msg)
@@ -219,6 +256,7 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
     static const LLVMCodeGenOptLevel levels[] = { LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                    LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive };
     c->x86_simd = strncmp(c->triple, "x86_64", 6) == 0 ? cg_simd_bits(&c->o, jit) : 0;
+    c->x86_dot_i8 = c->x86_simd ? cg_dot_i8_bits(&c->o, jit) : 0;
     c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;
     c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
                                     reloc_for(c->triple), LLVMCodeModelDefault);

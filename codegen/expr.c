@@ -278,9 +278,44 @@ static LLVMValueRef erf_f32_lanes(CgCtx *c, LLVMValueRef x)
     return odd_rational_lanes(c, x, 4, P, 6, Q, 6);
 }
 
+/* dot4(acc, a, b) = acc + sum_j ubyte_j(a) * sbyte_j(b) on int32 words,
+ * lane by lane: VPDPBUSD where the target has it for this many lanes, else
+ * the bytes widened, multiplied and summed (any target). */
+static LLVMValueRef dot4(CgCtx *c, LLVMValueRef *a)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef t = LLVMTypeOf(a[0]);
+    int vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    unsigned w = vec ? LLVMGetVectorSize(t) : 1;
+    if (vec && w * 32 <= (unsigned)c->x86_dot_i8 && (w == 4 || w == 8 || w == 16)) {
+        const char *name = w == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                           : w == 8 ? "llvm.x86.avx512.vpdpbusd.256" : "llvm.x86.avx512.vpdpbusd.128";
+        return cg_call_intrinsic(c, name, NULL, 0, a, 3);
+    }
+    LLVMTypeRef bt = LLVMVectorType(c->t_i8, 4 * w), wt = LLVMVectorType(c->t_i32, 4 * w);
+    LLVMValueRef x = LLVMBuildZExt(B, LLVMBuildBitCast(B, a[1], bt, ""), wt, "");
+    LLVMValueRef y = LLVMBuildSExt(B, LLVMBuildBitCast(B, a[2], bt, ""), wt, "");
+    LLVMValueRef p = LLVMBuildMul(B, x, y, ""), sum = a[0];
+    for (unsigned j = 0; j < 4; j++) {
+        LLVMValueRef part;
+        if (vec) {
+            LLVMValueRef m[64];
+            for (unsigned l = 0; l < w && l < 64; l++)
+                m[l] = LLVMConstInt(c->t_i32, 4 * l + j, 0);
+            part = LLVMBuildShuffleVector(B, p, LLVMGetPoison(wt), LLVMConstVector(m, w), "");
+        } else {
+            part = LLVMBuildExtractElement(B, p, LLVMConstInt(c->t_i32, j, 0), "");
+        }
+        sum = LLVMBuildAdd(B, sum, part, "");
+    }
+    return sum;
+}
+
 LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n)
 {
     LLVMTypeRef t = LLVMTypeOf(a[0]);
+    if (fn == LOOP_I_dot4)
+        return dot4(c, a);
     if (c->gpu)   /* NVPTX does not lower llvm.exp/log/sin/cos/pow: libdevice does them */
         switch (fn) {
         case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:

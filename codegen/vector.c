@@ -41,7 +41,13 @@ typedef struct Vec {
     LLVMValueRef mask;        /* emission: the lane mask of the enclosing IF, or NULL */
 } Vec;
 
-static int is_vtype(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_BOOL; }
+static int is_vtype(IrDType t)
+{
+    return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_BOOL || t == IR_DT_I32 || t == IR_DT_I8 || t == IR_DT_U8;
+}
+/* Buffers whose elements vector code loads and stores. */
+static int is_vmem(IrDType t) { return t == IR_DT_F32 || t == IR_DT_F64 || t == IR_DT_I32 || t == IR_DT_I8 || t == IR_DT_U8; }
+static int is_small_int(IrDType t) { return t == IR_DT_I32 || t == IR_DT_I8 || t == IR_DT_U8; }
 static int signed_index(IrDType t) { return t == IR_DT_I64 || t == IR_DT_I32; }
 
 /* Does e mention the loop variable or a varying LET? */
@@ -140,13 +146,20 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
     case LOOP_E_VAR: return e->u.var != v->var;              /* a varying LET */
     case LOOP_E_LOAD: {
         IrDType t = c->p->bufs[e->u.load.buf].dtype;
-        return (t == IR_DT_F32 || t == IR_DT_F64) && !mentions_vlet(v, e->u.load.index) &&
+        return is_vmem(t) && !mentions_vlet(v, e->u.load.index) &&
                (!v->masked || coef(v, e->u.load.index) == 1);
     }
     case LOOP_E_BIN:
         if (loop_binop_is_compare(e->u.bin.op) && signed_index(e->u.bin.a->type))   /* a position against a
                                                                                       bound: linear sides */
             return coef(v, e->u.bin.a) >= 0 && coef(v, e->u.bin.b) >= 0;
+        if (e->u.bin.a->type == IR_DT_I32)           /* 32-bit words: wrapping arithmetic and bits */
+            switch (e->u.bin.op) {
+            case LOOP_ADD: case LOOP_SUB: case LOOP_MUL: case LOOP_AND: case LOOP_OR: case LOOP_XOR: case LOOP_SHL:
+            case LOOP_MIN: case LOOP_MAX:
+                return expr_ok(v, e->u.bin.a) && expr_ok(v, e->u.bin.b);
+            default: return 0;
+            }
         if (!ir_dtype_is_float(e->u.bin.a->type) && !(e->type == IR_DT_BOOL && e->u.bin.a->type == IR_DT_BOOL &&
                                                       (e->u.bin.op == LOOP_AND || e->u.bin.op == LOOP_OR ||
                                                        e->u.bin.op == LOOP_XOR)))
@@ -163,6 +176,8 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
         return expr_ok(v, e->u.un.a);
     case LOOP_E_SELECT: return expr_ok(v, e->u.sel.cond) && expr_ok(v, e->u.sel.a) && expr_ok(v, e->u.sel.b);
     case LOOP_E_CALL:
+        if (e->u.call.fn == LOOP_I_dot4)
+            return expr_ok(v, e->u.call.args[0]) && expr_ok(v, e->u.call.args[1]) && expr_ok(v, e->u.call.args[2]);
         if (!intrinsic_ok(c, e->u.call.fn) &&
             !((e->u.call.fn == LOOP_I_tanh || e->u.call.fn == LOOP_I_erf) && e->type == IR_DT_F32 &&
               !c->o.no_libm && !c->gpu))          /* float32 tanh and erf: inline lanes (codegen/expr.c) */
@@ -174,7 +189,9 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
     case LOOP_E_CAST: {
         IrDType f = e->u.cast.a->type;
         int ok = (ir_dtype_is_float(e->type) && (f == IR_DT_F32 || f == IR_DT_F64 || f == IR_DT_BOOL)) ||
-                 (e->type == IR_DT_BOOL && f == IR_DT_BOOL);
+                 (e->type == IR_DT_BOOL && f == IR_DT_BOOL) ||
+                 (is_small_int(f) && (e->type == IR_DT_I32 || e->type == IR_DT_F32)) ||
+                 (f == IR_DT_F32 && is_small_int(e->type));
         return ok && e->type != IR_DT_F16 && e->type != IR_DT_BF16 && expr_ok(v, e->u.cast.a);
     }
     default: return 0;
@@ -214,7 +231,7 @@ static int body_ok(Vec *v, const LoopStmt *s)
             return 0;                                   /* every lane would write one element */
         if (mentions_vlet(v, s->u.store.index))
             return 0;
-        return (t == IR_DT_F32 || t == IR_DT_F64) && expr_ok(v, s->u.store.value);
+        return is_vmem(t) && s->u.store.value->type == t && expr_ok(v, s->u.store.value);
     }
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
@@ -569,6 +586,19 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
         LLVMValueRef a = vexpr(v, e->u.bin.a), b = a ? vexpr(v, e->u.bin.b) : NULL;
         if (!b || pair(v, &a, &b))
             return NULL;
+        if (e->u.bin.a->type == IR_DT_I32)
+            switch (e->u.bin.op) {
+            case LOOP_ADD: return LLVMBuildAdd(B, a, b, "");
+            case LOOP_SUB: return LLVMBuildSub(B, a, b, "");
+            case LOOP_MUL: return LLVMBuildMul(B, a, b, "");
+            case LOOP_SHL: return LLVMBuildShl(B, a, b, "");
+            case LOOP_MIN: case LOOP_MAX: {
+                LLVMTypeRef t = LLVMTypeOf(a);
+                LLVMValueRef ab[2] = { a, b };
+                return cg_call_intrinsic(c, e->u.bin.op == LOOP_MIN ? "llvm.smin" : "llvm.smax", &t, 1, ab, 2);
+            }
+            default: break;
+            }
         if (!ir_dtype_is_float(e->u.bin.a->type))
             return e->u.bin.op == LOOP_AND ? LLVMBuildAnd(B, a, b, "")
                    : e->u.bin.op == LOOP_OR ? LLVMBuildOr(B, a, b, "")
@@ -614,6 +644,14 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
         LLVMTypeRef vt = LLVMVectorType(cg_reg_type(c, t), v->w);
         if (f == IR_DT_BOOL)
             return LLVMBuildUIToFP(B, a, vt, "");
+        if (is_small_int(f) && t == IR_DT_I32)
+            return LLVMBuildIntCast2(B, a, vt, ir_dtype_is_signed(f), "");
+        if (is_small_int(f))
+            return ir_dtype_is_signed(f) ? LLVMBuildSIToFP(B, a, vt, "") : LLVMBuildUIToFP(B, a, vt, "");
+        if (is_small_int(t)) {                        /* saturating, as cg_cast */
+            LLVMTypeRef ovl[2] = { vt, LLVMTypeOf(a) };
+            return cg_call_intrinsic(c, ir_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &a, 1);
+        }
         return LLVMBuildFPCast(B, a, vt, "");
     }
     default: break;

@@ -29,6 +29,9 @@ typedef struct LowSchedule {
     int unroll_max;          /* fully unroll reduction loops of constant extent <= this (0 = never) */
     int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
                                 lanes (lower/tile/); tile_nr 0 = the plain loop nests */
+    int dot_i8;              /* widest 8-bit dot product (the loop IR's dot4 as one instruction: x86
+                                VPDPBUSD) in bits, 0 none: QLinearConv as register blocks of int32 words
+                                (lower/tile/qconv.c) when at least 256 */
     int prefetch;            /* register blocks fetch into L2 the weights (GEMM panels, pointwise rows,
                                 Winograd positions) and inputs they read next (tile_prefetch) */
     int threads;             /* tasks the parallel loops will be split into (1: none); a kernel whose

@@ -235,6 +235,9 @@ int low_convinteger(Low *L)
 
 int low_qlinearconv(Low *L)
 {
+    int r = tile_qconv(L);
+    if (r <= 0)
+        return r;
     ConvIo io = { .x = low_in(L, 0), .w = low_in(L, 3), .b = low_in(L, 8), .xz = 2, .wz = 5, .t = IR_DT_I64,
                   .xs = 1, .ws = 4, .ys = 6, .yz = 7 };
     return conv_lower(L, &io);

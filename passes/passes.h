@@ -45,6 +45,7 @@ int pass_fold_batchnorm(IrGraph *g, UtilDiag *d);  /* inference BatchNormalizati
 int pass_fold_weights(IrGraph *g, UtilDiag *d);    /* constant scale / shift into Conv, Gemm, MatMul */
 int pass_qdq(IrGraph *g, UtilDiag *d);             /* DQ → Conv / MatMul / Gemm → Q as QLinear ops */
 int pass_qdq_int8(IrGraph *g, UtilDiag *d);        /* the same, the 8-bit tensors kept (--precision int8) */
+int pass_qdq_dot(IrGraph *g, UtilDiag *d);         /* qdq, with the Convs 8-bit dot products take as QLinearConv */
 /* Post-training quantization (--calibrate): QuantizeLinear / DequantizeLinear
  * around the products, Adds and pools of float graph g as ONNX Runtime's
  * quantize_static writes them by default, activation ranges (min-max, or
@@ -98,10 +99,12 @@ typedef struct PassOptions {
     UtilBuf *log;            /* where printing and timing go; NULL = stderr */
     int int8;                /* --precision int8: a quantized model's 8-bit tensors stay in memory (qdq-int8
                                 instead of qdq at -O2) */
+    int dot_i8;              /* the target runs QLinearConv on 8-bit dot products (x86 VNNI, LowSchedule.dot_i8):
+                                qdq-dot instead of qdq at -O2 */
 } PassOptions;
 
 /* The passes pass_run_pipeline runs for o: pass_pipeline(o->opt_level),
- * with qdq-int8 in qdq's place when o->int8. */
+ * with qdq-int8 in qdq's place when o->int8, else qdq-dot when o->dot_i8. */
 const PassInfo *const *pass_pipeline_of(const PassOptions *o);
 
 /* Defaults for -O`level`: nothing printed; the checks between passes on. */

@@ -20,6 +20,8 @@ static const PassInfo passes[] = {
     { "qdq", pass_qdq, "DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear as QLinearConv / QLinearMatMul" },
     { "qdq-int8", pass_qdq_int8, "qdq keeping the 8-bit tensors in memory: every product as QLinearConv / "
                                  "QLinearMatMul, the other Q / DQ as operators (--precision int8)" },
+    { "qdq-dot", pass_qdq_dot, "qdq, with the convolutions over whole input channels as QLinearConv, for targets "
+                               "with 8-bit dot products (x86 VNNI)" },
     { "fuse", pass_fuse, "group anchors (Conv, MatMul, Gemm) with elementwise epilogues, and elementwise chains, "
                          "into one kernel each" },
 };
@@ -28,7 +30,7 @@ static const PassInfo passes[] = {
 static const PassInfo *const P_FOLD = &passes[0], *const P_IDENT = &passes[1], *const P_SIMPLIFY = &passes[2],
                          *const P_BN = &passes[3], *const P_WEIGHTS = &passes[4], *const P_CSE = &passes[5],
                          *const P_DCE = &passes[6], *const P_RECOGNIZE = &passes[7], *const P_QDQ = &passes[8],
-                         *const P_QDQ8 = &passes[9], *const P_FUSE = &passes[10];
+                         *const P_QDQ8 = &passes[9], *const P_QDOT = &passes[10], *const P_FUSE = &passes[11];
 
 /* -O0: the graph as the model file gives it. */
 static const PassInfo *const pipeline_o0[] = { NULL };
@@ -68,6 +70,12 @@ const PassInfo *pass_find(const char *name)
     return NULL;
 }
 
+/* -O2 and -O3 for targets with 8-bit dot products: the same with qdq-dot. */
+static const PassInfo *const pipeline_o2_dot[] = {
+    P_QDOT, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
+    P_FUSE, NULL,
+};
+
 const PassInfo *const *pass_pipeline(int level)
 {
     return level <= 0 ? pipeline_o0 : level == 1 ? pipeline_o1 : pipeline_o2;
@@ -75,7 +83,9 @@ const PassInfo *const *pass_pipeline(int level)
 
 const PassInfo *const *pass_pipeline_of(const PassOptions *o)
 {
-    return o->int8 && o->opt_level >= 2 ? pipeline_o2_int8 : pass_pipeline(o->opt_level);
+    if (o->opt_level >= 2 && (o->int8 || o->dot_i8))
+        return o->int8 ? pipeline_o2_int8 : pipeline_o2_dot;
+    return pass_pipeline(o->opt_level);
 }
 
 PassOptions pass_options(int level)

@@ -34,6 +34,11 @@
 
 /* The live node of op `op` whose output 0 is t (its value may be known:
  * inference propagates constants), or -1. */
+/* The sweeps' modes: qdq (the exact float32 forms where they hold),
+ * qdq-int8 (every product on the 8-bit tensors), qdq-dot (qdq, but the
+ * convolutions that 8-bit dot products run (dot_conv) as QLinearConv). */
+enum { QDQ_FLOAT, QDQ_INT8, QDQ_DOT };
+
 static int producer(const IrGraph *g, int t, IrOp op)
 {
     if (t < 0)
@@ -424,7 +429,24 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
     return finish(g, q, c, y, relu, 0, first_new, d);
 }
 
-static int conv_at(IrGraph *g, int c, int keep8, UtilDiag *d)
+/* qdq-dot: does Conv n with weights w run on 8-bit dot products as a
+ * QLinearConv (lower/tile/qconv.c: int8 weights with zero points 0, a
+ * window over whole input channels, at least 16 output pixels)? */
+static int dot_conv(const IrGraph *g, const IrNode *n, const Deq *w)
+{
+    const IrShape *ys = &g->tensors[n->out[0]].v.shape;
+    int64_t px = 1;
+    for (int i = 2; i < ys->rank; i++)
+        px *= ys->dims[i];
+    const IrArray *z = w->zp >= 0 ? pass_value(g, w->zp) : NULL;
+    for (int64_t i = 0; z && i < ir_array_numel(z); i++)
+        if (ir_load_i64(z->dtype, z->data, i) != 0)
+            return 0;
+    return ir_attr_int(n, IR_A_group) == 1 && g->tensors[w->q].v.dtype == IR_DT_I8 && (w->zp < 0 || z) &&
+           ys->rank >= 3 && ys->rank <= 4 && px >= 16;
+}
+
+static int conv_at(IrGraph *g, int c, int mode, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[c];
     Deq x, w, b = { .q = -1 };
@@ -434,6 +456,7 @@ static int conv_at(IrGraph *g, int c, int keep8, UtilDiag *d)
         (n->n_in > 2 && n->in[2] >= 0 && (!dequant(g, n->in[2], 1, &b) || !bias_matches(g, &b, &x, &w, M))) ||
         (q = tail(g, n->out[0], &relu)) < 0)
         return 0;
+    int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && dot_conv(g, n, &w));
     int first_new = g->n_nodes, ys, yz, wf = -1;
     const IrShape yshape = g->tensors[n->out[0]].v.shape;
     int ex = keep8 ? 0 : exact_weights(g, &w, M, numel(g, w.q) / M, type_span(g->tensors[x.q].v.dtype,
@@ -704,15 +727,15 @@ static int dq_elementwise(IrGraph *g, int i, UtilDiag *d)
  * every product becomes QLinearConv / QLinearMatMul on its 8-bit operands
  * (no exact float32 form, whose weights and inputs are float32), and the
  * other Q / DQ stay operators. */
-static int qdq(IrGraph *g, int keep8, UtilDiag *d)
+static int qdq(IrGraph *g, int mode, UtilDiag *d)
 {
-    int changes = 0, n0 = g->n_nodes;
+    int changes = 0, n0 = g->n_nodes, keep8 = mode == QDQ_INT8;
     for (int i = 0; i < n0; i++) {
         if (g->nodes[i].dead)
             continue;
         int r = 0;
         switch (g->nodes[i].op) {
-        case IR_OP_Conv: r = conv_at(g, i, keep8, d); break;
+        case IR_OP_Conv: r = conv_at(g, i, mode, d); break;
         case IR_OP_MatMul: r = matmul_at(g, i, keep8, d); break;
         case IR_OP_Gemm: r = gemm_at(g, i, keep8, d); break;
         case IR_OP_Add: r = add_at(g, i, keep8, d); break;
@@ -754,5 +777,6 @@ static int qdq(IrGraph *g, int keep8, UtilDiag *d)
     return pass_finish(g, changes, d);
 }
 
-int pass_qdq(IrGraph *g, UtilDiag *d) { return qdq(g, 0, d); }
-int pass_qdq_int8(IrGraph *g, UtilDiag *d) { return qdq(g, 1, d); }
+int pass_qdq(IrGraph *g, UtilDiag *d) { return qdq(g, QDQ_FLOAT, d); }
+int pass_qdq_int8(IrGraph *g, UtilDiag *d) { return qdq(g, QDQ_INT8, d); }
+int pass_qdq_dot(IrGraph *g, UtilDiag *d) { return qdq(g, QDQ_DOT, d); }

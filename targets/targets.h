@@ -137,6 +137,11 @@ LoopProgram *tgt_loop_program(const IrGraph *g, const TgtPipeline *pl, UtilDiag 
  * planned.  `dlcc info` reports it; tgt_cpu_compile and the host JIT build
  * it. */
 LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host, UtilDiag *d);
+/* The widest 8-bit dot product (bits, 0 none) of the CPU o targets (for_host:
+ * code that runs here, the host CPU unless o->cpu says otherwise): the graph
+ * passes take quantized convolutions as QLinearConv where it is nonzero
+ * (PassOptions.dot_i8). */
+int tgt_cpu_dot_i8(const TgtOptions *o, int for_host);
 
 /* The CPU pipeline: lower → schedule → simplify → plan memory → verify →
  * LLVM code generation; fills `out` with NAME.o, NAME.h, NAME.report.json

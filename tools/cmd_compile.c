@@ -398,6 +398,7 @@ int dlcc_cmd_compile(int argc, char **argv)
     else {
         po.opt_level = o.opt_level;           /* graph passes of the -O level, then the target */
         po.int8 = int8 && !fpga;
+        po.dot_i8 = !fpga && !gpu && !hetero ? tgt_cpu_dot_i8(&o, 0) : 0;
         rc = calibrate ? dlcc_quantize_with(g, calibrate, pct, NULL, &d) : 0;
         if (!rc)
             rc = pass_run_pipeline(g, &po, &d);

@@ -335,6 +335,10 @@ int dlcc_cmd_run(int argc, char **argv)
     int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
     PassOptions po = pass_options(level);
     po.int8 = int8;
+    if (which_backend == 1) {              /* the CPU backend: the host's dot products (the interpreter: none) */
+        TgtOptions host = { 0 };
+        po.dot_i8 = tgt_cpu_dot_i8(&host, 1);
+    }
     int rc = calibrate && !int8 ? util_error(&d, util_loc_file(a.model), "--calibrate belongs to --precision int8")
            : infer_and_run(g, &po, calibrate, pct, which_backend, n_files, files, outdir, &summary, &d);
     if (!rc)

@@ -90,11 +90,15 @@ typedef enum LoopBinOp {
 typedef enum LoopUnOp { LOOP_NEG, LOOP_NOT, LOOP_ABS } LoopUnOp;
 
 /* Intrinsics every code generator provides (LLVM intrinsics / libm on CPU,
- * libdevice-free PTX approximations on GPU, math.h / fixed-point on HLS). */
+ * libdevice-free PTX approximations on GPU, math.h / fixed-point on HLS).
+ * All take float arguments of one type but dot4, the 8-bit dot product on
+ * int32 words: dot4(acc, a, b) = acc + sum_{j<4} ubyte_j(a) * sbyte_j(b)
+ * (byte j = bits 8j..8j+7; wrapping int32), x86 VPDPBUSD where the target
+ * has VNNI. */
 #define LOOP_INTRINSICS(X) \
     X(exp) X(log) X(sqrt) X(tanh) X(erf) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
     X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(floor) X(ceil) X(round_even) \
-    X(pow) X(fma) X(isnan) X(isinf)
+    X(pow) X(fma) X(isnan) X(isinf) X(dot4)
 
 typedef enum LoopIntrinsic {
 #define X(name) LOOP_I_##name,

@@ -20,6 +20,8 @@ int tile_matmul(Low *L);
 int tile_gemm(Low *L);
 int tile_maxpool(Low *L);
 int tile_gap(Low *L);
+/* QLinearConv on 8-bit dot products, where the schedule has them (qconv.c). */
+int tile_qconv(Low *L);
 
 /* The products of a recurrent kernel (lower/rnn.c), register-blocked.
  *

@@ -17,10 +17,17 @@ static int cpu_schedule(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
     return 0;
 }
 
+int tgt_cpu_dot_i8(const TgtOptions *o, int for_host)
+{
+    CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
+    return cg_dot_i8_bits(&cgo, for_host);
+}
+
 LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host, UtilDiag *d)
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
     LowSchedule sched = tgt_cpu_schedule(cg_simd_bits(&cgo, for_host));   /* SIMD width of the target */
+    sched.dot_i8 = cg_dot_i8_bits(&cgo, for_host);                        /* VNNI */
     int64_t flops = 0;
     for (int i = 0; i < g->n_nodes; i++)
         flops += ir_node_flops(g, &g->nodes[i]);

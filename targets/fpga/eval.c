@@ -476,8 +476,15 @@ static double arg_d(const Ev *E, Slot x) { return E->fixed ? fx_to_d(x.i, E->F) 
 
 static void call(const Ev *E, const Ins *in, Slot *s)
 {
-    double a[3] = { arg_d(E, s[in->a]), arg_d(E, s[in->b]), arg_d(E, s[in->c]) };
     LoopIntrinsic fn = (LoopIntrinsic)in->aux;
+    if (fn == LOOP_I_dot4) {                      /* integer words (docs/loop-ir.md) */
+        uint32_t x = (uint32_t)s[in->b].i, w = (uint32_t)s[in->c].i, acc = (uint32_t)s[in->a].i;
+        for (int j = 0; j < 4; j++)
+            acc += (uint32_t)((int32_t)((x >> 8 * j) & 255) * (int8_t)((w >> 8 * j) & 255));
+        s[in->dst].i = (int32_t)acc;
+        return;
+    }
+    double a[3] = { arg_d(E, s[in->a]), arg_d(E, s[in->b]), arg_d(E, s[in->c]) };
     if (fn == LOOP_I_isnan || fn == LOOP_I_isinf) {
         s[in->dst].i = E->fixed ? 0 : fn == LOOP_I_isnan ? isnan(a[0]) != 0 : isinf(a[0]) != 0;
         return;

@@ -1,0 +1,287 @@
+/* lower/tile/qconv.c — QLinearConv as register blocks of 8-bit dot products
+ * (tile_impl.h; prefix tile_), for schedules whose target has one
+ * (LowSchedule.dot_i8: x86 VPDPBUSD, AVX512-VNNI or AVX-VNNI).
+ *
+ * The loop IR's dot4(acc, a, b) adds to an int32 the four products of the
+ * unsigned bytes of word a and the signed bytes of word b.  Per image and
+ * group, with K = C_in/G * KH * KW taps and K4 = ceil(K / 4) words:
+ *
+ *   pack (a kernel of its own): P[k4][p] = the bytes u(x at tap 4*k4 + j,
+ *       output pixel p), j = 0..3, where u = x + 128 for int8 x (xor 0x80)
+ *       and x for uint8; a tap in the padding reads the zero point, a tap
+ *       past K the byte u = 0;
+ *   compute: acc[co][p] = bias'[co] + sum_k4 dot4(P[k4][p], Wq[co][k4]),
+ *       Wq the weights' bytes (zero past K), MR output channels by NV
+ *       vectors of NR pixels a block, the weights broadcast;
+ *   store: y = sat(round_even(float32(acc) * m[co]) + y_zp), m = x_s *
+ *       w_s[co] / y_s in float32, as the plain template (lower/window.c).
+ *
+ * Exactness: with c = x_zp + 128 (int8) or x_zp (uint8) the byte of a real
+ * zero, sum_k u_k w_k - c sum_k w_k = sum_k (x_k - x_zp) w_k over every tap,
+ * padding included (its u is c), so bias' = B[co] - c * sum_k w[co][k] makes
+ * acc the plain template's int32 accumulator, bit for bit, as long as no
+ * partial sum leaves int32 (checked: K * 255 * 128 plus |bias'| below
+ * 2^31).  Weights with a nonzero zero point (w - w_zp not a signed byte)
+ * take the plain template.
+ *
+ * The last pixel block starts at P - NV*NR, overlapping the one before (the
+ * same values stored twice), so no lane is masked; a pack row that is wider
+ * than 64 lanes goes in pieces of 64 the same way. */
+#include "lower/tile/tile_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct QConv {
+    IrWindow w;
+    int64_t G, cin, cout, K, K4, M, OW1;   /* per group; M output pixels; OW1 pixels a pack row */
+    int64_t rows;                          /* pack rows per image (OH, or 1 for a 1x1 window) */
+    int flat;                              /* 1x1, stride 1, no padding: pixel p reads x's pixel p */
+    int x, y, xs_signed;
+    int64_t xz, pad_tail;                  /* x's values read in the padding and at taps past K */
+} QConv;
+
+static LoopExpr *ci32(Low *L, int64_t v) { return low_const(L, IR_DT_I32, (double)v); }
+
+/* Is input k a known array of n elements (n < 0: any) of dtype t?  Its data. */
+static const void *known(Low *L, int k, IrDType t, int64_t n)
+{
+    const IrArray *a = low_known(L, k);
+    if (!a || a->dtype != t || (n >= 0 && ir_array_numel(a) != n))
+        return NULL;
+    return a->data;
+}
+
+/* The packing kernel: P[n][g][k4][p] for every pixel p (pack rows of OW1
+ * pixels, VW lanes at a time, the last piece overlapping). */
+static int pack_kernel(Low *L, const QConv *q, int pb)
+{
+    const IrWindow *w = &q->w;
+    int S = w->rank;
+    int64_t KH = S == 2 ? w->kernel[0] : 1, KW = w->kernel[S - 1];
+    int64_t VW = q->OW1 <= 64 ? q->OW1 : 64, nq = (q->OW1 + VW - 1) / VW;
+    int n, g, k4, oh, qv, c;
+    if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "k4", &k4) ||
+        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "q", &qv) || low_vars(L, 1, "c", &c))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p), *vb = loop_block(L->p);
+    if (!blk || !vb)
+        return low_oom(L);
+    int ow0 = low_let(L, blk, "ow0", low_bin(L, LOOP_MIN, mul(L, low_v(L, qv), VW), low_i(L, q->OW1 - VW)), 0);
+    if (ow0 < 0)
+        return low_oom(L);
+    int64_t xs[IR_MAX_RANK];
+    low_strides(L, q->x, xs);
+    LoopExpr *word = NULL;
+    for (int j = 0; j < 4; j++) {
+        LoopExpr *kk = add(L, mul(L, low_v(L, k4), 4), low_i(L, j));
+        LoopExpr *ci = add(L, mul(L, low_v(L, g), q->cin), low_bin(L, LOOP_DIV, kk, low_i(L, KH * KW)));
+        LoopExpr *ow = add(L, low_v(L, ow0), low_v(L, c));
+        LoopExpr *at, *cond = low_bin(L, LOOP_LT, loop_expr_copy(L->p, kk), low_i(L, q->K));
+        if (q->flat) {
+            at = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), ow);
+        } else {
+            LoopExpr *kh = low_bin(L, LOOP_MOD, low_bin(L, LOOP_DIV, loop_expr_copy(L->p, kk), low_i(L, KW)), low_i(L, KH));
+            LoopExpr *kw = low_bin(L, LOOP_MOD, loop_expr_copy(L->p, kk), low_i(L, KW));
+            LoopExpr *iw = low_bin(L, LOOP_SUB, add(L, mul(L, ow, w->stride[S - 1]), mul(L, kw, w->dilation[S - 1])),
+                                   low_i(L, w->pad_begin[S - 1]));
+            at = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), mul(L, loop_expr_copy(L->p, iw), xs[S + 1]));
+            cond = low_and(L, cond, low_in_range(L, iw, 0, w->in[S - 1]));
+            if (S == 2) {
+                LoopExpr *ih = low_bin(L, LOOP_SUB, add(L, mul(L, low_v(L, oh), w->stride[0]), mul(L, kh, w->dilation[0])),
+                                       low_i(L, w->pad_begin[0]));
+                at = add(L, at, mul(L, loop_expr_copy(L->p, ih), xs[2]));
+                cond = low_and(L, low_in_range(L, ih, 0, w->in[0]), cond);
+            }
+        }
+        IrDType xt = low_buf(L, q->x)->dtype;
+        LoopExpr *other = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, kk), low_i(L, q->K)),
+                                      low_const(L, xt, q->xz), low_const(L, xt, q->pad_tail));
+        LoopExpr *byte = loop_select(L->p, cond, low_load(L, q->x, at, xt), other);
+        LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, 255));
+        if (j)
+            u = low_bin(L, LOOP_SHL, u, ci32(L, 8 * j));
+        word = word ? low_bin(L, LOOP_OR, word, u) : u;
+    }
+    if (q->xs_signed)
+        word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
+    LoopExpr *p = add(L, mul(L, low_v(L, oh), q->OW1), add(L, low_v(L, ow0), low_v(L, c)));
+    LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->M), p);
+    LoopStmt *st = low_store(L, pb, dst, word);
+    if (!st || low_add(L, vb, st) || tile_vec_loop(L, blk, c, vb, (int)VW))
+        return low_oom(L);
+    int vars[5] = { n, g, k4, oh, qv };
+    int64_t ext[5] = { w->batch, q->G, q->K4, q->rows, nq };
+    return low_kernel_prepares(L, low_nest(L, 5, vars, ext, blk), w->batch * q->G * q->K4 * q->M);
+}
+
+int tile_qconv(Low *L)
+{
+    const LowSchedule *s = L->s;
+    if (!s || s->dot_i8 < 256 || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
+        return 1;
+    QConv q = { .x = low_in(L, 0), .y = low_out(L, 0) };
+    int wb = low_in(L, 3);
+    if (q.x < 0 || q.y < 0 || wb < 0)
+        return L->oom ? low_oom(L) : 1;
+    IrDType xt = low_buf(L, q.x)->dtype, yt = low_buf(L, q.y)->dtype;
+    if ((xt != IR_DT_I8 && xt != IR_DT_U8) || (yt != IR_DT_I8 && yt != IR_DT_U8) || loop_buf_has_halo(low_buf(L, q.y)))
+        return 1;
+    if (ir_window(L->g, L->n, &low_buf(L, q.x)->shape, &low_buf(L, wb)->shape, &q.w, L->d) != 0)
+        return -1;
+    const IrWindow *w = &q.w;
+    int S = w->rank;
+    if (S < 1 || S > 2)
+        return 1;
+    q.G = w->group;
+    q.cin = w->channels_in / q.G;
+    q.cout = w->channels_out / q.G;
+    int64_t C = w->channels_out, taps = 1;
+    for (int i = 0; i < S; i++)
+        taps *= w->kernel[i];
+    q.K = q.cin * taps;
+    q.K4 = (q.K + 3) / 4;
+    q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
+    /* operands: int8 weights with zero points 0, float32 scales, scalar x and y zero points */
+    const int8_t *wt = known(L, 3, IR_DT_I8, C * q.K);
+    const float *xsc = known(L, 1, IR_DT_F32, 1), *wsc = known(L, 4, IR_DT_F32, -1), *ysc = known(L, 6, IR_DT_F32, 1);
+    const void *xzp = known(L, 2, xt, 1);
+    const int32_t *bq = low_has(L, 8) ? known(L, 8, IR_DT_I32, C) : NULL;
+    const IrArray *wza = low_has(L, 5) ? low_known(L, 5) : NULL;
+    if (!wt || !xsc || !wsc || !ysc || !xzp || (low_has(L, 8) && !bq) || (low_has(L, 5) && !wza) ||
+        !known(L, 7, yt, 1))
+        return 1;
+    int64_t nws = ir_shape_numel(&low_known(L, 4)->shape);
+    if (nws != 1 && nws != C)
+        return 1;
+    for (int64_t i = 0; wza && i < ir_array_numel(wza); i++)
+        if (ir_load_i64(wza->dtype, wza->data, i) != 0)
+            return 1;
+    q.xs_signed = xt == IR_DT_I8;
+    int64_t xz = ir_load_i64(xt, xzp, 0), cz = xz + (q.xs_signed ? 128 : 0);
+    q.xz = xz;
+    q.pad_tail = q.xs_signed ? -128 : 0;
+    /* the blocks: NR lanes, NV vectors of pixels by MR channels */
+    int nr = s->dot_i8 / 32, nv = s->dot_i8 >= 512 ? 4 : 2, mr = 6;
+    while (nv > 1 && q.M < (int64_t)nv * nr)
+        nv--;
+    if (q.M < nr)
+        return 1;
+    if (q.cout < mr)
+        mr = (int)q.cout;
+    int nrv = nv * nr;
+    /* pack rows: the plane of a 1x1 window, else rows of OW */
+    int64_t ys[IR_MAX_RANK], xs[IR_MAX_RANK];
+    low_strides(L, q.y, ys);
+    low_strides(L, q.x, xs);
+    q.flat = 1;
+    for (int i = 0; i < S; i++)
+        q.flat &= w->kernel[i] == 1 && w->stride[i] == 1 && w->pad_begin[i] == 0 && w->pad_end[i] == 0;
+    q.flat &= S == 1 || xs[2] == w->in[1];
+    q.rows = q.flat || S == 1 ? 1 : w->out[0];
+    q.OW1 = q.flat ? q.M : w->out[S - 1];
+    if (ys[S + 1] != 1 || (S == 2 && ys[2] != w->out[1]) || xs[S + 1] != 1)
+        return 1;
+    /* constants: weight words, bias', multipliers; accumulator bound */
+    IrShape wsh = { .rank = 1, .dims = { C * q.K4 } }, csh = { .rank = 1, .dims = { C } };
+    int32_t *wq = util_arena_array(&L->p->arena, (size_t)(C * q.K4), sizeof *wq);
+    int32_t *bias = util_arena_array(&L->p->arena, (size_t)C, sizeof *bias);
+    float *m = util_arena_array(&L->p->arena, (size_t)C, sizeof *m);
+    if (!wq || !bias || !m)
+        return low_oom(L);
+    for (int64_t co = 0; co < C; co++) {
+        int64_t sw = 0;
+        for (int64_t k4 = 0; k4 < q.K4; k4++) {
+            uint32_t word = 0;
+            for (int j = 0; j < 4; j++) {
+                int64_t k = 4 * k4 + j;
+                uint8_t b = k < q.K ? (uint8_t)wt[co * q.K + k] : 0;
+                word |= (uint32_t)b << (8 * j);
+                sw += k < q.K ? wt[co * q.K + k] : 0;
+            }
+            wq[co * q.K4 + k4] = (int32_t)word;
+        }
+        double bd = (bq ? (double)bq[co] : 0.0) - (double)cz * (double)sw;
+        if (fabs(bd) + (double)q.K4 * 4 * 255 * 128 >= 2147483647.0)
+            return 1;
+        bias[co] = (int32_t)bd;
+        m[co] = (xsc[0] * wsc[nws > 1 ? co : 0]) / ysc[0];
+    }
+    int wqb = loop_add_buf(L->p, "qweights", IR_DT_I32, &wsh, LOOP_ST_CONST);
+    int bb = wqb < 0 ? -1 : loop_add_buf(L->p, "qbias", IR_DT_I32, &csh, LOOP_ST_CONST);
+    int mb = bb < 0 ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
+    IrShape psh = { .rank = 1, .dims = { w->batch * q.G * q.K4 * q.M } };
+    int pb = mb < 0 ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
+    if (pb < 0)
+        return low_oom(L);
+    L->p->bufs[wqb].data = wq;
+    L->p->bufs[bb].data = bias;
+    L->p->bufs[mb].data = m;
+    if (pack_kernel(L, &q, pb))
+        return -1;
+
+    /* the compute kernel: n, g, pixel block pt, channel block mt */
+    int n, g, pt, mt, k4;
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
+    int acc = loop_add_buf(L->p, "acc", IR_DT_I32, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
+    if (acc < 0 || !tile || !kb || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "pt", &pt) ||
+        low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
+        return low_oom(L);
+    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nrv), low_i(L, q.M - nrv)), 0);
+    int pbase = p0 < 0 ? -1
+                       : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q.G), low_v(L, g)), q.K4 * q.M),
+                                                    low_v(L, p0)), 0);
+    if (pbase < 0)
+        return low_oom(L);
+    int co[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *ch = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q.cout - 1));
+        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), q.cout), ch), 0)) < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
+                                     low_load(L, bb, low_v(L, co[r]), IR_DT_I32));
+            if (tile_vec_loop(L, tile, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    /* k step: NV vectors of P, each shared by the MR broadcast weight words */
+    for (int r = 0; r < mr; r++) {
+        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, mul(L, low_v(L, co[r]), q.K4), low_v(L, k4)), IR_DT_I32), 0);
+        if (wv < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
+            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), q.M)),
+                                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
+            LoopExpr *args[3] = { low_load(L, acc, ai, IR_DT_I32), pv, low_v(L, wv) };
+            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, LOOP_I_dot4, 3, args));
+            if (tile_vec_loop(L, kb, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    if (low_add(L, tile, low_nest(L, 1, &k4, &q.K4, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), IR_DT_I32);
+            LoopExpr *val = low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32), IR_DT_F32, low_in(L, 7));
+            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
+                               add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c))));
+            if (tile_vec_loop(L, tile, c, low_store(L, q.y, yi, val), nr))
+                return low_oom(L);
+        }
+    int vars[4] = { n, g, pt, mt };
+    int64_t ext[4] = { w->batch, q.G, (q.M + nrv - 1) / nrv, (q.cout + mr - 1) / mr };
+    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+}
