@@ -26,7 +26,10 @@
  * loads of float32 / float64 buffers, float arithmetic (+ - * / min max),
  * comparisons, selects, negation, abs, float casts and the intrinsics LLVM
  * widens itself (libm-backed ones only when libm may be called) or the code
- * generator builds from arithmetic (float32 exp, tanh, erf: codegen/expr.c).  The loop
+ * generator builds from arithmetic (float32 exp, tanh, erf: codegen/expr.c),
+ * or int32 words (+ - * & | ^ << min max, dot4) from loads of int32 / int8
+ * / uint8 buffers, the integer casts between those and to and from float32
+ * (saturating, as cg_cast), stored to such buffers.  The loop
  * variable itself may appear in indices only. */
 #include "codegen/cg_impl.h"
 

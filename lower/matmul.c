@@ -168,6 +168,9 @@ static LoopExpr *qlmm_post(Low *L, Mm *m, LoopExpr *acc)
 
 int low_qlinearmatmul(Low *L)
 {
+    int r = tile_qmatmul(L);
+    if (r <= 0)
+        return r;
     Mm m = { .t = IR_DT_I64 };
     return matmul_common(L, 0, 3, &m, qlmm_post, qlmm_prep);
 }

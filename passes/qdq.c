@@ -36,7 +36,9 @@
  * inference propagates constants), or -1. */
 /* The sweeps' modes: qdq (the exact float32 forms where they hold),
  * qdq-int8 (every product on the 8-bit tensors), qdq-dot (qdq, but the
- * convolutions that 8-bit dot products run (dot_conv) as QLinearConv). */
+ * products that 8-bit dot products run — convolutions over whole input
+ * channels (dot_conv), MatMul and Gemm with constant int8 weights — as
+ * QLinearConv / QLinearMatMul). */
 enum { QDQ_FLOAT, QDQ_INT8, QDQ_DOT };
 
 static int producer(const IrGraph *g, int t, IrOp op)
@@ -432,18 +434,31 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
 /* qdq-dot: does Conv n with weights w run on 8-bit dot products as a
  * QLinearConv (lower/tile/qconv.c: int8 weights with zero points 0, a
  * window over whole input channels, at least 16 output pixels)? */
-static int dot_conv(const IrGraph *g, const IrNode *n, const Deq *w)
+/* The shortest reduction a convolution takes to 8-bit dot products: below
+ * it the requantization and the 8-bit tensor's conversions cost more than
+ * the products save (MobileNetV2's 16- and 24-channel expansions). */
+enum { DOT_MIN_K = 64 };
+
+/* Constant int8 weights with zero points 0 (what VPDPBUSD's signed operand takes). */
+static int dot_weights(const IrGraph *g, const Deq *w)
 {
-    const IrShape *ys = &g->tensors[n->out[0]].v.shape;
-    int64_t px = 1;
-    for (int i = 2; i < ys->rank; i++)
-        px *= ys->dims[i];
     const IrArray *z = w->zp >= 0 ? pass_value(g, w->zp) : NULL;
     for (int64_t i = 0; z && i < ir_array_numel(z); i++)
         if (ir_load_i64(z->dtype, z->data, i) != 0)
             return 0;
-    return ir_attr_int(n, IR_A_group) == 1 && g->tensors[w->q].v.dtype == IR_DT_I8 && (w->zp < 0 || z) &&
-           ys->rank >= 3 && ys->rank <= 4 && px >= 16;
+    return pass_value(g, w->q) && g->tensors[w->q].v.dtype == IR_DT_I8 && (w->zp < 0 || z);
+}
+
+static int dot_conv(const IrGraph *g, const IrNode *n, const Deq *w)
+{
+    const IrShape *ys = &g->tensors[n->out[0]].v.shape, *ws = &g->tensors[w->q].v.shape;
+    int64_t px = 1, K = 1;
+    for (int i = 2; i < ys->rank; i++)
+        px *= ys->dims[i];
+    for (int i = 1; i < ws->rank; i++)
+        K *= ws->dims[i];
+    return ir_attr_int(n, IR_A_group) == 1 && dot_weights(g, w) && ys->rank >= 3 && ys->rank <= 4 && px >= 16 &&
+           K >= DOT_MIN_K;
 }
 
 static int conv_at(IrGraph *g, int c, int mode, UtilDiag *d)
@@ -485,7 +500,7 @@ static int conv_at(IrGraph *g, int c, int mode, UtilDiag *d)
     return finish(g, q, c, y, relu, 1, first_new, d);
 }
 
-static int matmul_at(IrGraph *g, int mm, int keep8, UtilDiag *d)
+static int matmul_at(IrGraph *g, int mm, int mode, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[mm];
     Deq a, b;
@@ -499,6 +514,7 @@ static int matmul_at(IrGraph *g, int mm, int keep8, UtilDiag *d)
         return 0;
     int first_new = g->n_nodes, ys, yz, bf = -1, ex = 0;
     int64_t N = bs->dims[bs->rank - 1], K = g->tensors[a.q].v.shape.dims[g->tensors[a.q].v.shape.rank - 1];
+    int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && bs->rank == 2 && N >= 16 && dot_weights(g, &b));
     double X = type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0));
     if (keep8)
         ex = 0;
@@ -537,7 +553,7 @@ static int reshape(IrGraph *g, int t, int r, const int64_t *dims, UtilLoc loc, U
     return pass_emit(g, IR_OP_Reshape, g->tensors[t].name, 2, (int[]){ t, s }, 1, -1, loc, d);
 }
 
-static int gemm_at(IrGraph *g, int gm, int keep8, UtilDiag *d)
+static int gemm_at(IrGraph *g, int gm, int mode, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[gm];
     Deq a, w, b = { .q = -1 };
@@ -553,6 +569,7 @@ static int gemm_at(IrGraph *g, int gm, int keep8, UtilDiag *d)
         (q = tail(g, n->out[0], &relu)) < 0)
         return 0;
     int first_new = g->n_nodes, s, z, wf = -1;
+    int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && N >= 16 && dot_weights(g, &w));
     UtilLoc loc = n->loc;
     int ex = keep8 ? 0 : exact_weights(g, &w, N, tb ? K : 1, type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0)),
                                        b.q, &wf);
@@ -736,8 +753,8 @@ static int qdq(IrGraph *g, int mode, UtilDiag *d)
         int r = 0;
         switch (g->nodes[i].op) {
         case IR_OP_Conv: r = conv_at(g, i, mode, d); break;
-        case IR_OP_MatMul: r = matmul_at(g, i, keep8, d); break;
-        case IR_OP_Gemm: r = gemm_at(g, i, keep8, d); break;
+        case IR_OP_MatMul: r = matmul_at(g, i, mode, d); break;
+        case IR_OP_Gemm: r = gemm_at(g, i, mode, d); break;
         case IR_OP_Add: r = add_at(g, i, keep8, d); break;
         case IR_OP_MaxPool:
         case IR_OP_AveragePool:

@@ -24,9 +24,11 @@
  * 2^31).  Weights with a nonzero zero point (w - w_zp not a signed byte)
  * take the plain template.
  *
- * The last pixel block starts at P - NV*NR, overlapping the one before (the
- * same values stored twice), so no lane is masked; a pack row that is wider
- * than 64 lanes goes in pieces of 64 the same way. */
+ * The packed rows hold whole blocks of NV*NR pixels (NV chosen to leave
+ * the fewest idle); the last block's lanes past the plane compute on
+ * whatever P holds there and are not stored (masked).  A pack row wider
+ * than 64 lanes goes in pieces of 64, the last starting 64 before the row's
+ * end (overlapping the one before: the same values stored twice). */
 #include "lower/tile/tile_impl.h"
 
 #include <math.h>
@@ -34,7 +36,8 @@
 
 typedef struct QConv {
     IrWindow w;
-    int64_t G, cin, cout, K, K4, M, OW1;   /* per group; M output pixels; OW1 pixels a pack row */
+    int64_t G, cin, cout, K, K4, M, Mp, OW1;   /* per group; M output pixels (Mp: P's rows, whole blocks);
+                                                  OW1 pixels a pack row */
     int64_t rows;                          /* pack rows per image (OH, or 1 for a 1x1 window) */
     int flat;                              /* 1x1, stride 1, no padding: pixel p reads x's pixel p */
     int x, y, xs_signed;
@@ -106,13 +109,260 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
     if (q->xs_signed)
         word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
     LoopExpr *p = add(L, mul(L, low_v(L, oh), q->OW1), add(L, low_v(L, ow0), low_v(L, c)));
-    LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->M), p);
+    LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->Mp), p);
     LoopStmt *st = low_store(L, pb, dst, word);
     if (!st || low_add(L, vb, st) || tile_vec_loop(L, blk, c, vb, (int)VW))
         return low_oom(L);
     int vars[5] = { n, g, k4, oh, qv };
     int64_t ext[5] = { w->batch, q->G, q->K4, q->rows, nq };
     return low_kernel_prepares(L, low_nest(L, 5, vars, ext, blk), w->batch * q->G * q->K4 * q->M);
+}
+
+/* ------------------------------------------------------------ rows
+ *
+ * The products whose output rows are contiguous along the output columns:
+ * QLinearMatMul with a constant 2-D B, and the QLinearConv of one pixel
+ * over a one-pixel input (the Gemm form docs/passes.md describes: a row of
+ * A an image of K channels).  Per row r and column n, A's bytes u as above:
+ *
+ *   pack: Ap[r][k4] = the bytes u(A[r][4*k4 + j]), j = 0..3 (u = 0 past K);
+ *   compute: acc[r][n] = bias'[n] + sum_k4 dot4(Ap[r][k4], Bp[nt][k4][c]),
+ *       Bp B's bytes packed at compile time in panels of NV*NR columns
+ *       (the last panel overlapping the one before), MR rows broadcast;
+ *   store as the convolution's, the multiplier per column. */
+typedef struct QRows {
+    int a, y;
+    int64_t R, K, K4, N;
+    const int8_t *w;
+    int w_nk;                  /* w is [N][K] (a Conv's weights), else [K][N] */
+    int xs_signed;
+    int64_t cz;                /* the byte of a real zero */
+    const int32_t *bq;         /* bias or NULL */
+} QRows;
+
+static int8_t rows_w(const QRows *q, int64_t k, int64_t n)
+{
+    return k >= q->K ? 0 : q->w_nk ? q->w[n * q->K + k] : q->w[k * q->N + n];
+}
+
+/* Ap[r][k4], VW words a step (the last step overlapping). */
+static int rows_pack(Low *L, const QRows *q, int ap)
+{
+    int64_t VW = q->K4 < 16 ? q->K4 : 16, nq = (q->K4 + VW - 1) / VW;
+    LoopBuf *ab = &L->p->bufs[q->a];
+    int root = ab->alias_of >= 0 ? ab->alias_of : q->a;
+    if (L->p->bufs[root].storage == LOOP_ST_WORKSPACE && L->p->bufs[root].slack < 3 && q->K % 4 == 0) {
+        /* the bytes j = 1..3 of the last row's last word read as a stride-4
+         * vector reach 3 elements past the buffer: allocated (before memory
+         * planning), so every load is one wide load and a shuffle */
+        LoopBuf *rb = &L->p->bufs[root];
+        rb->bytes += (int64_t)(3 - rb->slack) * (int64_t)ir_dtype_size(rb->dtype);
+        rb->slack = 3;
+        L->p->bufs[q->a].slack = 3;
+    }
+    int r, qv, c;
+    if (low_vars(L, 1, "r", &r) || low_vars(L, 1, "q", &qv) || low_vars(L, 1, "c", &c))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p);
+    int k0 = blk ? low_let(L, blk, "k0", low_bin(L, LOOP_MIN, mul(L, low_v(L, qv), VW), low_i(L, q->K4 - VW)), 0) : -1;
+    if (k0 < 0)
+        return low_oom(L);
+    IrDType at = low_buf(L, q->a)->dtype;
+    LoopExpr *word = NULL;
+    for (int j = 0; j < 4; j++) {
+        LoopExpr *k = add(L, mul(L, add(L, low_v(L, k0), low_v(L, c)), 4), low_i(L, j));
+        LoopExpr *byte = low_load(L, q->a, add(L, mul(L, low_v(L, r), q->K), k), at);
+        if (q->K % 4)
+            byte = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, k), low_i(L, q->K)), byte,
+                               low_const(L, at, q->xs_signed ? -128 : 0));
+        LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, 255));
+        word = j ? low_bin(L, LOOP_OR, word, low_bin(L, LOOP_SHL, u, ci32(L, 8 * j))) : u;
+    }
+    if (q->xs_signed)
+        word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
+    LoopStmt *st = low_store(L, ap, add(L, mul(L, low_v(L, r), q->K4), add(L, low_v(L, k0), low_v(L, c))), word);
+    if (!st || tile_vec_loop(L, blk, c, st, (int)VW))
+        return low_oom(L);
+    int vars[2] = { r, qv };
+    int64_t ext[2] = { q->R, nq };
+    return low_kernel_prepares(L, low_nest(L, 2, vars, ext, blk), q->R * q->K4);
+}
+
+static int qrows(Low *L, QRows *q, const float *m)
+{
+    const LowSchedule *s = L->s;
+    int nr = s->dot_i8 / 32, nv = s->dot_i8 >= 512 ? 4 : 2, mr = 6;
+    while (nv > 1 && q->N < (int64_t)nv * nr)
+        nv--;
+    if (q->N < nr)
+        return 1;
+    if (q->R < mr)
+        mr = (int)q->R;
+    int64_t nrv = (int64_t)nv * nr, NT = (q->N + nrv - 1) / nrv;
+    /* B's panels, bias' and the multipliers per column; the accumulator bound */
+    IrShape bsh = { .rank = 1, .dims = { NT * q->K4 * nrv } }, csh = { .rank = 1, .dims = { q->N } };
+    int32_t *bp = util_arena_array(&L->p->arena, (size_t)bsh.dims[0], sizeof *bp);
+    int32_t *bias = util_arena_array(&L->p->arena, (size_t)q->N, sizeof *bias);
+    if (!bp || !bias)
+        return low_oom(L);
+    for (int64_t nt = 0; nt < NT; nt++) {
+        int64_t n0 = nt * nrv < q->N - nrv ? nt * nrv : q->N - nrv;
+        for (int64_t k4 = 0; k4 < q->K4; k4++)
+            for (int64_t c = 0; c < nrv; c++) {
+                uint32_t word = 0;
+                for (int j = 0; j < 4; j++)
+                    word |= (uint32_t)(uint8_t)rows_w(q, 4 * k4 + j, n0 + c) << (8 * j);
+                bp[(nt * q->K4 + k4) * nrv + c] = (int32_t)word;
+            }
+    }
+    for (int64_t n = 0; n < q->N; n++) {
+        int64_t sw = 0;
+        for (int64_t k = 0; k < q->K; k++)
+            sw += rows_w(q, k, n);
+        double bd = (q->bq ? (double)q->bq[n] : 0.0) - (double)q->cz * (double)sw;
+        if (fabs(bd) + (double)q->K4 * 4 * 255 * 128 >= 2147483647.0)
+            return 1;
+        bias[n] = (int32_t)bd;
+    }
+    int bpb = loop_add_buf(L->p, "qweights", IR_DT_I32, &bsh, LOOP_ST_CONST);
+    int bb = bpb < 0 ? -1 : loop_add_buf(L->p, "qbias", IR_DT_I32, &csh, LOOP_ST_CONST);
+    int mb = bb < 0 ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
+    IrShape psh = { .rank = 1, .dims = { q->R * q->K4 } };
+    int ap = mb < 0 ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
+    if (ap < 0)
+        return low_oom(L);
+    L->p->bufs[bpb].data = bp;
+    L->p->bufs[bb].data = bias;
+    L->p->bufs[mb].data = (void *)m;
+    if (rows_pack(L, q, ap))
+        return -1;
+    int nt, mt, k4;
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
+    int acc = loop_add_buf(L->p, "acc", IR_DT_I32, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
+    if (acc < 0 || !tile || !kb || low_vars(L, 1, "nt", &nt) || low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
+        return low_oom(L);
+    int n0 = low_let(L, tile, "n0", low_bin(L, LOOP_MIN, mul(L, low_v(L, nt), nrv), low_i(L, q->N - nrv)), 0);
+    if (n0 < 0)
+        return low_oom(L);
+    int row[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *rr = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q->R - 1));
+        if ((row[r] = low_let(L, tile, "row", rr, 0)) < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
+                                     low_load(L, bb, col, IR_DT_I32));
+            if (tile_vec_loop(L, tile, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    for (int r = 0; r < mr; r++) {
+        int av = low_let(L, kb, "a", low_load(L, ap, add(L, mul(L, low_v(L, row[r]), q->K4), low_v(L, k4)), IR_DT_I32), 0);
+        if (av < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
+            LoopExpr *bi = add(L, mul(L, add(L, mul(L, low_v(L, nt), q->K4), low_v(L, k4)), nrv),
+                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *args[3] = { low_load(L, acc, ai, IR_DT_I32), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
+            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, LOOP_I_dot4, 3, args));
+            if (tile_vec_loop(L, kb, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    if (low_add(L, tile, low_nest(L, 1, &k4, &q->K4, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), IR_DT_I32);
+            LoopExpr *val = low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32, low_in(L, 7));
+            LoopExpr *yi = add(L, mul(L, low_v(L, row[r]), q->N), loop_expr_copy(L->p, col));
+            if (tile_vec_loop(L, tile, c, low_store(L, q->y, yi, val), nr))
+                return low_oom(L);
+        }
+    int vars[2] = { nt, mt };
+    int64_t ext[2] = { NT, (q->R + mr - 1) / mr };
+    return low_kernel(L, low_nest(L, 2, vars, ext, tile));
+}
+
+/* The operands both products share (input slots: a 0, a_scale 1, a_zp 2,
+ * w 3, w_scale 4, w_zp 5, y_scale 6, y_zp 7): 8-bit a and y, int8
+ * constant weights of n_w elements with zero points 0, float32 scales, a
+ * and y per tensor, the weight scale per tensor or one per output channel
+ * (count C).  The multipliers a_s * w_s[c] / y_s (float32) into m[C];
+ * *cz the byte of a real zero.  1 when they do not qualify. */
+static int q_operands(Low *L, int64_t n_w, int64_t C, float **m, int64_t *cz)
+{
+    int x = low_in(L, 0), y = low_out(L, 0);
+    if (x < 0 || y < 0)
+        return L->oom ? low_oom(L) : 1;
+    IrDType xt = low_buf(L, x)->dtype, yt = low_buf(L, y)->dtype;
+    if ((xt != IR_DT_I8 && xt != IR_DT_U8) || (yt != IR_DT_I8 && yt != IR_DT_U8) || loop_buf_has_halo(low_buf(L, y)) ||
+        loop_buf_has_halo(low_buf(L, x)))
+        return 1;
+    const float *xsc = known(L, 1, IR_DT_F32, 1), *wsc = known(L, 4, IR_DT_F32, -1), *ysc = known(L, 6, IR_DT_F32, 1);
+    const void *xzp = known(L, 2, xt, 1);
+    const IrArray *wza = low_has(L, 5) ? low_known(L, 5) : NULL;
+    if (!known(L, 3, IR_DT_I8, n_w) || !xsc || !wsc || !ysc || !xzp || (low_has(L, 5) && !wza) || !known(L, 7, yt, 1))
+        return 1;
+    int64_t nws = ir_shape_numel(&low_known(L, 4)->shape);
+    if (nws != 1 && nws != C)
+        return 1;
+    for (int64_t i = 0; wza && i < ir_array_numel(wza); i++)
+        if (ir_load_i64(wza->dtype, wza->data, i) != 0)
+            return 1;
+    *cz = ir_load_i64(xt, xzp, 0) + (xt == IR_DT_I8 ? 128 : 0);
+    if (!(*m = util_arena_array(&L->p->arena, (size_t)C, sizeof **m)))
+        return low_oom(L);
+    for (int64_t c = 0; c < C; c++)
+        (*m)[c] = (xsc[0] * wsc[nws > 1 ? c : 0]) / ysc[0];
+    return 0;
+}
+
+/* Row-major with no halo: the strides of its shape. */
+static int plain(const LoopBuf *b)
+{
+    int64_t st = 1;
+    for (int i = b->shape.rank - 1; i >= 0; i--) {
+        if (b->shape.dims[i] > 1 && b->strides[i] != st)
+            return 0;
+        st *= b->shape.dims[i];
+    }
+    return !loop_buf_has_halo(b);
+}
+
+int tile_qmatmul(Low *L)
+{
+    const LowSchedule *s = L->s;
+    if (!s || s->dot_i8 < 256 || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
+        return 1;
+    int a = low_in(L, 0), b = low_in(L, 3), y = low_out(L, 0);
+    if (a < 0 || b < 0 || y < 0)
+        return L->oom ? low_oom(L) : 1;
+    const IrShape as = low_buf(L, a)->shape, bs = low_buf(L, b)->shape;
+    if (as.rank < 2 || bs.rank != 2 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
+        return 1;
+    QRows q = { .a = a, .y = y, .K = bs.dims[0], .N = bs.dims[1], .w = known(L, 3, IR_DT_I8, -1) };
+    if (!q.w || as.dims[as.rank - 1] != q.K)
+        return 1;
+    q.R = ir_shape_numel(&as) / q.K;
+    q.K4 = (q.K + 3) / 4;
+    q.xs_signed = low_buf(L, a)->dtype == IR_DT_I8;
+    float *m;
+    int r = q_operands(L, q.K * q.N, q.N, &m, &q.cz);
+    return r ? r : qrows(L, &q, m);
 }
 
 int tile_qconv(Low *L)
@@ -124,9 +374,6 @@ int tile_qconv(Low *L)
     int wb = low_in(L, 3);
     if (q.x < 0 || q.y < 0 || wb < 0)
         return L->oom ? low_oom(L) : 1;
-    IrDType xt = low_buf(L, q.x)->dtype, yt = low_buf(L, q.y)->dtype;
-    if ((xt != IR_DT_I8 && xt != IR_DT_U8) || (yt != IR_DT_I8 && yt != IR_DT_U8) || loop_buf_has_halo(low_buf(L, q.y)))
-        return 1;
     if (ir_window(L->g, L->n, &low_buf(L, q.x)->shape, &low_buf(L, wb)->shape, &q.w, L->d) != 0)
         return -1;
     const IrWindow *w = &q.w;
@@ -136,40 +383,43 @@ int tile_qconv(Low *L)
     q.G = w->group;
     q.cin = w->channels_in / q.G;
     q.cout = w->channels_out / q.G;
-    int64_t C = w->channels_out, taps = 1;
-    for (int i = 0; i < S; i++)
+    int64_t C = w->channels_out, taps = 1, one = 1;
+    for (int i = 0; i < S; i++) {
         taps *= w->kernel[i];
+        one &= w->in[i] == 1 && w->out[i] == 1 && w->kernel[i] == 1;
+    }
     q.K = q.cin * taps;
     q.K4 = (q.K + 3) / 4;
     q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
-    /* operands: int8 weights with zero points 0, float32 scales, scalar x and y zero points */
-    const int8_t *wt = known(L, 3, IR_DT_I8, C * q.K);
-    const float *xsc = known(L, 1, IR_DT_F32, 1), *wsc = known(L, 4, IR_DT_F32, -1), *ysc = known(L, 6, IR_DT_F32, 1);
-    const void *xzp = known(L, 2, xt, 1);
+    float *m;
+    int64_t cz;
+    int qo = q_operands(L, C * q.K, C, &m, &cz);
+    if (qo)
+        return qo;
     const int32_t *bq = low_has(L, 8) ? known(L, 8, IR_DT_I32, C) : NULL;
-    const IrArray *wza = low_has(L, 5) ? low_known(L, 5) : NULL;
-    if (!wt || !xsc || !wsc || !ysc || !xzp || (low_has(L, 8) && !bq) || (low_has(L, 5) && !wza) ||
-        !known(L, 7, yt, 1))
+    if (low_has(L, 8) && !bq)
         return 1;
-    int64_t nws = ir_shape_numel(&low_known(L, 4)->shape);
-    if (nws != 1 && nws != C)
-        return 1;
-    for (int64_t i = 0; wza && i < ir_array_numel(wza); i++)
-        if (ir_load_i64(wza->dtype, wza->data, i) != 0)
-            return 1;
-    q.xs_signed = xt == IR_DT_I8;
-    int64_t xz = ir_load_i64(xt, xzp, 0), cz = xz + (q.xs_signed ? 128 : 0);
-    q.xz = xz;
+    const int8_t *wt = known(L, 3, IR_DT_I8, C * q.K);
+    q.xs_signed = low_buf(L, q.x)->dtype == IR_DT_I8;
+    if (one && q.G == 1 && plain(low_buf(L, q.x)) && plain(low_buf(L, q.y))) {
+        /* one pixel an image (a Gemm's rows): the images are the rows */
+        QRows qr = { .a = q.x, .y = q.y, .R = w->batch, .K = q.K, .K4 = q.K4, .N = C, .w = wt, .w_nk = 1,
+                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq };
+        return qrows(L, &qr, m);
+    }
+    q.xz = cz - (q.xs_signed ? 128 : 0);
     q.pad_tail = q.xs_signed ? -128 : 0;
     /* the blocks: NR lanes, NV vectors of pixels by MR channels */
-    int nr = s->dot_i8 / 32, nv = s->dot_i8 >= 512 ? 4 : 2, mr = 6;
-    while (nv > 1 && q.M < (int64_t)nv * nr)
-        nv--;
+    int nr = s->dot_i8 / 32, nvmax = s->dot_i8 >= 512 ? 4 : 2, nv = nvmax, mr = 6;
     if (q.M < nr)
         return 1;
+    for (int k = nvmax - 1; k >= 2; k--)        /* the fewest idle lanes in the last block, the wider on a tie */
+        if (tile_idle(q.M, (int64_t)k * nr) < tile_idle(q.M, (int64_t)nv * nr))
+            nv = k;
     if (q.cout < mr)
         mr = (int)q.cout;
     int nrv = nv * nr;
+    q.Mp = (q.M + nrv - 1) / nrv * nrv;
     /* pack rows: the plane of a 1x1 window, else rows of OW */
     int64_t ys[IR_MAX_RANK], xs[IR_MAX_RANK];
     low_strides(L, q.y, ys);
@@ -186,8 +436,7 @@ int tile_qconv(Low *L)
     IrShape wsh = { .rank = 1, .dims = { C * q.K4 } }, csh = { .rank = 1, .dims = { C } };
     int32_t *wq = util_arena_array(&L->p->arena, (size_t)(C * q.K4), sizeof *wq);
     int32_t *bias = util_arena_array(&L->p->arena, (size_t)C, sizeof *bias);
-    float *m = util_arena_array(&L->p->arena, (size_t)C, sizeof *m);
-    if (!wq || !bias || !m)
+    if (!wq || !bias)
         return low_oom(L);
     for (int64_t co = 0; co < C; co++) {
         int64_t sw = 0;
@@ -205,12 +454,11 @@ int tile_qconv(Low *L)
         if (fabs(bd) + (double)q.K4 * 4 * 255 * 128 >= 2147483647.0)
             return 1;
         bias[co] = (int32_t)bd;
-        m[co] = (xsc[0] * wsc[nws > 1 ? co : 0]) / ysc[0];
     }
     int wqb = loop_add_buf(L->p, "qweights", IR_DT_I32, &wsh, LOOP_ST_CONST);
     int bb = wqb < 0 ? -1 : loop_add_buf(L->p, "qbias", IR_DT_I32, &csh, LOOP_ST_CONST);
     int mb = bb < 0 ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
-    IrShape psh = { .rank = 1, .dims = { w->batch * q.G * q.K4 * q.M } };
+    IrShape psh = { .rank = 1, .dims = { w->batch * q.G * q.K4 * q.Mp } };
     int pb = mb < 0 ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
     if (pb < 0)
         return low_oom(L);
@@ -228,9 +476,9 @@ int tile_qconv(Low *L)
     if (acc < 0 || !tile || !kb || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "pt", &pt) ||
         low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
         return low_oom(L);
-    int p0 = low_let(L, tile, "p0", low_bin(L, LOOP_MIN, mul(L, low_v(L, pt), nrv), low_i(L, q.M - nrv)), 0);
+    int p0 = low_let(L, tile, "p0", mul(L, low_v(L, pt), nrv), 0);
     int pbase = p0 < 0 ? -1
-                       : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q.G), low_v(L, g)), q.K4 * q.M),
+                       : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q.G), low_v(L, g)), q.K4 * q.Mp),
                                                     low_v(L, p0)), 0);
     if (pbase < 0)
         return low_oom(L);
@@ -259,7 +507,7 @@ int tile_qconv(Low *L)
             if (low_vars(L, 1, "c", &c))
                 return low_oom(L);
             LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
-            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), q.M)),
+            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), q.Mp)),
                                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
             LoopExpr *args[3] = { low_load(L, acc, ai, IR_DT_I32), pv, low_v(L, wv) };
             LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, LOOP_I_dot4, 3, args));
@@ -276,9 +524,12 @@ int tile_qconv(Low *L)
                 return low_oom(L);
             LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), IR_DT_I32);
             LoopExpr *val = low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32), IR_DT_F32, low_in(L, 7));
-            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),
-                               add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c))));
-            if (tile_vec_loop(L, tile, c, low_store(L, q.y, yi, val), nr))
+            LoopExpr *px = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), px);
+            LoopStmt *st = low_store(L, q.y, yi, val);
+            if (st && q.Mp != q.M)              /* the last block's lanes past the plane: masked */
+                st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, px), low_i(L, q.M)), st, NULL);
+            if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
     int vars[4] = { n, g, pt, mt };

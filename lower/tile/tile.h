@@ -2,7 +2,8 @@
  * schedule (LowSchedule tile_mr x tile_nr): Conv in one of five forms
  * (GEMM, pointwise, direct, depthwise, Winograd), ConvTranspose whose kernel
  * equals its stride, MatMul / Gemm with a
- * constant or run-time right operand, MaxPool and GlobalAveragePool.
+ * constant or run-time right operand, MaxPool and GlobalAveragePool; and
+ * QLinearConv / QLinearMatMul on 8-bit dot products (LowSchedule.dot_i8).
  * Prefix: tile_.  The plain templates of lower/window.c and lower/matmul.c
  * try these first.  Each returns 1 when it does not apply (the plain
  * template follows), 0 when the kernel is built, -1 on error (diagnostic). */
@@ -20,8 +21,10 @@ int tile_matmul(Low *L);
 int tile_gemm(Low *L);
 int tile_maxpool(Low *L);
 int tile_gap(Low *L);
-/* QLinearConv on 8-bit dot products, where the schedule has them (qconv.c). */
+/* QLinearConv and QLinearMatMul on 8-bit dot products, where the schedule
+ * has them (qconv.c). */
 int tile_qconv(Low *L);
+int tile_qmatmul(Low *L);
 
 /* The products of a recurrent kernel (lower/rnn.c), register-blocked.
  *

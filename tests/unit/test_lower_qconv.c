@@ -1,4 +1,4 @@
-/* tests/unit/test_lower_qconv.c — QLinearConv on 8-bit dot products
+/* tests/unit/test_lower_qconv.c — QLinearConv and QLinearMatMul on 8-bit dot products
  * (lower/tile/qconv.c, the loop IR's dot4) against the reference
  * interpreter, through the JIT: bit for bit equal outputs.
  *
@@ -9,8 +9,10 @@
  * int8 and uint8 inputs and outputs, per-tensor and per-channel weight
  * scales, zero points, a bias, groups, strides, dilation, asymmetric
  * padding, 1-D windows, K not a multiple of 4, output channels and pixels
- * that do not fill the last block, and pack rows wider than 64 lanes.  Each
- * case checks that the dot-product form was taken (a "packed_x" buffer). */
+ * that do not fill the last block, and pack rows wider than 64 lanes; the
+ * row form (QLinearMatMul with a constant B, batched; the Gemm form's
+ * QLinearConv of one-pixel images).  Each case checks that the dot-product
+ * form was taken (a "packed_x" buffer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +48,8 @@ typedef struct QCase {
     int64_t pads[4], strides[2], dil[2];
     int bias, per_channel;
     int xz, yz;
+    int64_t batch;            /* 0: 1 */
+    int matmul;               /* QLinearMatMul: x [batch, in[0], c], B [c, m] */
 } QCase;
 
 static int has_buf(const LoopProgram *p, const char *name)
@@ -56,12 +60,42 @@ static int has_buf(const LoopProgram *p, const char *name)
     return 0;
 }
 
+/* QLinearMatMul of x [batch, in[0], c] by a constant B [c, m]. */
+static void build_matmul(TG *t, const QCase *q)
+{
+    tg_start(t, q->name);
+    uint64_t seed = 13;
+    int64_t xd[3] = { q->batch ? q->batch : 1, q->in[0], q->c }, bd[2] = { q->c, q->m };
+    double *bv = malloc((size_t)(q->c * q->m) * sizeof *bv), ws[64];
+    assert_true(bv && q->m <= 64);
+    for (int64_t i = 0; i < q->c * q->m; i++)
+        bv[i] = (double)((int)(rnd(&seed) % 256) - 128);
+    for (int64_t i = 0; i < q->m; i++)
+        ws[i] = 0.002 + 0.001 * (double)(rnd(&seed) % 7);
+    double xs = 0.05, ys = 0.9, xz = q->xz, yz = q->yz, wz = 0;
+    int in[8];
+    in[0] = tg_input(t, "x", q->xt, 3, xd);
+    in[1] = tg_const(t, "xs", IR_DT_F32, 0, NULL, &xs);
+    in[2] = tg_const(t, "xz", q->xt, 0, NULL, &xz);
+    in[3] = tg_const(t, "w", IR_DT_I8, 2, bd, bv);
+    in[4] = q->per_channel ? tg_const(t, "ws", IR_DT_F32, 1, &q->m, ws) : tg_const(t, "ws", IR_DT_F32, 0, NULL, ws);
+    in[5] = tg_const(t, "wz", IR_DT_I8, 0, NULL, &wz);
+    in[6] = tg_const(t, "ys", IR_DT_F32, 0, NULL, &ys);
+    in[7] = tg_const(t, "yz", q->yt, 0, NULL, &yz);
+    tg_output(t, tg_node(t, IR_OP_QLinearMatMul, "qmm", 8, in, 1));
+    free(bv);
+}
+
 static void build(TG *t, const QCase *q)
 {
+    if (q->matmul) {
+        build_matmul(t, q);
+        return;
+    }
     tg_start(t, q->name);
     uint64_t seed = 11;
     int r = (int)q->rank;
-    int64_t xd[4] = { 1, q->c }, wd[4] = { q->m, q->c / q->group };
+    int64_t xd[4] = { q->batch ? q->batch : 1, q->c }, wd[4] = { q->m, q->c / q->group };
     int64_t wn = q->m * (q->c / q->group);
     for (int i = 0; i < r; i++) {
         xd[2 + i] = q->in[i];
@@ -219,12 +253,35 @@ static void test_qconv_1d(void **state)
     qcase(&q);
 }
 
+static void test_qconv_one_pixel(void **state)
+{
+    (void)state;   /* the Gemm form: 37 images of one pixel, 50 channels (K not a multiple of 4) -> 21 */
+    QCase q = { "qgemm", IR_DT_U8, IR_DT_I8, 50, 21, 1, 1, { 1 }, { 1 }, { 0, 0 }, { 0 }, { 0 }, 1, 1, 90, 3, 37, 0 };
+    qcase(&q);
+}
+
+static void test_qmatmul(void **state)
+{
+    (void)state;   /* [2, 9, 64] x [64, 40]: rows across the batch, a column panel overlapping */
+    QCase q = { "qmm", IR_DT_I8, IR_DT_I8, 64, 40, 1, 1, { 9 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, 1, -7, 1, 2, 1 };
+    qcase(&q);
+}
+
+static void test_qmatmul_uint8_odd_k(void **state)
+{
+    (void)state;
+    QCase q = { "qmm_u8", IR_DT_U8, IR_DT_U8, 30, 17, 1, 1, { 5 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, 0, 128, 120, 1, 1 };
+    qcase(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qconv_3x3),          cmocka_unit_test(test_qconv_uint8_strided),
         cmocka_unit_test(test_qconv_pointwise),    cmocka_unit_test(test_qconv_grouped_dilated),
         cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
+        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
+        cmocka_unit_test(test_qmatmul_uint8_odd_k),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

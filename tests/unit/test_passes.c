@@ -977,6 +977,55 @@ static void test_qdq_add(void **state)
                "}\n", 0);
 }
 
+/* Does `pass` on src leave a node of op (text "= OP(")? */
+static int pass_leaves(const char *pass, const char *src, const char *op)
+{
+    IrGraph *g = build(src);
+    UtilDiag d;
+    util_diag_init(&d);
+    if (pass_run_checked(g, pass_find(pass), &d) < 0)
+        fail_msg("%s: %s", pass, d.msg);
+    char *txt = print(g), pat[64];
+    snprintf(pat, sizeof pat, "= %s(", op);
+    int r = strstr(txt, pat) != NULL;
+    free(txt);
+    ir_graph_free(g);
+    return r;
+}
+
+/* qdq-dot (targets with 8-bit dot products): a convolution over whole
+ * input channels (64 taps, 16 pixels) and a MatMul by constant int8
+ * weights become the integer operators; a depthwise convolution, one of
+ * fewer taps or pixels, and a product of two run-time operands keep qdq's
+ * exact float32 form. */
+static void test_qdq_dot(void **state)
+{
+    (void)state;
+#define QX64 "x = input i8 [1,64,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;"
+    const char *pw = QX64 "w = const i8 [8,64,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
+                     "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y";
+    assert_true(pass_leaves("qdq-dot", pw, "QLinearConv"));
+    assert_false(pass_leaves("qdq", pw, "QLinearConv"));
+    const char *dwc = QX64 "w = const i8 [64,1,3,3] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
+                      "c = Conv dx dw {group=64 pads=1,1,1,1};" QY "y = QuantizeLinear c ys yz; out y";
+    assert_false(pass_leaves("qdq-dot", dwc, "QLinearConv"));
+    assert_true(pass_leaves("qdq-dot", dwc, "Conv"));
+    const char *small = "x = input i8 [1,16,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;"
+                        "w = const i8 [8,16,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
+                        "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y";
+    assert_false(pass_leaves("qdq-dot", small, "QLinearConv"));
+    const char *mm = "a = input i8 [5,32]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+                     "b = const i8 [32,16] 2; bs = const f32 [] 0.01; db = DequantizeLinear b bs;"
+                     "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y";
+    assert_true(pass_leaves("qdq-dot", mm, "QLinearMatMul"));
+    assert_false(pass_leaves("qdq", mm, "QLinearMatMul"));
+    const char *rt = "a = input i8 [5,32]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
+                     "b = input i8 [32,16]; bs = const f32 [] 0.01; bz = const i8 [] 0; db = DequantizeLinear b bs bz;"
+                     "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y";
+    assert_false(pass_leaves("qdq-dot", rt, "QLinearMatMul"));
+#undef QX64
+}
+
 /* qdq-int8 (--precision int8): pooling and reshapes between a DQ and a Q
  * run on the 8-bit tensor.  Scales are powers of two, so the float graph
  * is exact too and the outputs are equal. */
@@ -1046,6 +1095,15 @@ static void test_pipelines(void **state)
     assert_string_equal(p8[0]->name, "qdq-int8");
     for (int i = 1; i < n + 1; i++)
         assert_ptr_equal(p8[i], p2[i]);
+    /* 8-bit dot products: qdq-dot in qdq's place; --precision int8 wins over it */
+    o.int8 = 0;
+    o.dot_i8 = 512;
+    const PassInfo *const *pd = pass_pipeline_of(&o);
+    assert_string_equal(pd[0]->name, "qdq-dot");
+    for (int i = 1; i < n + 1; i++)
+        assert_ptr_equal(pd[i], p2[i]);
+    o.int8 = 1;
+    assert_ptr_equal(pass_pipeline_of(&o), p8);
     o.opt_level = 1;
     assert_ptr_equal(pass_pipeline_of(&o), pass_pipeline(1));
 }
@@ -1084,7 +1142,7 @@ static void test_print_and_time(void **state)
     util_diag_init(&d);
     assert_int_equal(pass_run_pipeline(g, &o, &d), -1);
     assert_string_equal(d.msg, "--print-after: no pass is named 'fusion' (passes: fold-constants, remove-identity, "
-                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, qdq-int8, fuse)");
+                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, qdq-int8, qdq-dot, fuse)");
     ir_graph_free(g);
 }
 
@@ -1277,6 +1335,7 @@ int main(void)
         cmocka_unit_test(test_qdq_matmul_gemm),
         cmocka_unit_test(test_qdq_add),
         cmocka_unit_test(test_qdq_int8_pools),
+        cmocka_unit_test(test_qdq_dot),
         cmocka_unit_test(test_pipelines),
         cmocka_unit_test(test_print_and_time),
         cmocka_unit_test(test_check),
