@@ -700,9 +700,11 @@ static int pool_at(IrGraph *g, int p, UtilDiag *d)
  *   DQ: (float32(x) - zp) * s
  * and a DQ of a Q's result reads the Q's float32 Clip (float_source), so a
  * Q → DQ pair stays in float32: the values are those of the int8 tensor.  A Q
- * whose scale is not finite and positive stays (x / s would be NaN), and the
- * sweep does not run at all in a graph with an infinite or NaN scale (below). */
-static int q_elementwise(IrGraph *g, int i, UtilDiag *d)
+ * whose scale is not finite and positive stays (x / s would be NaN); one
+ * that a NaN may reach (nan_rule: from a DQ of an infinite scale) maps it to
+ * the type's minimum as QuantizeLinear does: Round(Where(IsNaN(x / s), -inf,
+ * x / s)). */
+static int q_elementwise(IrGraph *g, int i, int nan_rule, UtilDiag *d)
 {
     const IrNode *n = &g->nodes[i];
     int y = n->out[0], zp = n->n_in > 2 ? n->in[2] : -1;
@@ -718,6 +720,11 @@ static int q_elementwise(IrGraph *g, int i, UtilDiag *d)
     UtilLoc loc = n->loc;
     int s = pass_const_scalar(g, h, IR_DT_F32, *(const float *)sv->data);
     int v = s < 0 ? -1 : emit(g, IR_OP_Div, h, 2, (int[]){ n->in[0], s }, IR_A_INVALID, 0, loc, d);
+    if (nan_rule && v >= 0) {   /* QuantizeLinear's NaN -> the type's minimum: NaN as -inf before the clip */
+        int isn = emit(g, IR_OP_IsNaN, h, 1, &v, IR_A_INVALID, 0, loc, d);
+        int ninf = isn < 0 ? -1 : pass_const_scalar(g, h, IR_DT_F32, -INFINITY);
+        v = ninf < 0 ? -1 : emit(g, IR_OP_Where, h, 3, (int[]){ isn, ninf, v }, IR_A_INVALID, 0, loc, d);
+    }
     int q = saturate(g, v, zp_value(g, zp, 0), -INFINITY, yt, h, loc, d);
     return q < 0 ? -1 : pass_commit(g, y, q, first_new, &i, 1);
 }
@@ -738,6 +745,30 @@ static int dq_elementwise(IrGraph *g, int i, UtilDiag *d)
     int s = f < 0 ? -1 : pass_const_scalar(g, h, IR_DT_F32, *(const float *)pass_value(g, x.scale)->data);
     int v = s < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ f, s }, IR_A_INVALID, 0, loc, d);
     return v < 0 ? -1 : pass_commit(g, y, v, first_new, &i, 1);
+}
+
+/* Per tensor: may a NaN reach it from a DequantizeLinear of an infinite or
+ * NaN scale ((q - zp) * inf is NaN at q = zp), through the float nodes after
+ * it (a QuantizeLinear ends the way: its integers are never NaN)?  Nodes
+ * 0..n0-1, in order; malloc'd, NULL out of memory. */
+static unsigned char *nan_reach(const IrGraph *g, int n0)
+{
+    unsigned char *r = calloc((size_t)g->n_tensors + 1, 1);
+    for (int i = 0; r && i < n0; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->dead || n->op == IR_OP_QuantizeLinear)
+            continue;
+        int any = 0;
+        const IrArray *sv = n->op == IR_OP_DequantizeLinear && n->n_in > 1 ? pass_value(g, n->in[1]) : NULL;
+        for (int64_t k = 0; sv && k < ir_array_numel(sv); k++)
+            any |= !isfinite(ir_load_f64(sv->dtype, sv->data, k));
+        for (int k = 0; k < n->n_in; k++)
+            any |= n->in[k] >= 0 && r[n->in[k]];
+        for (int k = 0; any && k < n->n_out; k++)
+            if (n->out[k] >= 0 && ir_dtype_is_float(g->tensors[n->out[k]].v.dtype))
+                r[n->out[k]] = 1;
+    }
+    return r;
 }
 
 /* keep8: the 8-bit tensors stay in memory (--precision int8, firmware):
@@ -769,28 +800,27 @@ static int qdq(IrGraph *g, int mode, UtilDiag *d)
     }
     if (keep8)
         return pass_finish(g, changes, d);
-    /* then the rest, in order: a Q before the DQs that read it; not in a
-     * graph where a scale is infinite or NaN, whose NaNs (-inf / inf, 0 * inf)
-     * need QuantizeLinear's own NaN rule, which Clip and Cast do not have */
-    for (int i = 0; i < n0; i++) {
-        const IrNode *n = &g->nodes[i];
-        const IrArray *sv = n->n_in > 1 ? pass_value(g, n->in[1]) : NULL;
-        if (n->dead || (n->op != IR_OP_QuantizeLinear && n->op != IR_OP_DequantizeLinear) || !sv)
-            continue;
-        for (int64_t k = 0; k < ir_array_numel(sv); k++)
-            if (!isfinite(ir_load_f64(sv->dtype, sv->data, k)))
-                return pass_finish(g, changes, d);
-    }
+    /* then the rest, in order: a Q before the DQs that read it.  The NaNs
+     * an infinite or NaN scale makes (-inf / inf, 0 * inf) need
+     * QuantizeLinear's own NaN rule (NaN to the type's minimum), which Clip
+     * and Cast do not have: a Q of such a scale stays an operator, and a Q
+     * such a NaN may reach (nan_reach) spells the rule out */
+    unsigned char *nan = nan_reach(g, n0);
+    if (!nan)
+        return util_error(d, util_loc_file(g->file), "out of memory");
     for (int i = 0; i < n0; i++) {
         if (g->nodes[i].dead)
             continue;
-        int r = g->nodes[i].op == IR_OP_QuantizeLinear ? q_elementwise(g, i, d)
+        int r = g->nodes[i].op == IR_OP_QuantizeLinear ? q_elementwise(g, i, nan[g->nodes[i].in[0]], d)
               : g->nodes[i].op == IR_OP_DequantizeLinear && !pass_value(g, g->nodes[i].in[0]) ? dq_elementwise(g, i, d)
               : 0;
-        if (r < 0)
+        if (r < 0) {
+            free(nan);
             return -1;
+        }
         changes += r;
     }
+    free(nan);
     return pass_finish(g, changes, d);
 }
 

@@ -1,6 +1,7 @@
-/* lower/tile/qconv.c — QLinearConv as register blocks of 8-bit dot products
- * (tile_impl.h; prefix tile_), for schedules whose target has one
- * (LowSchedule.dot_i8: x86 VPDPBUSD, AVX512-VNNI or AVX-VNNI).
+/* lower/tile/qconv.c — QLinearConv and QLinearMatMul as register blocks of
+ * 8-bit dot products (tile_impl.h; prefix tile_), for schedules whose
+ * target has one (LowSchedule.dot_i8: x86 VPDPBUSD, AVX512-VNNI or
+ * AVX-VNNI); docs/passes.md, "On 8-bit dot products".
  *
  * The loop IR's dot4(acc, a, b) adds to an int32 the four products of the
  * unsigned bytes of word a and the signed bytes of word b.  Per image and
@@ -44,6 +45,8 @@ typedef struct QConv {
     int64_t xz, pad_tail;                  /* x's values read in the padding and at taps past K */
 } QConv;
 
+enum { PACK_VW = 16 };   /* lanes a packing step (a register of int32 words) */
+
 static LoopExpr *ci32(Low *L, int64_t v) { return low_const(L, IR_DT_I32, (double)v); }
 
 /* Is input k a known array of n elements (n < 0: any) of dtype t?  Its data. */
@@ -62,7 +65,7 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
     const IrWindow *w = &q->w;
     int S = w->rank;
     int64_t KH = S == 2 ? w->kernel[0] : 1, KW = w->kernel[S - 1];
-    int64_t VW = q->OW1 <= 64 ? q->OW1 : 64, nq = (q->OW1 + VW - 1) / VW;
+    int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = (q->OW1 + VW - 1) / VW;
     int n, g, k4, oh, qv, c;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "k4", &k4) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "q", &qv) || low_vars(L, 1, "c", &c))
