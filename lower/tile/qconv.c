@@ -33,6 +33,7 @@
 #include "lower/tile/tile_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct QConv {
@@ -152,16 +153,21 @@ static int8_t rows_w(const QRows *q, int64_t k, int64_t n)
 static int rows_pack(Low *L, const QRows *q, int ap)
 {
     int64_t VW = q->K4 < 16 ? q->K4 : 16, nq = (q->K4 + VW - 1) / VW;
-    LoopBuf *ab = &L->p->bufs[q->a];
-    int root = ab->alias_of >= 0 ? ab->alias_of : q->a;
-    if (L->p->bufs[root].storage == LOOP_ST_WORKSPACE && L->p->bufs[root].slack < 3 && q->K % 4 == 0) {
-        /* the bytes j = 1..3 of the last row's last word read as a stride-4
-         * vector reach 3 elements past the buffer: allocated (before memory
-         * planning), so every load is one wide load and a shuffle */
-        LoopBuf *rb = &L->p->bufs[root];
-        rb->bytes += (int64_t)(3 - rb->slack) * (int64_t)ir_dtype_size(rb->dtype);
-        rb->slack = 3;
-        L->p->bufs[q->a].slack = 3;
+    const LoopBuf *ab = &L->p->bufs[q->a];
+    int root = ab->alias_of >= 0 ? ab->alias_of : q->a, words = -1;
+    if (L->p->bufs[root].storage == LOOP_ST_WORKSPACE && ab->base == 0 && q->K % 4 == 0) {
+        /* rows of whole words in the workspace (64-byte aligned, rows of a
+         * multiple of 4 bytes): the bytes read as the int32 words they make
+         * (little-endian), through a view of another dtype */
+        IrShape vs = { .rank = 1, .dims = { q->R * q->K4 } };
+        char name[64];
+        snprintf(name, sizeof name, "%s_words", ab->name);
+        if ((words = loop_add_buf(L->p, name, IR_DT_I32, &vs, LOOP_ST_WORKSPACE)) < 0)
+            return low_oom(L);
+        LoopBuf *wb = &L->p->bufs[words];
+        wb->alias_of = root;
+        wb->offset = L->p->bufs[root].offset;
+        wb->bytes = L->p->bufs[root].bytes;
     }
     int r, qv, c;
     if (low_vars(L, 1, "r", &r) || low_vars(L, 1, "q", &qv) || low_vars(L, 1, "c", &c))
@@ -171,8 +177,10 @@ static int rows_pack(Low *L, const QRows *q, int ap)
     if (k0 < 0)
         return low_oom(L);
     IrDType at = low_buf(L, q->a)->dtype;
-    LoopExpr *word = NULL;
-    for (int j = 0; j < 4; j++) {
+    LoopExpr *word = words >= 0 ? low_load(L, words, add(L, mul(L, low_v(L, r), q->K4), add(L, low_v(L, k0), low_v(L, c))),
+                                           IR_DT_I32)
+                                : NULL;
+    for (int j = 0; j < 4 && words < 0; j++) {
         LoopExpr *k = add(L, mul(L, add(L, low_v(L, k0), low_v(L, c)), 4), low_i(L, j));
         LoopExpr *byte = low_load(L, q->a, add(L, mul(L, low_v(L, r), q->K), k), at);
         if (q->K % 4)

@@ -49,7 +49,8 @@ typedef struct QCase {
     int bias, per_channel;
     int xz, yz;
     int64_t batch;            /* 0: 1 */
-    int matmul;               /* QLinearMatMul: x [batch, in[0], c], B [c, m] */
+    int matmul;               /* QLinearMatMul: x [batch, in[0], c], B [c, m]; 2: then by B2 [m, 24], its
+                                 operand an intermediate (the words read in place) */
 } QCase;
 
 static int has_buf(const LoopProgram *p, const char *name)
@@ -82,7 +83,18 @@ static void build_matmul(TG *t, const QCase *q)
     in[5] = tg_const(t, "wz", IR_DT_I8, 0, NULL, &wz);
     in[6] = tg_const(t, "ys", IR_DT_F32, 0, NULL, &ys);
     in[7] = tg_const(t, "yz", q->yt, 0, NULL, &yz);
-    tg_output(t, tg_node(t, IR_OP_QLinearMatMul, "qmm", 8, in, 1));
+    int y = tg_node(t, IR_OP_QLinearMatMul, "qmm", 8, in, 1);
+    if (q->matmul == 2) {
+        int64_t b2d[2] = { q->m, 24 };
+        for (int64_t i = 0; i < q->m * 24; i++)
+            bv[i] = (double)((int)(rnd(&seed) % 256) - 128);
+        double ys2 = 2.5;
+        int in2[8] = { y, in[6], in[7], tg_const(t, "w2", IR_DT_I8, 2, b2d, bv), in[4], in[5],
+                       tg_const(t, "ys2", IR_DT_F32, 0, NULL, &ys2), in[7] };
+        assert_true(q->m * 24 <= q->c * q->m);
+        y = tg_node(t, IR_OP_QLinearMatMul, "qmm2", 8, in2, 1);
+    }
+    tg_output(t, y);
     free(bv);
 }
 
@@ -145,6 +157,8 @@ static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, 
         fail_diag("lower", &d);
     if (!has_buf(p, "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
+    if (strcmp(g->name, "qmm_chain") == 0 && !has_buf(p, "qmm_out0_words"))
+        fail_msg("graph %s: the intermediate's bytes were not read as words", g->name);
     tgt_cpu_apply_schedule(p, &s);
     loop_simplify(p);
     if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
@@ -274,6 +288,13 @@ static void test_qmatmul_uint8_odd_k(void **state)
     qcase(&q);
 }
 
+static void test_qmatmul_chain(void **state)
+{
+    (void)state;   /* the second product reads the first's int8 rows (K = 40) as words */
+    QCase q = { "qmm_chain", IR_DT_I8, IR_DT_I8, 64, 40, 1, 1, { 7 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, 0, 3, -2, 1, 2 };
+    qcase(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,7 +302,7 @@ int main(void)
         cmocka_unit_test(test_qconv_pointwise),    cmocka_unit_test(test_qconv_grouped_dilated),
         cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
         cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
-        cmocka_unit_test(test_qmatmul_uint8_odd_k),
+        cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
