@@ -625,6 +625,10 @@ static void call_expr(CE *c, const LoopExpr *e)
 {
     LoopIntrinsic fn = e->u.call.fn;
     int single = !c->fixed && e->u.call.args[0]->type == IR_DT_F32;
+    if (fn == LOOP_I_bf16pack || fn == LOOP_I_dot2bf) {   /* the CPU's bfloat16 blocks only */
+        fail(c, "the bfloat16 word intrinsic is not written as C: ", loop_intrinsic_name(fn));
+        return;
+    }
     if (fn == LOOP_I_dot4) {                     /* acc + four u8 x s8 products, wrapping */
         util_buf_printf(c->o, "((int32_t)((uint32_t)(");
         expr(c, e->u.call.args[0]);

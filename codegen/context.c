@@ -57,23 +57,30 @@ static int has_feature(const char *features, const char *f)
 
 /* What the code for o may use on x86: float SIMD bits (cg_simd_bits) and
  * the widest 8-bit dot product (cg_dot_i8_bits). */
-static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot);
+static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16);
 
 int cg_simd_bits(const CgOptions *o, int jit)
 {
-    int simd, dot;
-    x86_caps(o, jit, &simd, &dot);
+    int simd, dot, bf16;
+    x86_caps(o, jit, &simd, &dot, &bf16);
     return simd;
 }
 
 int cg_dot_i8_bits(const CgOptions *o, int jit)
 {
-    int simd, dot;
-    x86_caps(o, jit, &simd, &dot);
+    int simd, dot, bf16;
+    x86_caps(o, jit, &simd, &dot, &bf16);
     return dot;
 }
 
-static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot)
+int cg_dot_bf16_bits(const CgOptions *o, int jit)
+{
+    int simd, dot, bf16;
+    x86_caps(o, jit, &simd, &dot, &bf16);
+    return bf16;
+}
+
+static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16)
 {
     char *host = cg_host_triple();
     char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
@@ -83,7 +90,7 @@ static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot)
     char *feat = o->features ? strdup(o->features) : native ? take_message(LLVMGetHostCPUFeatures()) : NULL;
     const char *cpu = o->cpu ? o->cpu : "generic";
     int bits = 0;
-    *dot = 0;
+    *dot = *bf16 = 0;
     if (strncmp(t, "x86_64", 6) == 0 || (t[0] == 'i' && strstr(t, "86-"))) {
         static const char *const avx512[] = { "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
                                               "icelake-client", "icelake-server", "tigerlake", "rocketlake",
@@ -124,6 +131,16 @@ static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot)
             *dot = 256;
         if (*dot > bits)
             *dot = bits;
+        /* VDPBF16PS: AVX512-BF16 (with AVX512VL for the narrower forms) */
+        static const char *const bf16cpu[] = { "cooperlake", "sapphirerapids", "graniterapids", "emeraldrapids",
+                                               "znver4", "znver5", NULL };
+        for (int i = 0; !feat && bf16cpu[i]; i++)
+            if (strcmp(cpu, bf16cpu[i]) == 0)
+                *bf16 = 512;
+        if (feat && has_feature(feat, "+avx512bf16") && has_feature(feat, "+avx512vl") && bits >= 512)
+            *bf16 = 512;
+        if (*bf16 > bits)
+            *bf16 = bits;
     } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
         bits = feat && has_feature(feat, "-neon") ? 0 : 128;
     } else if (strncmp(t, "arm", 3) == 0 || strncmp(t, "thumb", 5) == 0) {
@@ -257,6 +274,7 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
                                                    LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive };
     c->x86_simd = strncmp(c->triple, "x86_64", 6) == 0 ? cg_simd_bits(&c->o, jit) : 0;
     c->x86_dot_i8 = c->x86_simd ? cg_dot_i8_bits(&c->o, jit) : 0;
+    c->x86_dot_bf16 = c->x86_simd ? cg_dot_bf16_bits(&c->o, jit) : 0;
     c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;
     c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
                                     reloc_for(c->triple), LLVMCodeModelDefault);

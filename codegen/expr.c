@@ -311,11 +311,81 @@ static LLVMValueRef dot4(CgCtx *c, LLVMValueRef *a)
     return sum;
 }
 
+/* An integer constant of x's type (scalar or vector) with value v in every lane. */
+static LLVMValueRef int_like(LLVMValueRef x, unsigned long long v)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return LLVMConstInt(t, v, 0);
+    unsigned w = LLVMGetVectorSize(t);
+    LLVMValueRef e[64];
+    for (unsigned i = 0; i < w && i < 64; i++)
+        e[i] = LLVMConstInt(LLVMGetElementType(t), v, 0);
+    return LLVMConstVector(e, w);
+}
+
+/* The type of x with its elements (or x) of type et. */
+static LLVMTypeRef same_shape(LLVMValueRef x, LLVMTypeRef et)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMVectorType(et, LLVMGetVectorSize(t)) : et;
+}
+
+/* float32 x rounded to bfloat16 (nearest even; a NaN stays a quiet NaN):
+ * its 16 bits in the low half of an int32. */
+static LLVMValueRef bf16_bits(CgCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMValueRef b = LLVMBuildBitCast(B, x, same_shape(x, c->t_i32), "");
+    LLVMValueRef odd = LLVMBuildAnd(B, LLVMBuildLShr(B, b, int_like(b, 16), ""), int_like(b, 1), "");
+    LLVMValueRef r = LLVMBuildLShr(B, LLVMBuildAdd(B, LLVMBuildAdd(B, b, int_like(b, 0x7fff), ""), odd, ""),
+                                   int_like(b, 16), "");
+    LLVMValueRef q = LLVMBuildOr(B, LLVMBuildLShr(B, b, int_like(b, 16), ""), int_like(b, 0x40), "");
+    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, x, x, ""), q, r, "");
+}
+
+/* bf16pack(lo, hi): the two rounded halves of one word. */
+static LLVMValueRef bf16pack(CgCtx *c, LLVMValueRef *a)
+{
+    LLVMValueRef lo = bf16_bits(c, a[0]), hi = bf16_bits(c, a[1]);
+    return LLVMBuildOr(c->b, lo, LLVMBuildShl(c->b, hi, int_like(hi, 16), ""), "");
+}
+
+/* dot2bf(acc, a, b): VDPBF16PS where the target has it for this many lanes,
+ * else acc + hi(a) hi(b), then + lo(a) lo(b) (its order; the products of
+ * two bfloat16 are exact in float32). */
+static LLVMValueRef dot2bf(CgCtx *c, LLVMValueRef *a)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef t = LLVMTypeOf(a[0]);
+    int vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    unsigned w = vec ? LLVMGetVectorSize(t) : 1;
+    if (vec && w * 32 <= (unsigned)c->x86_dot_bf16 && (w == 4 || w == 8 || w == 16)) {
+        const char *name = w == 16 ? "llvm.x86.avx512bf16.dpbf16ps.512"
+                           : w == 8 ? "llvm.x86.avx512bf16.dpbf16ps.256" : "llvm.x86.avx512bf16.dpbf16ps.128";
+        LLVMTypeRef bt = LLVMVectorType(LLVMBFloatTypeInContext(c->ctx), 2 * w);
+        LLVMValueRef args[3] = { a[0], LLVMBuildBitCast(B, a[1], bt, ""), LLVMBuildBitCast(B, a[2], bt, "") };
+        return cg_call_intrinsic(c, name, NULL, 0, args, 3);
+    }
+    LLVMTypeRef ft = same_shape(a[1], c->t_f32);
+    LLVMValueRef hm = int_like(a[1], 0xffff0000u), sh = int_like(a[1], 16);
+    LLVMValueRef ah = LLVMBuildBitCast(B, LLVMBuildAnd(B, a[1], hm, ""), ft, "");
+    LLVMValueRef bh = LLVMBuildBitCast(B, LLVMBuildAnd(B, a[2], hm, ""), ft, "");
+    LLVMValueRef al = LLVMBuildBitCast(B, LLVMBuildShl(B, a[1], sh, ""), ft, "");
+    LLVMValueRef bl = LLVMBuildBitCast(B, LLVMBuildShl(B, a[2], sh, ""), ft, "");
+    LLVMValueRef r = LLVMBuildFAdd(B, a[0], LLVMBuildFMul(B, ah, bh, ""), "");
+    return LLVMBuildFAdd(B, r, LLVMBuildFMul(B, al, bl, ""), "");
+}
+
 LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n)
 {
     LLVMTypeRef t = LLVMTypeOf(a[0]);
     if (fn == LOOP_I_dot4)
         return dot4(c, a);
+    if (fn == LOOP_I_bf16pack)
+        return bf16pack(c, a);
+    if (fn == LOOP_I_dot2bf)
+        return dot2bf(c, a);
     if (c->gpu)   /* NVPTX does not lower llvm.exp/log/sin/cos/pow: libdevice does them */
         switch (fn) {
         case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:

@@ -32,6 +32,9 @@ typedef struct LowSchedule {
     int dot_i8;              /* widest 8-bit dot product (the loop IR's dot4 as one instruction: x86
                                 VPDPBUSD) in bits, 0 none: QLinearConv as register blocks of int32 words
                                 (lower/tile/qconv.c) when at least 256 */
+    int bf16;                /* --precision bf16: float32 Conv / MatMul / Gemm products by constant weights on
+                                bfloat16 words (dot2bf, lower/tile/qconv.c) in blocks of this many bits (the
+                                target's VDPBF16PS, or emulated lanes); 0: float32 */
     int prefetch;            /* register blocks fetch into L2 the weights (GEMM panels, pointwise rows,
                                 Winograd positions) and inputs they read next (tile_prefetch) */
     int threads;             /* tasks the parallel loops will be split into (1: none); a kernel whose

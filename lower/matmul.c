@@ -97,7 +97,10 @@ static int matmul_common(Low *L, int ia, int ib, Mm *mp, LoopExpr *(*post)(Low *
 
 int low_matmul(Low *L)
 {
-    int r = tile_matmul(L);
+    int r = tile_bmatmul(L);
+    if (r <= 0)
+        return r;
+    r = tile_matmul(L);
     if (r <= 0)
         return r;
     Mm m = { 0 };
@@ -188,7 +191,10 @@ static LoopExpr *gemm_post(Low *L, Mm *m, LoopExpr *acc)
 
 int low_gemm(Low *L)
 {
-    int r = tile_gemm(L);
+    int r = tile_bgemm(L);
+    if (r <= 0)
+        return r;
+    r = tile_gemm(L);
     if (r <= 0)
         return r;
     Mm m = { .a = low_in(L, 0), .b = low_in(L, 1), .y = low_out(L, 0) };

@@ -217,7 +217,10 @@ static int conv_float(Low *L, int transpose)
 
 int low_conv(Low *L)
 {
-    int r = tile_conv(L);
+    int r = tile_bconv(L);
+    if (r <= 0)
+        return r;
+    r = tile_conv(L);
     return r <= 0 ? r : conv_float(L, 0);
 }
 int low_convtranspose(Low *L)

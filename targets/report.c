@@ -1,5 +1,6 @@
 /* targets/report.c — NAME.report.json: what a compiled model costs. */
 #include "targets/targets.h"
+#include "codegen/codegen.h"
 #include "lower/lower.h"
 
 #include <jansson.h>
@@ -45,6 +46,14 @@ int tgt_emit_report(const IrGraph *g, const LoopProgram *p, const TgtOptions *o,
     json_object_set_new(root, "stack_bytes_from", json_string(stack_bytes >= 0 ? "llvm" : "estimate"));
     json_object_set_new(root, "static_workspace", json_boolean(o->static_workspace));
     json_object_set_new(root, "no_libm", json_boolean(o->no_libm));
+    if (o->bf16) {                  /* --precision bf16: what ran the bfloat16 products (emulated: labelled) */
+        CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
+        json_object_set_new(root, "precision", json_string("bf16"));
+        json_object_set_new(root, "bf16_products",
+                            json_string(cg_dot_bf16_bits(&cgo, 0) ? "VDPBF16PS (AVX512-BF16)"
+                                                                  : "emulated (no AVX512-BF16 on the target: float32 "
+                                                                    "multiply-adds of the rounded values)"));
+    }
     json_object_set_new(root, "flops", json_integer(flops));
     json_object_set_new(root, "kernels", kernels);
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);

@@ -35,6 +35,8 @@ typedef struct TgtOptions {
     int gpu_emulate;          /* -t gpu --gpu-emulate: the GPU kernels built for the host */
     /* -t fpga (targets/fpga/fpga.c) */
     const char *precision;    /* "float32" (NULL) or "fixed<W,I>" */
+    int bf16;                 /* -t cpu --precision bf16: Conv / MatMul / Gemm by constant weights in bfloat16
+                                 (LowSchedule.bf16) */
     const char *precision_file;   /* JSON per-tensor / per-layer precision, or NULL */
     const char *fpga_part;    /* NULL = TGT_FPGA_DEFAULT_PART */
     double fpga_clock_mhz;    /* 0 = 200 */

@@ -58,12 +58,12 @@ static int parse_long(const char *s, long lo, long hi, long *v)
 
 static int check_precision(const char *p)
 {
-    if (strcmp(p, "float32") == 0 || strcmp(p, "int8") == 0)
+    if (strcmp(p, "float32") == 0 || strcmp(p, "int8") == 0 || strcmp(p, "bf16") == 0)
         return 0;
     int w, i, n = 0;
     if (sscanf(p, "fixed<%d,%d>%n", &w, &i, &n) == 2 && p[n] == 0 && w >= 2 && w <= 64 && i >= 1 && i <= w)
         return 0;
-    return dlcc_usage_error("--precision wants float32, int8 or fixed<W,I> with 1 <= I <= W <= 64, not '%s'", p);
+    return dlcc_usage_error("--precision wants float32, int8, bf16 or fixed<W,I> with 1 <= I <= W <= 64, not '%s'", p);
 }
 
 /* Does g hold a QuantizeLinear or DequantizeLinear (a model --precision int8
@@ -358,11 +358,16 @@ int dlcc_cmd_compile(int argc, char **argv)
     if (gpu && !o.gpu_emulate && !emit_given)
         o.emit = TGT_EMIT_DEFAULT_GPU;
     o.model_file = a.model;
-    int int8 = precision && strcmp(precision, "int8") == 0;
-    if (!fpga && precision && strcmp(precision, "float32") && !(int8 && !gpu && !hetero))
-        unavailable = int8 ? "--precision int8 on -t gpu and -t hetero" : "--precision other than float32 (outside -t fpga)";
+    int int8 = precision && strcmp(precision, "int8") == 0, bf16 = precision && strcmp(precision, "bf16") == 0;
+    if (!fpga && precision && strcmp(precision, "float32") && !((int8 || bf16) && !gpu && !hetero))
+        unavailable = int8   ? "--precision int8 on -t gpu and -t hetero"
+                      : bf16 ? "--precision bf16 on -t gpu and -t hetero"
+                             : "--precision other than float32 (outside -t fpga)";
     if (fpga && precision && strcmp(precision, "int8") == 0)
         unavailable = "--precision int8 on -t fpga (use fixed<8,I>)";
+    if (fpga && bf16)
+        unavailable = "--precision bf16 on -t fpga (use fixed<W,I>)";
+    o.bf16 = bf16 && !fpga && !gpu && !hetero;
     if (hetero && hetero_checks(&o, &hc, fpga_only, precision, emit_given, a.model, &d))
         rc = -1;
     else if (!hetero && hetero_only)

@@ -164,7 +164,7 @@ static int run_backend(const IrGraph *g, int cpu, const IrArray *in, IrArray *ou
     if (!cpu)
         return interp_run(g, in, outv, d);
     char *name = util_c_identifier(g->name);
-    TgtOptions o = { .name = name ? name : "model", .opt_level = 2, .gpu_emulate = cpu == 2 };
+    TgtOptions o = { .name = name ? name : "model", .opt_level = 2, .gpu_emulate = cpu == 2, .bf16 = cpu == 3 };
     TgtHostModel *m;
     int rc = tgt_host_jit(g, &o, &m, d);
     if (!rc)
@@ -266,7 +266,7 @@ static int infer_and_run(IrGraph *g, const PassOptions *po, const char *calibrat
 int dlcc_cmd_run(int argc, char **argv)
 {
     const char *outdir = ".", *backend = "interp", *calibrate = NULL, *v;
-    int level = 0, int8 = 0;
+    int level = 0, int8 = 0, bf16 = 0;
     double pct = 0;
     DlccInputFile *files = calloc((size_t)argc, sizeof *files);
     int n_files = 0;
@@ -303,9 +303,10 @@ int dlcc_cmd_run(int argc, char **argv)
         } else if ((v = dlcc_arg_value(&a, "--calibration"))) {
             a.status = dlcc_parse_calibration(v, &pct);
         } else if ((v = dlcc_arg_value(&a, "--precision"))) {
-            if (strcmp(v, "int8") && strcmp(v, "float32"))
-                a.status = dlcc_usage_error("dlcc run: --precision wants float32 or int8, not '%s'", v);
+            if (strcmp(v, "int8") && strcmp(v, "float32") && strcmp(v, "bf16"))
+                a.status = dlcc_usage_error("dlcc run: --precision wants float32, int8 or bf16, not '%s'", v);
             int8 = strcmp(v, "int8") == 0;
+            bf16 = strcmp(v, "bf16") == 0;
         } else if ((v = dlcc_arg_value(&a, "--backend"))) {
             backend = v;
             if (strcmp(v, "interp") && strcmp(v, "cpu") && strcmp(v, "gpu-emulate"))
@@ -326,16 +327,20 @@ int dlcc_cmd_run(int argc, char **argv)
     UtilDiag d;
     util_diag_init(&d);
     IrGraph *g;
+    int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
+    if (bf16 && which_backend != 1 && !status)
+        status = dlcc_usage_error("dlcc run: --precision bf16 needs --backend cpu (the interpreter computes in float32)");
     if (status || (status = dlcc_args_load_raw(&a, &g))) {
         free(files);
         return status;
     }
     UtilBuf summary;
     util_buf_init(&summary);
-    int which_backend = strcmp(backend, "cpu") == 0 ? 1 : strcmp(backend, "gpu-emulate") == 0 ? 2 : 0;
+    if (bf16 && which_backend == 1)
+        which_backend = 3;                 /* the CPU backend, products in bfloat16 */
     PassOptions po = pass_options(level);
     po.int8 = int8;
-    if (which_backend == 1) {              /* the CPU backend: the host's dot products (the interpreter: none) */
+    if (which_backend == 1 || which_backend == 3) {   /* the CPU backend: the host's dot products (the interpreter: none) */
         TgtOptions host = { 0 };
         po.dot_i8 = tgt_cpu_dot_i8(&host, 1);
     }

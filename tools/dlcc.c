@@ -14,7 +14,7 @@
 static const char usage[] =
     "usage: dlcc MODEL [-t cpu|gpu|fpga|hetero] [-o OUTDIR] [--name NAME] [-O0|-O1|-O2|-O3] [--emit KINDS]\n"
     "                  [--triple T] [--mcpu CPU] [--mattr FEATURES] [--threads N] [--gpu-arch sm_XX]\n"
-    "                  [--gpu-emulate] [--precision float32|fixed<W,I>|int8] [--calibrate DIR] [--calibration M]\n"
+    "                  [--gpu-emulate] [--precision float32|fixed<W,I>|int8|bf16] [--calibrate DIR] [--calibration M]\n"
     "                  [--fpga-part PART] [--fpga-clock MHZ] [--fpga-multipliers N] [--fpga-onchip-kb N]\n"
     "                  [--fpga-io stream|parallel]\n"
     "                  [--print-after PASS|--print-after-all] [--time-passes]\n"
@@ -23,7 +23,7 @@ static const char usage[] =
     "       dlcc MODEL -t hetero --devices cpu,gpu,fpga [--device-file F] [--objective latency|throughput]\n"
     "                  [--time-limit SECONDS] [--emulate] [--nodes N] [--in-flight N] [-o OUTDIR] [--name NAME]\n"
     "       dlcc run MODEL -i NAME=FILE.npy ... [-o OUTDIR] [--backend interp|cpu|gpu-emulate] [-O|-O0..-O3]\n"
-    "                [--precision float32|int8] [--calibrate DIR [--calibration M]]\n"
+    "                [--precision float32|int8|bf16] [--calibrate DIR [--calibration M]]\n"
     "       dlcc info MODEL [-O0|-O1|-O2|-O3] [--json]\n"
     "       dlcc convert MODEL -o OUT.json|OUT.onnx\n"
     "       dlcc quantize MODEL --calibrate DIR [--calibration minmax|percentile[:P]] -o OUT.onnx\n"

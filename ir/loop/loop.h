@@ -94,11 +94,15 @@ typedef enum LoopUnOp { LOOP_NEG, LOOP_NOT, LOOP_ABS } LoopUnOp;
  * All take float arguments of one type but dot4, the 8-bit dot product on
  * int32 words: dot4(acc, a, b) = acc + sum_{j<4} ubyte_j(a) * sbyte_j(b)
  * (byte j = bits 8j..8j+7; wrapping int32), x86 VPDPBUSD where the target
- * has VNNI. */
+ * has VNNI; bf16pack(lo, hi), two float32 rounded to bfloat16 (nearest
+ * even) as the halves of an int32 word; dot2bf(acc, a, b) = float32 acc +
+ * hi(a) hi(b) + lo(a) lo(b), the bfloat16 halves of words a and b, the
+ * products exact and each sum rounded (x86 VDPBF16PS where the target has
+ * AVX512-BF16, which also flushes denormals). */
 #define LOOP_INTRINSICS(X) \
     X(exp) X(log) X(sqrt) X(tanh) X(erf) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
     X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(floor) X(ceil) X(round_even) \
-    X(pow) X(fma) X(isnan) X(isinf) X(dot4)
+    X(pow) X(fma) X(isnan) X(isinf) X(dot4) X(bf16pack) X(dot2bf)
 
 typedef enum LoopIntrinsic {
 #define X(name) LOOP_I_##name,

@@ -299,7 +299,7 @@ LoopExpr *loop_call(LoopProgram *p, LoopIntrinsic fn, int n, LoopExpr *const *ar
     for (int i = 0; i < n; i++)
         if (!args[i])
             return NULL;
-    IrDType t = fn == LOOP_I_isnan || fn == LOOP_I_isinf ? IR_DT_BOOL : args[0]->type;
+    IrDType t = fn == LOOP_I_isnan || fn == LOOP_I_isinf ? IR_DT_BOOL : fn == LOOP_I_bf16pack ? IR_DT_I32 : args[0]->type;
     LoopExpr *e = new_expr(p, LOOP_E_CALL, t);
     if (e) {
         e->u.call.fn = fn;

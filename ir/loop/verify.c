@@ -132,20 +132,25 @@ static int check_expr(Ver *v, const LoopExpr *e)
         if ((unsigned)e->u.call.fn >= LOOP_I_COUNT)
             return fail(v, "unknown intrinsic");
         LoopIntrinsic fn = e->u.call.fn;
-        int want_n = fn == LOOP_I_fma || fn == LOOP_I_dot4 ? 3 : fn == LOOP_I_pow ? 2 : 1;
+        int want_n = fn == LOOP_I_fma || fn == LOOP_I_dot4 || fn == LOOP_I_dot2bf ? 3
+                     : fn == LOOP_I_pow || fn == LOOP_I_bf16pack ? 2 : 1;
         if (e->u.call.n != want_n)
             return fail(v, "intrinsic '%s' called with the wrong number of arguments", loop_intrinsic_name(fn));
         for (int i = 0; i < want_n; i++) {
             if (check_expr(v, e->u.call.args[i]) != 0)
                 return -1;
-            if (fn == LOOP_I_dot4 ? e->u.call.args[i]->type != IR_DT_I32
-                                  : !ir_dtype_is_float(e->u.call.args[i]->type) ||
-                                        e->u.call.args[i]->type != e->u.call.args[0]->type)
-                return fail(v, fn == LOOP_I_dot4 ? "intrinsic 'dot4' needs int32 arguments"
-                                                 : "intrinsic '%s' needs float arguments of one type",
-                            loop_intrinsic_name(fn));
+            /* the word intrinsics' operand types (docs/loop-ir.md); the others: floats of one type */
+            IrDType at = e->u.call.args[i]->type;
+            int ok = fn == LOOP_I_dot4       ? at == IR_DT_I32
+                     : fn == LOOP_I_bf16pack ? at == IR_DT_F32
+                     : fn == LOOP_I_dot2bf   ? at == (i == 0 ? IR_DT_F32 : IR_DT_I32)
+                                             : ir_dtype_is_float(at) && at == e->u.call.args[0]->type;
+            if (!ok)
+                return fail(v, "intrinsic '%s' called with operands of the wrong types", loop_intrinsic_name(fn));
         }
-        IrDType want = fn == LOOP_I_isnan || fn == LOOP_I_isinf ? IR_DT_BOOL : e->u.call.args[0]->type;
+        IrDType want = fn == LOOP_I_isnan || fn == LOOP_I_isinf ? IR_DT_BOOL
+                       : fn == LOOP_I_bf16pack                 ? IR_DT_I32
+                                                               : e->u.call.args[0]->type;
         if (e->type != want)
             return fail(v, "intrinsic '%s' with the wrong result type", loop_intrinsic_name(fn));
         return 0;

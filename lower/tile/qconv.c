@@ -44,6 +44,8 @@ typedef struct QConv {
     int flat;                              /* 1x1, stride 1, no padding: pixel p reads x's pixel p */
     int x, y, xs_signed;
     int64_t xz, pad_tail;                  /* x's values read in the padding and at taps past K */
+    int bf16;                              /* words of two bfloat16 (float32 Conv, --precision bf16), else
+                                              of four bytes */
 } QConv;
 
 enum { PACK_VW = 16 };   /* lanes a packing step (a register of int32 words) */
@@ -58,6 +60,18 @@ static const void *known(Low *L, int k, IrDType t, int64_t n)
         return NULL;
     return a->data;
 }
+
+/* float32 f rounded to bfloat16 (nearest even; a NaN stays a quiet NaN), as
+ * the loop IR's bf16pack. */
+static uint32_t bf16_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    if (f != f)
+        return (b >> 16) | 0x40;
+    return (b + 0x7fff + ((b >> 16) & 1)) >> 16;
+}
+
 
 /* The packing kernel: P[n][g][k4][p] for every pixel p (pack rows of OW1
  * pixels, VW lanes at a time, the last piece overlapping). */
@@ -79,9 +93,10 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
         return low_oom(L);
     int64_t xs[IR_MAX_RANK];
     low_strides(L, q->x, xs);
-    LoopExpr *word = NULL;
-    for (int j = 0; j < 4; j++) {
-        LoopExpr *kk = add(L, mul(L, low_v(L, k4), 4), low_i(L, j));
+    LoopExpr *word = NULL, *half[2] = { NULL, NULL };
+    int E = q->bf16 ? 2 : 4;
+    for (int j = 0; j < E; j++) {
+        LoopExpr *kk = add(L, mul(L, low_v(L, k4), E), low_i(L, j));
         LoopExpr *ci = add(L, mul(L, low_v(L, g), q->cin), low_bin(L, LOOP_DIV, kk, low_i(L, KH * KW)));
         LoopExpr *ow = add(L, low_v(L, ow0), low_v(L, c));
         LoopExpr *at, *cond = low_bin(L, LOOP_LT, loop_expr_copy(L->p, kk), low_i(L, q->K));
@@ -102,6 +117,10 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
             }
         }
         IrDType xt = low_buf(L, q->x)->dtype;
+        if (q->bf16) {                      /* the padding and the taps past K: 0 */
+            half[j] = loop_select(L->p, cond, low_load(L, q->x, at, IR_DT_F32), low_const(L, IR_DT_F32, 0));
+            continue;
+        }
         LoopExpr *other = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, kk), low_i(L, q->K)),
                                       low_const(L, xt, q->xz), low_const(L, xt, q->pad_tail));
         LoopExpr *byte = loop_select(L->p, cond, low_load(L, q->x, at, xt), other);
@@ -110,7 +129,9 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
             u = low_bin(L, LOOP_SHL, u, ci32(L, 8 * j));
         word = word ? low_bin(L, LOOP_OR, word, u) : u;
     }
-    if (q->xs_signed)
+    if (q->bf16)
+        word = loop_call(L->p, LOOP_I_bf16pack, 2, half);
+    else if (q->xs_signed)
         word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
     LoopExpr *p = add(L, mul(L, low_v(L, oh), q->OW1), add(L, low_v(L, ow0), low_v(L, c)));
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->Mp), p);
@@ -142,6 +163,8 @@ typedef struct QRows {
     int xs_signed;
     int64_t cz;                /* the byte of a real zero */
     const int32_t *bq;         /* bias or NULL */
+    int bf16;                  /* words of two bfloat16: float32 weights wf (laid out as w), bias bf or NULL */
+    const float *wf, *bf;
 } QRows;
 
 static int8_t rows_w(const QRows *q, int64_t k, int64_t n)
@@ -155,7 +178,15 @@ static int rows_pack(Low *L, const QRows *q, int ap)
     int64_t VW = q->K4 < 16 ? q->K4 : 16, nq = (q->K4 + VW - 1) / VW;
     const LoopBuf *ab = &L->p->bufs[q->a];
     int root = ab->alias_of >= 0 ? ab->alias_of : q->a, words = -1;
-    if (L->p->bufs[root].storage == LOOP_ST_WORKSPACE && ab->base == 0 && q->K % 4 == 0) {
+    if (q->bf16 && L->p->bufs[root].storage == LOOP_ST_WORKSPACE && L->p->bufs[root].slack < 1 && q->K % 2 == 0) {
+        /* the odd halves of the last row's last word, read as a stride-2
+         * vector, reach one element past the buffer: allocated */
+        LoopBuf *rb = &L->p->bufs[root];
+        rb->bytes += (int64_t)(1 - rb->slack) * (int64_t)ir_dtype_size(rb->dtype);
+        rb->slack = 1;
+        L->p->bufs[q->a].slack = 1;
+    }
+    if (!q->bf16 && L->p->bufs[root].storage == LOOP_ST_WORKSPACE && ab->base == 0 && q->K % 4 == 0) {
         /* rows of whole words in the workspace (64-byte aligned, rows of a
          * multiple of 4 bytes): the bytes read as the int32 words they make
          * (little-endian), through a view of another dtype */
@@ -180,7 +211,18 @@ static int rows_pack(Low *L, const QRows *q, int ap)
     LoopExpr *word = words >= 0 ? low_load(L, words, add(L, mul(L, low_v(L, r), q->K4), add(L, low_v(L, k0), low_v(L, c))),
                                            IR_DT_I32)
                                 : NULL;
-    for (int j = 0; j < 4 && words < 0; j++) {
+    if (q->bf16) {
+        LoopExpr *half[2];
+        for (int j = 0; j < 2; j++) {
+            LoopExpr *k = add(L, mul(L, add(L, low_v(L, k0), low_v(L, c)), 2), low_i(L, j));
+            half[j] = low_load(L, q->a, add(L, mul(L, low_v(L, r), q->K), k), IR_DT_F32);
+            if (q->K % 2)
+                half[j] = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, k), low_i(L, q->K)), half[j],
+                                      low_const(L, IR_DT_F32, 0));
+        }
+        word = loop_call(L->p, LOOP_I_bf16pack, 2, half);
+    }
+    for (int j = 0; j < 4 && words < 0 && !q->bf16; j++) {
         LoopExpr *k = add(L, mul(L, add(L, low_v(L, k0), low_v(L, c)), 4), low_i(L, j));
         LoopExpr *byte = low_load(L, q->a, add(L, mul(L, low_v(L, r), q->K), k), at);
         if (q->K % 4)
@@ -189,7 +231,7 @@ static int rows_pack(Low *L, const QRows *q, int ap)
         LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, 255));
         word = j ? low_bin(L, LOOP_OR, word, low_bin(L, LOOP_SHL, u, ci32(L, 8 * j))) : u;
     }
-    if (q->xs_signed)
+    if (q->xs_signed && !q->bf16)
         word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
     LoopStmt *st = low_store(L, ap, add(L, mul(L, low_v(L, r), q->K4), add(L, low_v(L, k0), low_v(L, c))), word);
     if (!st || tile_vec_loop(L, blk, c, st, (int)VW))
@@ -199,10 +241,17 @@ static int rows_pack(Low *L, const QRows *q, int ap)
     return low_kernel_prepares(L, low_nest(L, 2, vars, ext, blk), q->R * q->K4);
 }
 
+/* B[k][n] as float32 (bfloat16 rows), 0 past K. */
+static float rows_wf(const QRows *q, int64_t k, int64_t n)
+{
+    return k >= q->K ? 0.0f : q->w_nk ? q->wf[n * q->K + k] : q->wf[k * q->N + n];
+}
+
 static int qrows(Low *L, QRows *q, const float *m)
 {
     const LowSchedule *s = L->s;
-    int nr = s->dot_i8 / 32, nv = s->dot_i8 >= 512 ? 4 : 2, mr = 6;
+    int bits = q->bf16 ? s->bf16 : s->dot_i8;
+    int nr = bits / 32, nv = bits >= 512 ? 4 : 2, mr = 6;
     while (nv > 1 && q->N < (int64_t)nv * nr)
         nv--;
     if (q->N < nr)
@@ -213,7 +262,7 @@ static int qrows(Low *L, QRows *q, const float *m)
     /* B's panels, bias' and the multipliers per column; the accumulator bound */
     IrShape bsh = { .rank = 1, .dims = { NT * q->K4 * nrv } }, csh = { .rank = 1, .dims = { q->N } };
     int32_t *bp = util_arena_array(&L->p->arena, (size_t)bsh.dims[0], sizeof *bp);
-    int32_t *bias = util_arena_array(&L->p->arena, (size_t)q->N, sizeof *bias);
+    int32_t *bias = util_arena_array(&L->p->arena, (size_t)q->N, sizeof *bias);   /* bf16: float32 bits */
     if (!bp || !bias)
         return low_oom(L);
     for (int64_t nt = 0; nt < NT; nt++) {
@@ -221,12 +270,18 @@ static int qrows(Low *L, QRows *q, const float *m)
         for (int64_t k4 = 0; k4 < q->K4; k4++)
             for (int64_t c = 0; c < nrv; c++) {
                 uint32_t word = 0;
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < 4 && !q->bf16; j++)
                     word |= (uint32_t)(uint8_t)rows_w(q, 4 * k4 + j, n0 + c) << (8 * j);
+                if (q->bf16)
+                    word = bf16_of(rows_wf(q, 2 * k4, n0 + c)) | bf16_of(rows_wf(q, 2 * k4 + 1, n0 + c)) << 16;
                 bp[(nt * q->K4 + k4) * nrv + c] = (int32_t)word;
             }
     }
-    for (int64_t n = 0; n < q->N; n++) {
+    for (int64_t n = 0; n < q->N && q->bf16; n++) {
+        float b = q->bf ? q->bf[n] : 0.0f;
+        memcpy(&bias[n], &b, sizeof b);
+    }
+    for (int64_t n = 0; n < q->N && !q->bf16; n++) {
         int64_t sw = 0;
         for (int64_t k = 0; k < q->K; k++)
             sw += rows_w(q, k, n);
@@ -235,21 +290,23 @@ static int qrows(Low *L, QRows *q, const float *m)
             return 1;
         bias[n] = (int32_t)bd;
     }
-    int bpb = loop_add_buf(L->p, "qweights", IR_DT_I32, &bsh, LOOP_ST_CONST);
-    int bb = bpb < 0 ? -1 : loop_add_buf(L->p, "qbias", IR_DT_I32, &csh, LOOP_ST_CONST);
-    int mb = bb < 0 ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
+    IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
+    int bpb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &bsh, LOOP_ST_CONST);
+    int bb = bpb < 0 ? -1 : loop_add_buf(L->p, q->bf16 ? "bbias" : "qbias", at, &csh, LOOP_ST_CONST);
+    int mb = bb < 0 || !m ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
     IrShape psh = { .rank = 1, .dims = { q->R * q->K4 } };
-    int ap = mb < 0 ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
+    int ap = bb < 0 || (m && mb < 0) ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
     if (ap < 0)
         return low_oom(L);
     L->p->bufs[bpb].data = bp;
     L->p->bufs[bb].data = bias;
-    L->p->bufs[mb].data = (void *)m;
+    if (m)
+        L->p->bufs[mb].data = (void *)m;
     if (rows_pack(L, q, ap))
         return -1;
     int nt, mt, k4;
     IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
-    int acc = loop_add_buf(L->p, "acc", IR_DT_I32, &ash, LOOP_ST_LOCAL);
+    int acc = loop_add_buf(L->p, "acc", at, &ash, LOOP_ST_LOCAL);
     LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
     if (acc < 0 || !tile || !kb || low_vars(L, 1, "nt", &nt) || low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
         return low_oom(L);
@@ -267,7 +324,7 @@ static int qrows(Low *L, QRows *q, const float *m)
                 return low_oom(L);
             LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
-                                     low_load(L, bb, col, IR_DT_I32));
+                                     low_load(L, bb, col, at));
             if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
@@ -283,8 +340,9 @@ static int qrows(Low *L, QRows *q, const float *m)
             LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
             LoopExpr *bi = add(L, mul(L, add(L, mul(L, low_v(L, nt), q->K4), low_v(L, k4)), nrv),
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopExpr *args[3] = { low_load(L, acc, ai, IR_DT_I32), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
-            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, LOOP_I_dot4, 3, args));
+            LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
+            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
+                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : LOOP_I_dot4, 3, args));
             if (tile_vec_loop(L, kb, c, st, nr))
                 return low_oom(L);
         }
@@ -297,10 +355,12 @@ static int qrows(Low *L, QRows *q, const float *m)
             if (low_vars(L, 1, "c", &c))
                 return low_oom(L);
             LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), IR_DT_I32);
-            LoopExpr *val = low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32, low_in(L, 7));
+            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
             LoopExpr *yi = add(L, mul(L, low_v(L, row[r]), q->N), loop_expr_copy(L->p, col));
-            if (tile_vec_loop(L, tile, c, low_store(L, q->y, yi, val), nr))
+            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32,
+                                                                     low_in(L, 7)))
+                             : tile_out_store(L, yi, NULL, NULL, low_v(L, row[r]), loop_expr_copy(L->p, col), NULL, a);
+            if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
     int vars[2] = { nt, mt };
@@ -376,6 +436,128 @@ int tile_qmatmul(Low *L)
     return r ? r : qrows(L, &q, m);
 }
 
+/* The convolution's packing and compute kernels for q (its operands set),
+ * blocks for dot products of `bits`: weight words wq [C][K4], bias [C]
+ * (int32 bias' for bytes, float32 for bfloat16), multipliers m [C]
+ * (bytes: the requantizing store; NULL for bfloat16: the float result
+ * through the fused members).  1 when the plane is narrower than a
+ * vector. */
+static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, float *m)
+{
+    const IrWindow *w = &q->w;
+    int S = w->rank;
+    int64_t C = w->channels_out;
+    /* the blocks: NR lanes, NV vectors of pixels by MR channels */
+    int nr = bits / 32, nvmax = bits >= 512 ? 4 : 2, nv = nvmax, mr = 6;
+    if (q->M < nr)
+        return 1;
+    for (int k = nvmax - 1; k >= 2; k--)        /* the fewest idle lanes in the last block, the wider on a tie */
+        if (tile_idle(q->M, (int64_t)k * nr) < tile_idle(q->M, (int64_t)nv * nr))
+            nv = k;
+    if (q->cout < mr)
+        mr = (int)q->cout;
+    int nrv = nv * nr;
+    q->Mp = (q->M + nrv - 1) / nrv * nrv;
+    /* pack rows: the plane of a 1x1 window, else rows of OW */
+    int64_t ys[IR_MAX_RANK], xs[IR_MAX_RANK];
+    low_strides(L, q->y, ys);
+    low_strides(L, q->x, xs);
+    q->flat = 1;
+    for (int i = 0; i < S; i++)
+        q->flat &= w->kernel[i] == 1 && w->stride[i] == 1 && w->pad_begin[i] == 0 && w->pad_end[i] == 0;
+    q->flat &= S == 1 || xs[2] == w->in[1];
+    q->rows = q->flat || S == 1 ? 1 : w->out[0];
+    q->OW1 = q->flat ? q->M : w->out[S - 1];
+    if (ys[S + 1] != 1 || (S == 2 && ys[2] != w->out[1]) || xs[S + 1] != 1)
+        return 1;
+    IrShape wsh = { .rank = 1, .dims = { C * q->K4 } }, csh = { .rank = 1, .dims = { C } };
+    IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
+    int wqb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &wsh, LOOP_ST_CONST);
+    int bb = wqb < 0 ? -1 : loop_add_buf(L->p, q->bf16 ? "bbias" : "qbias", at, &csh, LOOP_ST_CONST);
+    int mb = bb < 0 || !m ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
+    IrShape psh = { .rank = 1, .dims = { w->batch * q->G * q->K4 * q->Mp } };
+    int pb = bb < 0 || (m && mb < 0) ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
+    if (pb < 0)
+        return low_oom(L);
+    L->p->bufs[wqb].data = wq;
+    L->p->bufs[bb].data = bias;
+    if (m)
+        L->p->bufs[mb].data = m;
+    if (pack_kernel(L, q, pb))
+        return -1;
+
+    /* the compute kernel: n, g, pixel block pt, channel block mt */
+    int n, g, pt, mt, k4;
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
+    int acc = loop_add_buf(L->p, "acc", at, &ash, LOOP_ST_LOCAL);
+    LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
+    if (acc < 0 || !tile || !kb || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "pt", &pt) ||
+        low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
+        return low_oom(L);
+    int p0 = low_let(L, tile, "p0", mul(L, low_v(L, pt), nrv), 0);
+    int pbase = p0 < 0 ? -1
+                       : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4 * q->Mp),
+                                                    low_v(L, p0)), 0);
+    if (pbase < 0)
+        return low_oom(L);
+    int co[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *ch = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q->cout - 1));
+        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), q->cout), ch), 0)) < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
+                                     low_load(L, bb, low_v(L, co[r]), at));
+            if (tile_vec_loop(L, tile, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    /* k step: NV vectors of P, each shared by the MR broadcast weight words */
+    for (int r = 0; r < mr; r++) {
+        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, mul(L, low_v(L, co[r]), q->K4), low_v(L, k4)), IR_DT_I32), 0);
+        if (wv < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
+            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), q->Mp)),
+                                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
+            LoopExpr *args[3] = { low_load(L, acc, ai, at), pv, low_v(L, wv) };
+            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
+                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : LOOP_I_dot4, 3, args));
+            if (tile_vec_loop(L, kb, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    if (low_add(L, tile, low_nest(L, 1, &k4, &q->K4, kb)))
+        return low_oom(L);
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
+            LoopExpr *px = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), px);
+            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32),
+                                                                     IR_DT_F32, low_in(L, 7)))
+                             : tile_out_store(L, yi, low_v(L, n), low_v(L, co[r]), loop_expr_copy(L->p, px), NULL,
+                                              NULL, a);
+            if (st && q->Mp != q->M)              /* the last block's lanes past the plane: masked */
+                st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, px), low_i(L, q->M)), st, NULL);
+            if (tile_vec_loop(L, tile, c, st, nr))
+                return low_oom(L);
+        }
+    int vars[4] = { n, g, pt, mt };
+    int64_t ext[4] = { w->batch, q->G, (q->M + nrv - 1) / nrv, (q->cout + mr - 1) / mr };
+    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+}
+
 int tile_qconv(Low *L)
 {
     const LowSchedule *s = L->s;
@@ -420,31 +602,7 @@ int tile_qconv(Low *L)
     }
     q.xz = cz - (q.xs_signed ? 128 : 0);
     q.pad_tail = q.xs_signed ? -128 : 0;
-    /* the blocks: NR lanes, NV vectors of pixels by MR channels */
-    int nr = s->dot_i8 / 32, nvmax = s->dot_i8 >= 512 ? 4 : 2, nv = nvmax, mr = 6;
-    if (q.M < nr)
-        return 1;
-    for (int k = nvmax - 1; k >= 2; k--)        /* the fewest idle lanes in the last block, the wider on a tie */
-        if (tile_idle(q.M, (int64_t)k * nr) < tile_idle(q.M, (int64_t)nv * nr))
-            nv = k;
-    if (q.cout < mr)
-        mr = (int)q.cout;
-    int nrv = nv * nr;
-    q.Mp = (q.M + nrv - 1) / nrv * nrv;
-    /* pack rows: the plane of a 1x1 window, else rows of OW */
-    int64_t ys[IR_MAX_RANK], xs[IR_MAX_RANK];
-    low_strides(L, q.y, ys);
-    low_strides(L, q.x, xs);
-    q.flat = 1;
-    for (int i = 0; i < S; i++)
-        q.flat &= w->kernel[i] == 1 && w->stride[i] == 1 && w->pad_begin[i] == 0 && w->pad_end[i] == 0;
-    q.flat &= S == 1 || xs[2] == w->in[1];
-    q.rows = q.flat || S == 1 ? 1 : w->out[0];
-    q.OW1 = q.flat ? q.M : w->out[S - 1];
-    if (ys[S + 1] != 1 || (S == 2 && ys[2] != w->out[1]) || xs[S + 1] != 1)
-        return 1;
     /* constants: weight words, bias', multipliers; accumulator bound */
-    IrShape wsh = { .rank = 1, .dims = { C * q.K4 } }, csh = { .rank = 1, .dims = { C } };
     int32_t *wq = util_arena_array(&L->p->arena, (size_t)(C * q.K4), sizeof *wq);
     int32_t *bias = util_arena_array(&L->p->arena, (size_t)C, sizeof *bias);
     if (!wq || !bias)
@@ -466,84 +624,121 @@ int tile_qconv(Low *L)
             return 1;
         bias[co] = (int32_t)bd;
     }
-    int wqb = loop_add_buf(L->p, "qweights", IR_DT_I32, &wsh, LOOP_ST_CONST);
-    int bb = wqb < 0 ? -1 : loop_add_buf(L->p, "qbias", IR_DT_I32, &csh, LOOP_ST_CONST);
-    int mb = bb < 0 ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
-    IrShape psh = { .rank = 1, .dims = { w->batch * q.G * q.K4 * q.Mp } };
-    int pb = mb < 0 ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
-    if (pb < 0)
-        return low_oom(L);
-    L->p->bufs[wqb].data = wq;
-    L->p->bufs[bb].data = bias;
-    L->p->bufs[mb].data = m;
-    if (pack_kernel(L, &q, pb))
-        return -1;
+    return conv_blocks(L, &q, s->dot_i8, wq, bias, m);
+}
 
-    /* the compute kernel: n, g, pixel block pt, channel block mt */
-    int n, g, pt, mt, k4;
-    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
-    int acc = loop_add_buf(L->p, "acc", IR_DT_I32, &ash, LOOP_ST_LOCAL);
-    LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
-    if (acc < 0 || !tile || !kb || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "pt", &pt) ||
-        low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
+/* ------------------------------------------------------------ bfloat16
+ *
+ * --precision bf16 (LowSchedule.bf16): a float32 Conv's and MatMul's /
+ * Gemm's products by constant weights on words of two bfloat16, the
+ * activations rounded to bfloat16 as they are packed (bf16pack), the weights
+ * at compile time (bf16_of: the same rounding), float32 accumulators
+ * (dot2bf) starting at the float32 bias, the result through the fused
+ * members. */
+
+/* The weight words of C rows of K float32 weights (row c at w + c*K). */
+static int32_t *bf16_words(Low *L, const float *w, int64_t C, int64_t K, int64_t K2)
+{
+    int32_t *wq = util_arena_array(&L->p->arena, (size_t)(C * K2), sizeof *wq);
+    for (int64_t c = 0; wq && c < C; c++)
+        for (int64_t k2 = 0; k2 < K2; k2++) {
+            uint32_t lo = bf16_of(w[c * K + 2 * k2]), hi = 2 * k2 + 1 < K ? bf16_of(w[c * K + 2 * k2 + 1]) : 0;
+            wq[c * K2 + k2] = (int32_t)(lo | hi << 16);
+        }
+    return wq;
+}
+
+int tile_bconv(Low *L)
+{
+    const LowSchedule *s = L->s;
+    if (!s || s->bf16 < 256 || s->tile_nr <= 0 || L->n->n_out != 1)
+        return 1;
+    QConv q = { .x = low_in(L, 0), .y = low_out(L, 0), .bf16 = 1 };
+    int wb = low_in(L, 1);
+    if (q.x < 0 || q.y < 0 || wb < 0)
+        return L->oom ? low_oom(L) : 1;
+    if (low_buf(L, q.x)->dtype != IR_DT_F32 || low_buf(L, q.y)->dtype != IR_DT_F32 || loop_buf_has_halo(low_buf(L, q.y)))
+        return 1;
+    if (ir_window(L->g, L->n, &low_buf(L, q.x)->shape, &low_buf(L, wb)->shape, &q.w, L->d) != 0)
+        return -1;
+    const IrWindow *w = &q.w;
+    int S = w->rank;
+    if (S < 1 || S > 2)
+        return 1;
+    q.G = w->group;
+    q.cin = w->channels_in / q.G;
+    q.cout = w->channels_out / q.G;
+    int64_t C = w->channels_out, taps = 1;
+    for (int i = 0; i < S; i++)
+        taps *= w->kernel[i];
+    q.K = q.cin * taps;
+    q.K4 = (q.K + 1) / 2;
+    q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
+    const float *wt = known(L, 1, IR_DT_F32, C * q.K), *bk = low_has(L, 2) ? known(L, 2, IR_DT_F32, C) : NULL;
+    if (!wt || (low_has(L, 2) && !bk) || q.cin < 2)      /* depthwise: a channel's few taps, the float forms */
+        return 1;
+    if (S == 2 && tile_wino_pays(s, w))
+        return 1;      /* Winograd's float32 F(2x2, 3x3) does 2.25x fewer products: faster than bfloat16 words */
+    int32_t *wq = bf16_words(L, wt, C, q.K, q.K4);
+    float *bias = util_arena_array(&L->p->arena, (size_t)C, sizeof *bias);
+    if (!wq || !bias)
         return low_oom(L);
-    int p0 = low_let(L, tile, "p0", mul(L, low_v(L, pt), nrv), 0);
-    int pbase = p0 < 0 ? -1
-                       : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q.G), low_v(L, g)), q.K4 * q.Mp),
-                                                    low_v(L, p0)), 0);
-    if (pbase < 0)
-        return low_oom(L);
-    int co[TILE_MAX_MR];
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *ch = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q.cout - 1));
-        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), q.cout), ch), 0)) < 0)
+    for (int64_t c = 0; c < C; c++)
+        bias[c] = bk ? bk[c] : 0.0f;
+    return conv_blocks(L, &q, s->bf16, wq, bias, NULL);
+}
+
+/* A float32 MatMul / Gemm operand pair for the rows: A (slot 0) of rows of K
+ * (plain), B (slot 1) a constant 2-D float32 [K][N] ([N][K] when nk), the
+ * output plain.  1 when it does not qualify. */
+static int bf16_rows(Low *L, QRows *q, int nk)
+{
+    const LowSchedule *s = L->s;
+    if (!s || s->bf16 < 256 || s->tile_nr <= 0 || L->n->n_out != 1)
+        return 1;
+    int a = low_in(L, 0), b = low_in(L, 1), y = low_out(L, 0);
+    if (a < 0 || b < 0 || y < 0)
+        return L->oom ? low_oom(L) : 1;
+    const IrShape as = low_buf(L, a)->shape, bs = low_buf(L, b)->shape;
+    if (as.rank < 2 || bs.rank != 2 || low_buf(L, a)->dtype != IR_DT_F32 || low_buf(L, y)->dtype != IR_DT_F32 ||
+        !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
+        return 1;
+    *q = (QRows){ .a = a, .y = y, .K = bs.dims[nk ? 1 : 0], .N = bs.dims[nk ? 0 : 1], .w_nk = nk, .bf16 = 1,
+                  .wf = known(L, 1, IR_DT_F32, -1) };
+    if (!q->wf || as.dims[as.rank - 1] != q->K || q->K < 8)
+        return 1;
+    q->R = ir_shape_numel(&as) / q->K;
+    q->K4 = (q->K + 1) / 2;
+    return 0;
+}
+
+int tile_bmatmul(Low *L)
+{
+    QRows q;
+    int r = bf16_rows(L, &q, 0);
+    return r ? r : qrows(L, &q, NULL);
+}
+
+int tile_bgemm(Low *L)
+{
+    if (ir_attr_int(L->n, IR_A_transA) != 0 || ir_attr_float(L->n, IR_A_alpha) != 1)
+        return 1;
+    QRows q;
+    int r = bf16_rows(L, &q, ir_attr_int(L->n, IR_A_transB) != 0);
+    if (r)
+        return r;
+    if (low_has(L, 2)) {             /* C: beta 1, a constant per column (or one value) */
+        const IrArray *c = low_known(L, 2);
+        int64_t nc = c ? ir_array_numel(c) : 0;
+        if (!c || c->dtype != IR_DT_F32 || ir_attr_float(L->n, IR_A_beta) != 1 || (nc != 1 && nc != q.N) ||
+            (nc == q.N && c->shape.rank == 2 && c->shape.dims[0] != 1))
+            return 1;
+        float *bf = util_arena_array(&L->p->arena, (size_t)q.N, sizeof *bf);
+        if (!bf)
             return low_oom(L);
-        for (int v = 0; v < nv; v++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
-                                     low_load(L, bb, low_v(L, co[r]), IR_DT_I32));
-            if (tile_vec_loop(L, tile, c, st, nr))
-                return low_oom(L);
-        }
+        for (int64_t n = 0; n < q.N; n++)
+            bf[n] = ((const float *)c->data)[nc == 1 ? 0 : n];
+        q.bf = bf;
     }
-    /* k step: NV vectors of P, each shared by the MR broadcast weight words */
-    for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, mul(L, low_v(L, co[r]), q.K4), low_v(L, k4)), IR_DT_I32), 0);
-        if (wv < 0)
-            return low_oom(L);
-        for (int v = 0; v < nv; v++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
-            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), q.Mp)),
-                                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
-            LoopExpr *args[3] = { low_load(L, acc, ai, IR_DT_I32), pv, low_v(L, wv) };
-            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, LOOP_I_dot4, 3, args));
-            if (tile_vec_loop(L, kb, c, st, nr))
-                return low_oom(L);
-        }
-    }
-    if (low_add(L, tile, low_nest(L, 1, &k4, &q.K4, kb)))
-        return low_oom(L);
-    for (int r = 0; r < mr; r++)
-        for (int v = 0; v < nv; v++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), IR_DT_I32);
-            LoopExpr *val = low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32), IR_DT_F32, low_in(L, 7));
-            LoopExpr *px = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), px);
-            LoopStmt *st = low_store(L, q.y, yi, val);
-            if (st && q.Mp != q.M)              /* the last block's lanes past the plane: masked */
-                st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, px), low_i(L, q.M)), st, NULL);
-            if (tile_vec_loop(L, tile, c, st, nr))
-                return low_oom(L);
-        }
-    int vars[4] = { n, g, pt, mt };
-    int64_t ext[4] = { w->batch, q.G, (q.M + nrv - 1) / nrv, (q.cout + mr - 1) / mr };
-    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+    return qrows(L, &q, NULL);
 }

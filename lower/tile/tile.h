@@ -25,6 +25,11 @@ int tile_gap(Low *L);
  * has them (qconv.c). */
 int tile_qconv(Low *L);
 int tile_qmatmul(Low *L);
+/* float32 Conv, MatMul and Gemm by constant weights in bfloat16 words, for
+ * --precision bf16 (LowSchedule.bf16; qconv.c). */
+int tile_bconv(Low *L);
+int tile_bmatmul(Low *L);
+int tile_bgemm(Low *L);
 
 /* The products of a recurrent kernel (lower/rnn.c), register-blocked.
  *

@@ -28,6 +28,8 @@ LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
     LowSchedule sched = tgt_cpu_schedule(cg_simd_bits(&cgo, for_host));   /* SIMD width of the target */
     sched.dot_i8 = cg_dot_i8_bits(&cgo, for_host);                        /* VNNI */
+    if (o->bf16)                       /* VDPBF16PS where the target has it, else its lanes emulated */
+        sched.bf16 = cg_dot_bf16_bits(&cgo, for_host) ? cg_dot_bf16_bits(&cgo, for_host) : sched.vector_bits;
     int64_t flops = 0;
     for (int i = 0; i < g->n_nodes; i++)
         flops += ir_node_flops(g, &g->nodes[i]);

@@ -477,6 +477,10 @@ static double arg_d(const Ev *E, Slot x) { return E->fixed ? fx_to_d(x.i, E->F) 
 static void call(const Ev *E, const Ins *in, Slot *s)
 {
     LoopIntrinsic fn = (LoopIntrinsic)in->aux;
+    if (fn == LOOP_I_bf16pack || fn == LOOP_I_dot2bf) {   /* never in an FPGA program (CPU bfloat16 blocks) */
+        s[in->dst].i = 0;
+        return;
+    }
     if (fn == LOOP_I_dot4) {                      /* integer words (docs/loop-ir.md) */
         uint32_t x = (uint32_t)s[in->b].i, w = (uint32_t)s[in->c].i, acc = (uint32_t)s[in->a].i;
         for (int j = 0; j < 4; j++)

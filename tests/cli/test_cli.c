@@ -194,7 +194,7 @@ static void basic(Cli *c)
     run(c, "m.json", "--threads", NULL);
     check(c, "compile: --threads without a value", 2, "option '--threads' needs a value", NULL);
     run(c, "m.json", "--precision", "fixed<8,9>", NULL);
-    check(c, "compile: bad --precision", 2, "--precision wants float32, int8 or fixed<W,I>", NULL);
+    check(c, "compile: bad --precision", 2, "--precision wants float32, int8, bf16 or fixed<W,I>", NULL);
     run(c, "m.json", "--gpu-arch", "sm75", NULL);
     check(c, "compile: bad --gpu-arch", 2, "--gpu-arch wants sm_XX", NULL);
     run(c, "m.json", "--name", "9lives", NULL);
@@ -298,6 +298,13 @@ static void partition(Cli *c, const char *cnn)
           "error: --precision int8 needs a quantized model (QuantizeLinear / DequantizeLinear", NULL);
     run(c, cnn, "-t", "gpu", "--gpu-emulate", "--precision", "int8", NULL);
     check(c, "compile -t gpu: --precision int8", 1, "--precision int8 on -t gpu and -t hetero is not available", NULL);
+    run(c, cnn, "-t", "gpu", "--gpu-emulate", "--precision", "bf16", NULL);
+    check(c, "compile -t gpu: --precision bf16", 1, "--precision bf16 on -t gpu and -t hetero is not available", NULL);
+    run(c, cnn, "-t", "fpga", "--precision", "bf16", NULL);
+    check(c, "compile -t fpga: --precision bf16", 1, "--precision bf16 on -t fpga (use fixed<W,I>) is not available",
+          NULL);
+    run(c, "run", cnn, "--precision", "bf16", NULL);
+    check(c, "run: --precision bf16 on the interpreter", 2, "--precision bf16 needs --backend cpu", NULL);
     run(c, "quantize", cnn, "-o", "q.onnx", NULL);
     check(c, "quantize: no --calibrate", 2, "'dlcc quantize' needs --calibrate DIR and -o OUT.onnx", NULL);
     run(c, "quantize", cnn, "--calibrate", ".", "-o", "q.json", NULL);

@@ -295,6 +295,180 @@ static void test_qmatmul_chain(void **state)
     qcase(&q);
 }
 
+/* ------------------------------------------------------------ bfloat16
+ *
+ * --precision bf16 (LowSchedule.bf16): float32 Conv / MatMul / Gemm on
+ * words of two bfloat16 against the interpreter's float32, within the
+ * accuracy contract (docs/cli.md, "--precision bf16"): an
+ * activation and a weight each rounded to bfloat16 (relative error at most
+ * 2^-8 each), their product exact, the sums in float32, so
+ *     |y - y_float32| <= 2^-7 * (sum_k |x_k| |w_k|) (+ float32 rounding),
+ * the bound computed by the interpreter on the same graph with |x|, |w|
+ * and |bias|.  With VDPBF16PS where the host has AVX512-BF16, and the
+ * dot products widened (x86-64-v3). */
+
+typedef struct BCase {
+    const char *name;
+    IrOp op;                  /* Conv, MatMul, Gemm */
+    int64_t c, m, rank;       /* Conv: channels in / out; MatMul / Gemm: K / N */
+    int64_t in[2], k[2];      /* Conv: input and kernel dims; MatMul: in[0] rows (batch 2); Gemm: in[0] rows */
+    int64_t pads[4], strides[2];
+    int bias;                 /* Conv: B; Gemm: 1 = C of N, 2 = a scalar C */
+    int trans_b;
+} BCase;
+
+static void bgraph(TG *t, const BCase *q, int absolute)
+{
+    tg_start(t, q->name);
+    uint64_t seed = 17;
+    int64_t wn = q->op == IR_OP_Conv ? q->m * q->c * q->k[0] * (q->rank == 2 ? q->k[1] : 1) : q->c * q->m;
+    double *wv = malloc((size_t)wn * sizeof *wv), bv[64];
+    assert_true(wv && q->m <= 64);
+    for (int64_t i = 0; i < wn; i++)
+        wv[i] = ((double)(rnd(&seed) % 20001) - 10000) / 7919.0;
+    for (int64_t i = 0; i < q->m; i++)
+        bv[i] = ((double)(rnd(&seed) % 2001) - 1000) / 311.0;
+    for (int64_t i = 0; absolute && i < wn; i++)
+        wv[i] = fabs(wv[i]);
+    for (int64_t i = 0; absolute && i < q->m; i++)
+        bv[i] = fabs(bv[i]);
+    int in[3] = { -1, -1, -1 }, y;
+    if (q->op == IR_OP_Conv) {
+        int r = (int)q->rank;
+        int64_t xd[4] = { 1, q->c }, wd[4] = { q->m, q->c };
+        for (int i = 0; i < r; i++) {
+            xd[2 + i] = q->in[i];
+            wd[2 + i] = q->k[i];
+        }
+        in[0] = tg_input(t, "x", IR_DT_F32, r + 2, xd);
+        in[1] = tg_const(t, "w", IR_DT_F32, r + 2, wd, wv);
+        in[2] = q->bias ? tg_const(t, "b", IR_DT_F32, 1, &q->m, bv) : -1;
+        y = tg_node(t, IR_OP_Conv, "conv", q->bias ? 3 : 2, in, 1);
+        tg_ints(t, IR_A_pads, 2 * r, q->pads);
+        if (q->strides[0])
+            tg_ints(t, IR_A_strides, r, q->strides);
+    } else if (q->op == IR_OP_MatMul) {
+        int64_t xd[3] = { 2, q->in[0], q->c }, bd[2] = { q->c, q->m };
+        in[0] = tg_input(t, "x", IR_DT_F32, 3, xd);
+        in[1] = tg_const(t, "w", IR_DT_F32, 2, bd, wv);
+        y = tg_node(t, IR_OP_MatMul, "mm", 2, in, 1);
+    } else {
+        int64_t xd[2] = { q->in[0], q->c }, bd[2] = { q->trans_b ? q->m : q->c, q->trans_b ? q->c : q->m };
+        in[0] = tg_input(t, "x", IR_DT_F32, 2, xd);
+        in[1] = tg_const(t, "w", IR_DT_F32, 2, bd, wv);
+        in[2] = q->bias == 1 ? tg_const(t, "c", IR_DT_F32, 1, &q->m, bv)
+                : q->bias == 2 ? tg_const(t, "c", IR_DT_F32, 0, NULL, bv) : -1;
+        y = tg_node(t, IR_OP_Gemm, "gemm", q->bias ? 3 : 2, in, 1);
+        tg_int(t, IR_A_transB, q->trans_b);
+    }
+    tg_output(t, y);
+    free(wv);
+    if (pass_infer(t->g, &t->d) != 0)
+        fail_diag("infer", &t->d);
+}
+
+static void brun(const BCase *q, IrGraph *g, const IrArray *in, const IrArray *ref, const IrArray *bound, int bits,
+                 const char *cpu)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    LowSchedule s = tgt_cpu_schedule(bits);
+    s.bf16 = bits;
+    s.threads = 1;
+    LoopProgram *p = low_graph(g, &s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    if (!has_buf(p, "bweights"))
+        fail_msg("graph %s at %d bits: the bfloat16 form was not taken", q->name, bits);
+    tgt_cpu_apply_schedule(p, &s);
+    loop_simplify(p);
+    if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
+        fail_diag("plan", &d);
+    CgJit *j = NULL;
+    CgOptions co = { .opt_level = 2, .cpu = cpu, .features = cpu ? "" : NULL };
+    if (cg_jit(p, &co, &j, &d) != 0)
+        fail_diag("jit", &d);
+    size_t wsz = (size_t)p->workspace_bytes;
+    void *ws = wsz ? aligned_alloc(64, (wsz + 63) / 64 * 64) : NULL;
+    if (ws)
+        memset(ws, 0xa5, (wsz + 63) / 64 * 64);
+    float *out = calloc((size_t)ir_array_numel(ref) + 1, sizeof *out);
+    const void *inp[1] = { in->data };
+    void *outp[1] = { out };
+    assert_int_equal(cg_jit_entry(j)(inp, outp, ws), 0);
+    double worst = 0;
+    for (int64_t i = 0; i < ir_array_numel(ref); i++) {
+        double a = ir_load_f64(IR_DT_F32, ref->data, i), lim = ir_load_f64(IR_DT_F32, bound->data, i);
+        double e = fabs((double)out[i] - a);
+        if (!(e <= lim / 128 + 1e-5 * lim + 1e-6))
+            fail_msg("graph %s at %d bits, cpu %s: element %lld: float32 %.9g, bfloat16 %.9g, |error| %.3g above "
+                     "2^-7 sum|x||w| = %.3g", q->name, bits, cpu ? cpu : "host", (long long)i, a, out[i], e, lim / 128);
+        worst = e > worst ? e : worst;
+    }
+    assert_true(worst > 0);              /* rounded: the products did not run in float32 */
+    free(out);
+    free(ws);
+    cg_jit_free(j);
+    loop_program_free(p);
+}
+
+static void bcase(const BCase *q)
+{
+    TG t, ta;
+    bgraph(&t, q, 0);
+    bgraph(&ta, q, 1);
+    const IrTensor *x = &t.g->tensors[t.g->inputs[0]];
+    IrArray in = { IR_DT_F32, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) };
+    IrArray ain = { IR_DT_F32, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) }, ref[1] = { 0 }, bound[1] = { 0 };
+    uint64_t seed = 23;
+    for (int64_t k = 0; k < ir_shape_numel(&x->v.shape); k++) {
+        double v = ((double)(rnd(&seed) % 20001) - 10000) / 3571.0;
+        ir_store_f64(IR_DT_F32, in.data, k, v);
+        ir_store_f64(IR_DT_F32, ain.data, k, fabs(v));
+    }
+    UtilDiag d;
+    util_diag_init(&d);
+    if (interp_run(t.g, &in, ref, &d) != 0 || interp_run(ta.g, &ain, bound, &d) != 0)
+        fail_diag("interp", &d);
+    for (int bits = 256; bits <= 512; bits *= 2) {
+        brun(q, t.g, &in, &ref[0], &bound[0], bits, NULL);
+#if defined(__x86_64__)
+        brun(q, t.g, &in, &ref[0], &bound[0], bits, "x86-64-v3");
+#endif
+    }
+    free(in.data);
+    free(ain.data);
+    interp_array_free(&ref[0]);
+    interp_array_free(&bound[0]);
+    ir_graph_free(t.g);
+    ir_graph_free(ta.g);
+}
+
+static void test_bf16_conv(void **state)
+{
+    (void)state;
+    /* (a 3x3 stride-1 convolution where Winograd pays stays float32: 5x5 here) */
+    BCase a = { "b5x5", IR_OP_Conv, 16, 20, 2, { 13, 11 }, { 5, 5 }, { 2, 2, 2, 2 }, { 0 }, 1, 0 };
+    bcase(&a);
+    BCase b = { "b_strided_oddk", IR_OP_Conv, 5, 9, 2, { 17, 20 }, { 3, 3 }, { 0, 1, 2, 1 }, { 2, 2 }, 0, 0 };
+    bcase(&b);
+    BCase c = { "b_pw", IR_OP_Conv, 15, 13, 2, { 9, 10 }, { 1, 1 }, { 0 }, { 0 }, 1, 0 };
+    bcase(&c);
+    BCase e = { "b_1d", IR_OP_Conv, 6, 7, 1, { 40 }, { 5 }, { 2, 1 }, { 1 }, 1, 0 };
+    bcase(&e);
+}
+
+static void test_bf16_matmul_gemm(void **state)
+{
+    (void)state;
+    BCase a = { "b_mm", IR_OP_MatMul, 64, 40, 0, { 9 }, { 0 }, { 0 }, { 0 }, 0, 0 };
+    bcase(&a);
+    BCase b = { "b_gemm", IR_OP_Gemm, 33, 24, 0, { 7 }, { 0 }, { 0 }, { 0 }, 1, 1 };
+    bcase(&b);
+    BCase c = { "b_gemm_scalar_c", IR_OP_Gemm, 48, 16, 0, { 20 }, { 0 }, { 0 }, { 0 }, 2, 0 };
+    bcase(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
         cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
+        cmocka_unit_test(test_bf16_conv),          cmocka_unit_test(test_bf16_matmul_gemm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
