@@ -165,6 +165,8 @@ typedef struct QRows {
     const int32_t *bq;         /* bias or NULL */
     int bf16;                  /* words of two bfloat16: float32 weights wf (laid out as w), bias bf or NULL */
     const float *wf, *bf;
+    int b_rt;                  /* bf16: B known only at run time ([G][K][N], packed by a kernel), else -1 */
+    int64_t G;                 /* batches of R rows (A [G][R][K], Y [G][R][N]); 1 unless b_rt */
 } QRows;
 
 static int8_t rows_w(const QRows *q, int64_t k, int64_t n)
@@ -237,8 +239,39 @@ static int rows_pack(Low *L, const QRows *q, int ap)
     if (!st || tile_vec_loop(L, blk, c, st, (int)VW))
         return low_oom(L);
     int vars[2] = { r, qv };
-    int64_t ext[2] = { q->R, nq };
-    return low_kernel_prepares(L, low_nest(L, 2, vars, ext, blk), q->R * q->K4);
+    int64_t ext[2] = { q->G * q->R, nq };
+    return low_kernel_prepares(L, low_nest(L, 2, vars, ext, blk), q->G * q->R * q->K4);
+}
+
+/* B known at run time (bf16): Bp[g][nt][k2][c] = bf16pack(B[g][2 k2][n0 + c],
+ * B[g][2 k2 + 1][n0 + c]) with n0 = min(nt NRV, N - NRV), the panels the
+ * constant ones would be (0 past K). */
+static int rows_pack_b(Low *L, const QRows *q, int bp, int64_t NT, int64_t nrv)
+{
+    int g, nt, k2, c;
+    if (low_vars(L, 1, "g", &g) || low_vars(L, 1, "nt", &nt) || low_vars(L, 1, "k2", &k2) || low_vars(L, 1, "c", &c))
+        return low_oom(L);
+    LoopStmt *blk = loop_block(L->p);
+    int n0 = blk ? low_let(L, blk, "n0", low_bin(L, LOOP_MIN, mul(L, low_v(L, nt), nrv), low_i(L, q->N - nrv)), 0) : -1;
+    if (n0 < 0)
+        return low_oom(L);
+    LoopExpr *half[2];
+    for (int j = 0; j < 2; j++) {
+        LoopExpr *k = add(L, mul(L, low_v(L, k2), 2), low_i(L, j));
+        LoopExpr *at = add(L, add(L, mul(L, low_v(L, g), q->K * q->N), mul(L, k, q->N)), add(L, low_v(L, n0), low_v(L, c)));
+        half[j] = low_load(L, q->b_rt, at, IR_DT_F32);
+        if (j && q->K % 2)
+            half[j] = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, k), low_i(L, q->K)), half[j],
+                                  low_const(L, IR_DT_F32, 0));
+    }
+    LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), q->K4), low_v(L, k2)), nrv),
+                        low_v(L, c));
+    LoopStmt *st = low_store(L, bp, dst, loop_call(L->p, LOOP_I_bf16pack, 2, half));
+    if (!st || tile_vec_loop(L, blk, c, st, (int)nrv))
+        return low_oom(L);
+    int vars[3] = { g, nt, k2 };
+    int64_t ext[3] = { q->G, NT, q->K4 };
+    return low_kernel_prepares(L, low_nest(L, 3, vars, ext, blk), q->G * NT * q->K4 * nrv);
 }
 
 /* B[k][n] as float32 (bfloat16 rows), 0 past K. */
@@ -260,12 +293,12 @@ static int qrows(Low *L, QRows *q, const float *m)
         mr = (int)q->R;
     int64_t nrv = (int64_t)nv * nr, NT = (q->N + nrv - 1) / nrv;
     /* B's panels, bias' and the multipliers per column; the accumulator bound */
-    IrShape bsh = { .rank = 1, .dims = { NT * q->K4 * nrv } }, csh = { .rank = 1, .dims = { q->N } };
-    int32_t *bp = util_arena_array(&L->p->arena, (size_t)bsh.dims[0], sizeof *bp);
+    IrShape bsh = { .rank = 1, .dims = { q->G * NT * q->K4 * nrv } }, csh = { .rank = 1, .dims = { q->N } };
+    int32_t *bp = q->b_rt >= 0 ? NULL : util_arena_array(&L->p->arena, (size_t)bsh.dims[0], sizeof *bp);
     int32_t *bias = util_arena_array(&L->p->arena, (size_t)q->N, sizeof *bias);   /* bf16: float32 bits */
-    if (!bp || !bias)
+    if ((!bp && q->b_rt < 0) || !bias)
         return low_oom(L);
-    for (int64_t nt = 0; nt < NT; nt++) {
+    for (int64_t nt = 0; nt < NT && q->b_rt < 0; nt++) {
         int64_t n0 = nt * nrv < q->N - nrv ? nt * nrv : q->N - nrv;
         for (int64_t k4 = 0; k4 < q->K4; k4++)
             for (int64_t c = 0; c < nrv; c++) {
@@ -291,20 +324,24 @@ static int qrows(Low *L, QRows *q, const float *m)
         bias[n] = (int32_t)bd;
     }
     IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
-    int bpb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &bsh, LOOP_ST_CONST);
+    int bpb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &bsh,
+                           q->b_rt >= 0 ? LOOP_ST_WORKSPACE : LOOP_ST_CONST);
     int bb = bpb < 0 ? -1 : loop_add_buf(L->p, q->bf16 ? "bbias" : "qbias", at, &csh, LOOP_ST_CONST);
     int mb = bb < 0 || !m ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
-    IrShape psh = { .rank = 1, .dims = { q->R * q->K4 } };
+    IrShape psh = { .rank = 1, .dims = { q->G * q->R * q->K4 } };
     int ap = bb < 0 || (m && mb < 0) ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
     if (ap < 0)
         return low_oom(L);
-    L->p->bufs[bpb].data = bp;
+    if (bp)
+        L->p->bufs[bpb].data = bp;
     L->p->bufs[bb].data = bias;
     if (m)
         L->p->bufs[mb].data = (void *)m;
-    if (rows_pack(L, q, ap))
+    if (rows_pack(L, q, ap) || (q->b_rt >= 0 && rows_pack_b(L, q, bpb, NT, nrv)))
         return -1;
-    int nt, mt, k4;
+    int gv, nt, mt, k4;
+    if (low_vars(L, 1, "g", &gv))
+        return low_oom(L);
     IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
     int acc = loop_add_buf(L->p, "acc", at, &ash, LOOP_ST_LOCAL);
     LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
@@ -316,7 +353,7 @@ static int qrows(Low *L, QRows *q, const float *m)
     int row[TILE_MAX_MR];
     for (int r = 0; r < mr; r++) {
         LoopExpr *rr = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q->R - 1));
-        if ((row[r] = low_let(L, tile, "row", rr, 0)) < 0)
+        if ((row[r] = low_let(L, tile, "row", add(L, mul(L, low_v(L, gv), q->R), rr), 0)) < 0)
             return low_oom(L);
         for (int v = 0; v < nv; v++) {
             int c;
@@ -338,7 +375,8 @@ static int qrows(Low *L, QRows *q, const float *m)
             if (low_vars(L, 1, "c", &c))
                 return low_oom(L);
             LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
-            LoopExpr *bi = add(L, mul(L, add(L, mul(L, low_v(L, nt), q->K4), low_v(L, k4)), nrv),
+            LoopExpr *panel = add(L, mul(L, low_v(L, gv), NT), low_v(L, nt));
+            LoopExpr *bi = add(L, mul(L, add(L, mul(L, panel, q->K4), low_v(L, k4)), nrv),
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
             LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
@@ -363,9 +401,9 @@ static int qrows(Low *L, QRows *q, const float *m)
             if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
-    int vars[2] = { nt, mt };
-    int64_t ext[2] = { NT, (q->R + mr - 1) / mr };
-    return low_kernel(L, low_nest(L, 2, vars, ext, tile));
+    int vars[3] = { gv, nt, mt };
+    int64_t ext[3] = { q->G, NT, (q->R + mr - 1) / mr };
+    return low_kernel(L, low_nest(L, 3, vars, ext, tile));
 }
 
 /* The operands both products share (input slots: a 0, a_scale 1, a_zp 2,
@@ -425,7 +463,7 @@ int tile_qmatmul(Low *L)
     const IrShape as = low_buf(L, a)->shape, bs = low_buf(L, b)->shape;
     if (as.rank < 2 || bs.rank != 2 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
         return 1;
-    QRows q = { .a = a, .y = y, .K = bs.dims[0], .N = bs.dims[1], .w = known(L, 3, IR_DT_I8, -1) };
+    QRows q = { .a = a, .y = y, .K = bs.dims[0], .N = bs.dims[1], .w = known(L, 3, IR_DT_I8, -1), .b_rt = -1, .G = 1 };
     if (!q.w || as.dims[as.rank - 1] != q.K)
         return 1;
     q.R = ir_shape_numel(&as) / q.K;
@@ -597,7 +635,7 @@ int tile_qconv(Low *L)
     if (one && q.G == 1 && plain(low_buf(L, q.x)) && plain(low_buf(L, q.y))) {
         /* one pixel an image (a Gemm's rows): the images are the rows */
         QRows qr = { .a = q.x, .y = q.y, .R = w->batch, .K = q.K, .K4 = q.K4, .N = C, .w = wt, .w_nk = 1,
-                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq };
+                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq, .b_rt = -1, .G = 1 };
         return qrows(L, &qr, m);
     }
     q.xz = cz - (q.xs_signed ? 128 : 0);
@@ -700,14 +738,25 @@ static int bf16_rows(Low *L, QRows *q, int nk)
     if (a < 0 || b < 0 || y < 0)
         return L->oom ? low_oom(L) : 1;
     const IrShape as = low_buf(L, a)->shape, bs = low_buf(L, b)->shape;
-    if (as.rank < 2 || bs.rank != 2 || low_buf(L, a)->dtype != IR_DT_F32 || low_buf(L, y)->dtype != IR_DT_F32 ||
-        !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
+    if (as.rank < 2 || bs.rank < 2 || low_buf(L, a)->dtype != IR_DT_F32 || low_buf(L, b)->dtype != IR_DT_F32 ||
+        low_buf(L, y)->dtype != IR_DT_F32 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
         return 1;
-    *q = (QRows){ .a = a, .y = y, .K = bs.dims[nk ? 1 : 0], .N = bs.dims[nk ? 0 : 1], .w_nk = nk, .bf16 = 1,
-                  .wf = known(L, 1, IR_DT_F32, -1) };
-    if (!q->wf || as.dims[as.rank - 1] != q->K || q->K < 8)
+    const float *wf = known(L, 1, IR_DT_F32, -1);
+    int rt = !wf;                    /* B at run time: a MatMul of A [G][R][K] by B [G][K][N] (or [K][N]) */
+    if ((!rt && bs.rank != 2) || (rt && (nk || !plain(low_buf(L, b)) || (bs.rank != 2 && bs.rank != as.rank))))
+        return 1;
+    for (int i = 0; rt && bs.rank > 2 && i < as.rank - 2; i++)
+        if (as.dims[i] != bs.dims[i])
+            return 1;                /* (batch dims broadcast: the float32 forms) */
+    *q = (QRows){ .a = a, .y = y, .K = bs.dims[bs.rank - (nk ? 1 : 2)], .N = bs.dims[bs.rank - (nk ? 2 : 1)],
+                  .w_nk = nk, .bf16 = 1, .wf = wf, .b_rt = rt ? b : -1, .G = 1 };
+    if (as.dims[as.rank - 1] != q->K || q->K < 8)
         return 1;
     q->R = ir_shape_numel(&as) / q->K;
+    if (rt && bs.rank > 2) {
+        q->G = ir_shape_numel(&bs) / (q->K * q->N);
+        q->R /= q->G;
+    }
     q->K4 = (q->K + 1) / 2;
     return 0;
 }
@@ -727,6 +776,8 @@ int tile_bgemm(Low *L)
     int r = bf16_rows(L, &q, ir_attr_int(L->n, IR_A_transB) != 0);
     if (r)
         return r;
+    if (q.b_rt >= 0)
+        return 1;
     if (low_has(L, 2)) {             /* C: beta 1, a constant per column (or one value) */
         const IrArray *c = low_known(L, 2);
         int64_t nc = c ? ir_array_numel(c) : 0;

@@ -314,7 +314,7 @@ typedef struct BCase {
     int64_t in[2], k[2];      /* Conv: input and kernel dims; MatMul: in[0] rows (batch 2); Gemm: in[0] rows */
     int64_t pads[4], strides[2];
     int bias;                 /* Conv: B; Gemm: 1 = C of N, 2 = a scalar C */
-    int trans_b;
+    int trans_b;              /* Gemm: transB; MatMul: 2 = B a run-time input [2][K][N], 3 = [K][N] */
 } BCase;
 
 static void bgraph(TG *t, const BCase *q, int absolute)
@@ -348,9 +348,10 @@ static void bgraph(TG *t, const BCase *q, int absolute)
         if (q->strides[0])
             tg_ints(t, IR_A_strides, r, q->strides);
     } else if (q->op == IR_OP_MatMul) {
-        int64_t xd[3] = { 2, q->in[0], q->c }, bd[2] = { q->c, q->m };
+        int64_t xd[3] = { 2, q->in[0], q->c }, bd[2] = { q->c, q->m }, bd3[3] = { 2, q->c, q->m };
         in[0] = tg_input(t, "x", IR_DT_F32, 3, xd);
-        in[1] = tg_const(t, "w", IR_DT_F32, 2, bd, wv);
+        in[1] = q->trans_b == 2 ? tg_input(t, "w", IR_DT_F32, 3, bd3) : q->trans_b == 3 ? tg_input(t, "w", IR_DT_F32, 2, bd)
+                                                                                        : tg_const(t, "w", IR_DT_F32, 2, bd, wv);
         y = tg_node(t, IR_OP_MatMul, "mm", 2, in, 1);
     } else {
         int64_t xd[2] = { q->in[0], q->c }, bd[2] = { q->trans_b ? q->m : q->c, q->trans_b ? q->c : q->m };
@@ -367,8 +368,8 @@ static void bgraph(TG *t, const BCase *q, int absolute)
         fail_diag("infer", &t->d);
 }
 
-static void brun(const BCase *q, IrGraph *g, const IrArray *in, const IrArray *ref, const IrArray *bound, int bits,
-                 const char *cpu)
+static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const IrArray *ref, const IrArray *bound,
+                 int bits, const char *cpu)
 {
     UtilDiag d;
     util_diag_init(&d);
@@ -393,7 +394,7 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, const IrArray *r
     if (ws)
         memset(ws, 0xa5, (wsz + 63) / 64 * 64);
     float *out = calloc((size_t)ir_array_numel(ref) + 1, sizeof *out);
-    const void *inp[1] = { in->data };
+    const void *inp[2] = { in[0].data, n_in > 1 ? in[1].data : NULL };
     void *outp[1] = { out };
     assert_int_equal(cg_jit_entry(j)(inp, outp, ws), 0);
     double worst = 0;
@@ -417,27 +418,33 @@ static void bcase(const BCase *q)
     TG t, ta;
     bgraph(&t, q, 0);
     bgraph(&ta, q, 1);
-    const IrTensor *x = &t.g->tensors[t.g->inputs[0]];
-    IrArray in = { IR_DT_F32, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) };
-    IrArray ain = { IR_DT_F32, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) }, ref[1] = { 0 }, bound[1] = { 0 };
+    int ni = t.g->n_inputs;
+    IrArray in[2], ain[2], ref[1] = { 0 }, bound[1] = { 0 };
     uint64_t seed = 23;
-    for (int64_t k = 0; k < ir_shape_numel(&x->v.shape); k++) {
-        double v = ((double)(rnd(&seed) % 20001) - 10000) / 3571.0;
-        ir_store_f64(IR_DT_F32, in.data, k, v);
-        ir_store_f64(IR_DT_F32, ain.data, k, fabs(v));
+    for (int i = 0; i < ni; i++) {
+        const IrTensor *x = &t.g->tensors[t.g->inputs[i]];
+        in[i] = (IrArray){ IR_DT_F32, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) };
+        ain[i] = (IrArray){ IR_DT_F32, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) };
+        for (int64_t k = 0; k < ir_shape_numel(&x->v.shape); k++) {
+            double v = ((double)(rnd(&seed) % 20001) - 10000) / 3571.0;
+            ir_store_f64(IR_DT_F32, in[i].data, k, v);
+            ir_store_f64(IR_DT_F32, ain[i].data, k, fabs(v));
+        }
     }
     UtilDiag d;
     util_diag_init(&d);
-    if (interp_run(t.g, &in, ref, &d) != 0 || interp_run(ta.g, &ain, bound, &d) != 0)
+    if (interp_run(t.g, in, ref, &d) != 0 || interp_run(ta.g, ain, bound, &d) != 0)
         fail_diag("interp", &d);
     for (int bits = 256; bits <= 512; bits *= 2) {
-        brun(q, t.g, &in, &ref[0], &bound[0], bits, NULL);
+        brun(q, t.g, in, ni, &ref[0], &bound[0], bits, NULL);
 #if defined(__x86_64__)
-        brun(q, t.g, &in, &ref[0], &bound[0], bits, "x86-64-v3");
+        brun(q, t.g, in, ni, &ref[0], &bound[0], bits, "x86-64-v3");
 #endif
     }
-    free(in.data);
-    free(ain.data);
+    for (int i = 0; i < ni; i++) {
+        free(in[i].data);
+        free(ain[i].data);
+    }
     interp_array_free(&ref[0]);
     interp_array_free(&bound[0]);
     ir_graph_free(t.g);
@@ -467,6 +474,11 @@ static void test_bf16_matmul_gemm(void **state)
     bcase(&b);
     BCase c = { "b_gemm_scalar_c", IR_OP_Gemm, 48, 16, 0, { 20 }, { 0 }, { 0 }, { 0 }, 2, 0 };
     bcase(&c);
+    /* two run-time operands (attention's products): batched, and B of two dims; K odd */
+    BCase e = { "b_mm_rt", IR_OP_MatMul, 33, 40, 0, { 9 }, { 0 }, { 0 }, { 0 }, 0, 2 };
+    bcase(&e);
+    BCase f = { "b_mm_rt2", IR_OP_MatMul, 32, 20, 0, { 5 }, { 0 }, { 0 }, { 0 }, 0, 3 };
+    bcase(&f);
 }
 
 int main(void)
