@@ -477,8 +477,29 @@ static double arg_d(const Ev *E, Slot x) { return E->fixed ? fx_to_d(x.i, E->F) 
 static void call(const Ev *E, const Ins *in, Slot *s)
 {
     LoopIntrinsic fn = (LoopIntrinsic)in->aux;
-    if (fn == LOOP_I_bf16pack || fn == LOOP_I_dot2bf) {   /* never in an FPGA program (CPU bfloat16 blocks) */
-        s[in->dst].i = 0;
+    if (fn == LOOP_I_bf16pack) {                  /* two float32 rounded to bfloat16 halves of a word */
+        uint32_t h[2];
+        for (int j = 0; j < 2; j++) {
+            float f = (float)arg_d(E, s[j ? in->b : in->a]);
+            uint32_t b;
+            memcpy(&b, &f, sizeof b);
+            h[j] = f != f ? (b >> 16) | 0x40 : (b + 0x7fff + ((b >> 16) & 1)) >> 16;
+        }
+        s[in->dst].i = (int32_t)(h[0] | h[1] << 16);
+        return;
+    }
+    if (fn == LOOP_I_dot2bf) {                    /* acc + hi(a) hi(b), then + lo(a) lo(b), in float32 */
+        uint32_t x = (uint32_t)s[in->b].i, w = (uint32_t)s[in->c].i, v[4] = { x & 0xffff0000u, w & 0xffff0000u,
+                                                                            x << 16, w << 16 };
+        float f[4];
+        memcpy(f, v, sizeof f);
+        float r = (float)arg_d(E, s[in->a]);
+        r = r + f[0] * f[1];
+        r = r + f[2] * f[3];
+        if (E->fixed)
+            s[in->dst].i = fx_from_d(r, E->F);
+        else
+            s[in->dst].f = fl_round(in->t, r);
         return;
     }
     if (fn == LOOP_I_dot4) {                      /* integer words (docs/loop-ir.md) */
