@@ -116,6 +116,8 @@ int interp_k_eyelike(const IrGraph *g, const IrNode *n, const IrArray *const *in
     (void)g; (void)in; (void)d;
     IrArray *y = out[0];
     int64_t rows = y->shape.dims[0], cols = y->shape.dims[1], k = ir_attr_int(n, IR_A_k);
+    if (k >= cols || k <= -rows)         /* the diagonal misses the matrix (and i + k could overflow) */
+        return 0;
     for (int64_t i = 0; i < rows; i++)
         if (i + k >= 0 && i + k < cols)
             ir_store_i64(y->dtype, y->data, i * cols + i + k, 1);
