@@ -57,6 +57,8 @@ typedef struct Rnn {
     int aux;                             /* ... GRU's z and r * h, 2 * hp (-1: none) */
     int64_t hp, gp;                      /* ... padded hidden size, packed columns (gates * hp) */
     int gpu;                             /* the GPU form (above) */
+    int tasks;                           /* one loop over the tasks direction x batch row (the GPU form,
+                                            and the CPU's when XW holds every direction: below) */
     int proj_tiled;                      /* CPU: XW [rows][D * gp] made by a register-blocked kernel */
     int mvw;                             /* CPU: R h in panels of mvw columns (tile_mv), 0: the axpy form */
     int dir;                             /* direction being emitted */
@@ -563,8 +565,8 @@ static int direction(Low *L, Rnn *c, LoopStmt *kblk)
     if (c->fast && !c->gpu && c->wt >= 0 && project(L, c, kblk))
         return -1;
     LoopStmt *row = loop_block(L->p), *init = loop_block(L->p);
-    if ((!c->gpu && low_vars(L, 1, "b", &c->bt)) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k))
-        return -1;                                 /* GPU form: c->bt is the task's */
+    if ((!c->tasks && low_vars(L, 1, "b", &c->bt)) || low_vars(L, 1, "s", &s) || low_vars(L, 1, "k", &k))
+        return -1;                                 /* task form: c->bt is the task's */
     /* the row's length, clamped to [0, seq] */
     LoopExpr *len = c->sl >= 0 ? low_bin(L, LOOP_MIN, low_bin(L, LOOP_MAX, low_load(L, c->sl, V(c->bt), IR_DT_I64), I(0)),
                                          I(c->seq))
@@ -615,14 +617,20 @@ static int direction(Low *L, Rnn *c, LoopStmt *kblk)
         return -1;
     if (fin->u.block.n && low_add(L, row, over_h(L, c, kf, fin)))
         return -1;
-    return low_add(L, kblk, c->gpu ? row : loop_for(L->p, c->bt, I(c->batch), LOOP_SERIAL, row));
+    return low_add(L, kblk, c->tasks ? row : loop_for(L->p, c->bt, I(c->batch), LOOP_SERIAL, row));
 }
 
-/* The GPU form's kernels: the packed form's input projection, then the tasks
- * direction x batch row, task = dir * batch + b, in one PARALLEL loop. */
-static int gpu_kernels(Low *L, Rnn *c)
+/* The task form's kernels: the GPU form's input projection, then the tasks
+ * direction x batch row, task = dir * batch + b, in one loop: PARALLEL on
+ * the GPU; on the CPU a SERIAL loop that the schedule splits between threads
+ * (--threads), each task with its own state.  The CPU takes this form when
+ * the register-blocked input projection (pack) made XW for every direction
+ * and there are two tasks or more: a bidirectional layer's two directions
+ * then run on two cores (before, its recurrence had no parallel loop: the
+ * time steps are serial, and batch 1 leaves one row). */
+static int task_kernels(Low *L, Rnn *c)
 {
-    int64_t proj = c->fast ? project_gpu(L, c) : 0;
+    int64_t proj = c->gpu && c->fast ? project_gpu(L, c) : 0;
     int task;
     LoopStmt *body = loop_block(L->p), *rows[2] = { loop_block(L->p), loop_block(L->p) };
     if (proj < 0 || !body || !rows[0] || !rows[1] || low_vars(L, 1, "task", &task))
@@ -635,7 +643,8 @@ static int gpu_kernels(Low *L, Rnn *c)
             return -1;
     LoopStmt *dirs = c->dirs == 1 ? rows[0]                                   /* task < batch: direction 0 */
                                   : loop_if(L->p, low_bin(L, LOOP_LT, V(task), I(c->batch)), rows[0], rows[1]);
-    if (low_add(L, body, dirs) || low_kernel(L, loop_for(L->p, task, I(c->dirs * c->batch), LOOP_PARALLEL, body)))
+    if (low_add(L, body, dirs) ||
+        low_kernel(L, loop_for(L->p, task, I(c->dirs * c->batch), c->gpu ? LOOP_PARALLEL : LOOP_SERIAL, body)))
         return -1;
     LoopKernel *k = &L->p->kernels[L->p->n_kernels - 1];
     k->flops = k->flops > proj ? k->flops - proj : 0;
@@ -687,8 +696,9 @@ int low_rnn(Low *L)
     if (c.h < 0 || (n->op == IR_OP_LSTM && c.cs < 0) || c.tmp < 0 || !k ||
         (c.fast && n->op == IR_OP_GRU && !c.lbr && c.aux < 0) || (c.fast && pack(L, &c)))
         return low_oom(L);
-    if (c.gpu)
-        return gpu_kernels(L, &c) ? low_oom(L) : 0;
+    c.tasks = c.gpu || (c.fast && c.proj_tiled && c.wt < 0 && c.dirs * c.batch > 1);
+    if (c.tasks)
+        return task_kernels(L, &c) ? low_oom(L) : 0;
     for (c.dir = 0; c.dir < c.dirs; c.dir++)
         if (direction(L, &c, k) != 0)
             return low_oom(L);
