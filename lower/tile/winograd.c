@@ -147,7 +147,15 @@ static void wino_layout(const LowSchedule *s, const IrWindow *w, const Wino *v, 
  * the computed outputs that are wanted), at least 60% of the computed
  * outputs wanted and the transformed input of a group of tile rows within
  * the LOCAL budget (WINO_MAX_LOCAL; a layer past it runs in the GEMM
- * form). */
+ * form).  F(2x2) only for at most WINO_F23_MAX_CIN input channels: from 64
+ * on the GEMM form's long reduction (K = 9 C) runs near the multiply-add
+ * peak, while F(2x2)'s products, one vector of tiles a block, load a
+ * broadcast per multiply-add.  Measured at 12x12 (where F(4x4) leaves 44%
+ * of its outputs unwanted) and 10x10, F(2x2) over the other form (minimum
+ * of 6-8 alternating rounds, Zen 3 AVX2): 16 -> 16 0.65, 32 -> 32 0.88,
+ * 32 -> 64 0.93; 64 -> 16 1.36, 64 -> 64 (10x10) 1.45, 64 -> 128 1.20,
+ * 128 -> 32 1.22, 128 -> 128 1.37, 256 -> 256 1.35. */
+#define WINO_F23_MAX_CIN 32
 static const Wino *wino_pick(const LowSchedule *s, const IrWindow *w)
 {
     if (!s || s->tile_nr < 16 || w->rank != 2 || w->group != 1)
@@ -164,6 +172,8 @@ static const Wino *wino_pick(const LowSchedule *s, const IrWindow *w)
         WinoLayout y;
         wino_layout(s, w, vs[i], &y);
         double cost = (double)(vs[i]->a * vs[i]->a) / (vs[i]->m * vs[i]->m) / y.util;
+        if (vs[i] == &F23 && w->channels_in > WINO_F23_MAX_CIN)
+            continue;
         if (y.util >= 0.6 && y.local <= WINO_MAX_LOCAL && (!best || cost < best_cost)) {
             best = vs[i];
             best_cost = cost;

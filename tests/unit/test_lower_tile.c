@@ -243,6 +243,49 @@ static void test_prefetch(void **state)
     }
 }
 
+/* A loop of constant extent arg kept rolled (LOOP_UNROLLED, factor 1). */
+static int is_rolled(const LoopStmt *s, int64_t arg)
+{
+    return is_unrolled(s, arg) && s->u.loop.factor == 1;
+}
+
+/* GEMM-form convolutions whose blocks leave no register to spare (AVX2's
+ * 6 x 16) and whose innermost taps are few run the taps outer and the
+ * input channels inner (lower/tile/gemm.c): at 256 bits the rolled k loop
+ * is the one over the C / group channels, at 512 bits (registers to spare)
+ * the taps stay inner; the values at 128, 256 and 512 bits (run). */
+static void test_conv_taps_outer(void **state)
+{
+    (void)state;
+    const Conv cases[] = {
+        { "c_1d_taps3", 32, 40, 1, 1, { 50 }, { 3 }, { 1, 1 }, { 1 }, { 2 }, 1 },
+        { "c_2d_s2_grouped", 32, 24, 2, 2, { 13, 17 }, { 3, 3 }, { 1, 0, 1, 1 }, { 2, 2 }, { 0 }, 1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        TG t;
+        conv_graph(&t, &cases[i]);
+        if (pass_infer(t.g, &t.d) != 0)
+            fail_diag("infer", &t.d);
+        int64_t ch = cases[i].c / cases[i].group;
+        for (int bits = 256; bits <= 512; bits += 256) {
+            UtilDiag d;
+            util_diag_init(&d);
+            LowSchedule sc = tgt_cpu_schedule(bits);
+            LoopProgram *p = low_graph(t.g, &sc, &d);
+            if (!p)
+                fail_diag("lower", &d);
+            int n = 0;
+            for (int k = 0; k < p->n_kernels; k++)
+                n += count_stmts(p->kernels[k].body, is_rolled, ch);
+            loop_program_free(p);
+            if ((n > 0) != (bits == 256))
+                fail_msg("%s at %d bits: %d rolled loops over the %lld channels", cases[i].name, bits, n,
+                         (long long)ch);
+        }
+        run(&t);
+    }
+}
+
 static void test_conv_general(void **state)
 {
     (void)state;
@@ -592,7 +635,7 @@ static void test_winograd(void **state)
     wino_case("w_nopad", 1, 8, 16, 10, 30, (int64_t[]){ 0, 0, 0, 0 }, 0, 0);
     wino_case("w_pad_asym", 1, 8, 20, 7, 40, (int64_t[]){ 2, 0, 1, 2 }, 0, 0);
     wino_case("w_chain_residual", 2, 16, 16, 9, 25, (int64_t[]){ 1, 1, 1, 1 }, 1, 0);
-    wino_case("w_c40", 1, 40, 16, 10, 12, (int64_t[]){ 1, 1, 1, 1 }, 0, 0);      /* a channel loop kept */
+    wino_case("w_c40", 1, 40, 16, 16, 12, (int64_t[]){ 1, 1, 1, 1 }, 0, 0);      /* a channel loop kept */
     /* narrow rows: several tile rows per vector (a last group past the output), their
      * input transform on whole registers when the groups' tile rows all exist (ResNet-8's
      * 32x32: 2 rows of 8 tiles at 512 bits; 13x13 and 8x8: 4 of 4) or on one row's lanes
@@ -1253,6 +1296,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_general),
+        cmocka_unit_test(test_conv_taps_outer),
         cmocka_unit_test(test_conv_depthwise),
         cmocka_unit_test(test_conv_pointwise),
         cmocka_unit_test(test_prefetch),
