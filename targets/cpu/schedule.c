@@ -542,6 +542,8 @@ static int worth_threads(const LoopProgram *p, const LowSchedule *s, int k)
     return 0;
 }
 
+#define PAR_MIN_KERNEL_BYTES (2 << 20)
+
 void tgt_cpu_apply_schedule(LoopProgram *p, const LowSchedule *s)
 {
     LowSchedule dflt = tgt_cpu_schedule(0);
@@ -553,14 +555,21 @@ void tgt_cpu_apply_schedule(LoopProgram *p, const LowSchedule *s)
     /* a program of less than parallel_min_model_flops (33.5 MFLOP: ResNet-8
      * at 25 ran 0.141 ms serial, 0.173 ms on 2 threads) stays serial: its
      * kernels' few microseconds each do not pay for moving their inputs
-     * between the cores' caches */
-    int64_t total = 0;
-    for (int k = 0; k < p->n_kernels; k++)
+     * between the cores' caches; unless a kernel reads PAR_MIN_KERNEL_BYTES
+     * or more (an MLP's matrix-vector products at batch 1: bound by reading
+     * their weights, tens of microseconds each, which two cores read at
+     * twice the rate) */
+    int64_t total = 0, widest = 0;
+    for (int k = 0; k < p->n_kernels; k++) {
+        int64_t bytes = loop_kernel_bytes(p, &p->kernels[k]);
         total += p->kernels[k].flops;
+        widest = bytes > widest ? bytes : widest;
+    }
+    int threads = s->parallel && (total >= s->parallel_min_model_flops || widest >= PAR_MIN_KERNEL_BYTES);
     for (int k = 0; k < p->n_kernels; k++) {
         LoopStmt *b = p->kernels[k].body;
         walk(&c, b);
-        if (!s->parallel || total < s->parallel_min_model_flops || !worth_threads(p, s, k))
+        if (!threads || !worth_threads(p, s, k))
             continue;
         if (b->kind == LOOP_S_BLOCK) {
             for (int i = 0; i < b->u.block.n; i++)

@@ -247,6 +247,35 @@ static void test_schedule(void **state)
 }
 
 
+/* A program below the model size for threads still splits a kernel that
+ * reads 2 MiB or more (a matrix-vector product of a batch-1 MLP, bound by
+ * its weights): x [1, K] times constant W [K, N] of 4 MiB gets a parallel
+ * loop, of 256 KiB none. */
+static void test_schedule_weight_bound(void **state)
+{
+    (void)state;
+    static const int64_t dims[2][2] = { { 1024, 1024 }, { 256, 256 } };
+    for (int i = 0; i < 2; i++) {
+        TG t;
+        tg_start(&t, "mv");
+        int64_t K = dims[i][0], N = dims[i][1];
+        double *w = calloc((size_t)(K * N), sizeof *w);
+        assert_non_null(w);
+        for (int64_t j = 0; j < K * N; j++)
+            w[j] = (double)(j % 7) - 3;
+        int in[2] = { tg_input(&t, "x", IR_DT_F32, TG_INTS(1, K)), tg_const(&t, "w", IR_DT_F32, TG_INTS(K, N), w) };
+        free(w);
+        tg_output(&t, tg_node(&t, IR_OP_MatMul, "mm", 2, in, 1));
+        LowSchedule sc = tgt_cpu_schedule(256);
+        sc.threads = 2;
+        char *txt = scheduled_text(&t, &sc);
+        if ((strstr(txt, "parallel") != NULL) != (i == 0))
+            fail_msg("%lld x %lld weights: %s", (long long)K, (long long)N, txt);
+        free(txt);
+        ir_graph_free(t.g);
+    }
+}
+
 /* Loops the target's 16 lanes do not divide take narrower vectors, down
  * to 128 bits: 24 floats as 3 x 8, 20 as 5 x 4, 6 not at all. */
 static void test_schedule_narrow(void **state)
@@ -523,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_golden_transpose),
         cmocka_unit_test(test_schedule),
         cmocka_unit_test(test_schedule_narrow),
+        cmocka_unit_test(test_schedule_weight_bound),
         cmocka_unit_test(test_schedule_scatter),
         cmocka_unit_test(test_plan_chain),
         cmocka_unit_test(test_plan_diamond),
