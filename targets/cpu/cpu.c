@@ -51,11 +51,11 @@ int tgt_cpu_object(const IrGraph *g, LoopProgram *p, const CgOptions *cgo, const
 
     int bad = 0;
     if (o->emit & TGT_EMIT_OBJ)
-        bad |= tgt_add_file(out, o->name, ".o", &res.obj, d);
+        bad |= tgt_take_file(out, o->name, ".o", &res.obj, d);      /* (moved: no copy of the weights) */
     if (!bad && (cgo->emit & CG_EMIT_ASM))
-        bad |= tgt_add_file(out, o->name, ".s", &res.asm_text, d);
+        bad |= tgt_take_file(out, o->name, ".s", &res.asm_text, d);
     if (!bad && (cgo->emit & CG_EMIT_LLVM))
-        bad |= tgt_add_file(out, o->name, ".ll", &res.llvm_ir, d);
+        bad |= tgt_take_file(out, o->name, ".ll", &res.llvm_ir, d);
     if (bad || tgt_add_common_files(g, p, o, kind, &TGT_HEADER_CPU(res.stack_bytes), out, d))
         goto done;
     out->workspace_bytes = p->workspace_bytes;
