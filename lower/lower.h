@@ -39,6 +39,9 @@ typedef struct LowSchedule {
                                 Winograd positions) and inputs they read next (tile_prefetch) */
     int threads;             /* tasks the parallel loops will be split into (1: none); a kernel whose
                                 outer loop would be too short for them may split its work otherwise */
+    int rnn_threads;         /* CPU: the threads of the object (--threads), even for a model too small
+                                for `threads`: a recurrent layer's steps are split between them
+                                (lower/rnn.c, the split form: its time is the steps' latency) */
     int rnn_tasks;           /* RNN, GRU, LSTM in the GPU form (lower/rnn.c): one PARALLEL task per
                                 direction x batch row, and with packed weights the input projection as
                                 a GEMM kernel of its own and one dot product per packed column a step */

@@ -61,6 +61,9 @@ typedef struct Rnn {
                                             and the CPU's when XW holds every direction: below) */
     int proj_tiled;                      /* CPU: XW [rows][D * gp] made by a register-blocked kernel */
     int mvw;                             /* CPU: R h in panels of mvw columns (tile_mv), 0: the axpy form */
+    int split;                           /* CPU, --threads: parts each step's units are cut into (below) */
+    int64_t ulo, un;                     /* ... the part being emitted: units [ulo, ulo + un); un 0: all */
+    int64_t h_rd, h_wr;                  /* ... offsets in h (2 H: the state before and after a step) */
     int dir;                             /* direction being emitted */
     int bt, tv;                          /* batch variable, time-index variable */
 } Rnn;
@@ -141,10 +144,32 @@ static LoopExpr *act(Low *L, const Rnn *c, LoopStmt *blk, int a, LoopExpr *pre, 
     return low_unary_expr(L, ops[f->kind], t, v, f->alpha, f->beta);
 }
 
-/* for k < H: body built by the caller into a fresh block; returns the loop. */
+/* Every access index of a statement with variable k replaced by ulo + k. */
+typedef struct Shift { LoopProgram *p; int k; LoopExpr *by; int oom; } Shift;
+
+static void shift_access(void *ctx, int *buf, LoopExpr **index, int store)
+{
+    (void)buf, (void)store;
+    Shift *sh = ctx;
+    LoopExpr *e = loop_expr_subst(sh->p, *index, &sh->k, &sh->by, 1);
+    if (e)
+        *index = e;
+    else
+        sh->oom = 1;
+}
+
+/* for k < H: body built by the caller into a fresh block; returns the loop.
+ * In a part of the split form (c->un), k runs over the part's units only:
+ * for k < un, body with k read as ulo + k (k appears in indices only). */
 static LoopStmt *over_h(Low *L, const Rnn *c, int k, LoopStmt *body)
 {
-    return loop_for(L->p, k, I(c->hs), LOOP_SERIAL, body);
+    if (!c->un)
+        return loop_for(L->p, k, I(c->hs), LOOP_SERIAL, body);
+    Shift sh = { L->p, k, ADD(I(c->ulo), V(k)), 0 };
+    if (!sh.by || !body)
+        return NULL;
+    loop_stmt_accesses(body, shift_access, &sh);
+    return sh.oom ? NULL : loop_for(L->p, k, I(c->un), LOOP_SERIAL, body);
 }
 
 static LoopExpr *ld(Low *L, const Rnn *c, int buf, LoopExpr *i) { return low_load(L, buf, i, c->t); }
@@ -482,25 +507,40 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
      * Rbh), then R h added column by column; GPU: dot_cols does both */
     int (*gates_from)(Low *, const Rnn *, LoopStmt *, int, int64_t, int64_t, int64_t) = c->gpu ? dot_cols : recur;
     int64_t from_xw = gru && c->lbr ? 2 * hp : c->gp;
-    LoopExpr *xat = ADD(loop_expr_copy(L->p, xw0), V(v));
-    if (!c->gpu && lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, xat))))
-        return -1;
-    if (!c->gpu && gru && c->lbr) {
-        int v2;
-        if (low_vars(L, 1, "col", &v2) ||
-            lanes_loop(L, blk, v2, hp, low_store(L, c->tmp, ADD(I(2 * hp), V(v2)),
-                                                 ld(L, c, c->rbh, ADD(I((int64_t)c->dir * hp), V(v2))))))
+    if (c->un) {
+        /* a part of the split form: each gate's columns of the part's units, G = XW (the
+         * candidate's: Rbh) then += R h (GRU here always has linear_before_reset) */
+        for (int g = 0; g < c->gates; g++) {
+            int v2;
+            int64_t lo = g * hp + c->ulo;
+            LoopExpr *src = g == 2 && gru ? ld(L, c, c->rbh, ADD(I((int64_t)c->dir * hp + c->ulo), V(v)))
+                                          : ld(L, c, c->xw, ADD(ADD(loop_expr_copy(L->p, xw0), I(lo)), V(v)));
+            if (lanes_loop(L, blk, v, c->un, low_store(L, c->tmp, ADD(I(lo), V(v)), src)) ||
+                recur(L, c, blk, c->h, c->h_rd, lo, c->un) || low_vars(L, 1, "col", &v2))
+                return -1;
+            v = v2;
+        }
+    } else {
+        LoopExpr *xat = ADD(loop_expr_copy(L->p, xw0), V(v));
+        if (!c->gpu && lanes_loop(L, blk, v, from_xw, low_store(L, c->tmp, V(v), ld(L, c, c->xw, xat))))
+            return -1;
+        if (!c->gpu && gru && c->lbr) {
+            int v2;
+            if (low_vars(L, 1, "col", &v2) ||
+                lanes_loop(L, blk, v2, hp, low_store(L, c->tmp, ADD(I(2 * hp), V(v2)),
+                                                     ld(L, c, c->rbh, ADD(I((int64_t)c->dir * hp), V(v2))))))
+                return -1;
+        }
+        /* G += R h: every gate's columns, but a GRU candidate's without linear_before_reset */
+        if (gates_from(L, c, blk, c->h, 0, 0, gru && !c->lbr ? 2 * hp : c->gp))
             return -1;
     }
-    /* G += R h: every gate's columns, but a GRU candidate's without linear_before_reset */
-    if (gates_from(L, c, blk, c->h, 0, 0, gru && !c->lbr ? 2 * hp : c->gp))
-        return -1;
     LoopStmt *b1 = loop_block(L->p), *b2 = loop_block(L->p);
     if (!b1 || !b2)
         return -1;
     LoopExpr *g0 = ld(L, c, c->tmp, col(L, c, 0, V(k)));
     if (c->op == IR_OP_RNN) {
-        if (low_add(L, b1, low_store(L, c->h, V(k), act(L, c, b1, 0, g0, 0))))
+        if (low_add(L, b1, low_store(L, c->h, ADD(I(c->h_wr), V(k)), act(L, c, b1, 0, g0, 0))))
             return -1;
         return low_add(L, blk, over_h(L, c, k, b1));
     }
@@ -516,8 +556,8 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
                                 MUL(V(r), ld(L, c, c->tmp, col(L, c, 2, V(k)))));
             LoopExpr *hh = act(L, c, b1, 1, pre, 0);
             LoopExpr *nh = ADD(MUL(low_bin(L, LOOP_SUB, low_const(L, c->t, 1), V(z)), hh),
-                               MUL(V(z), ld(L, c, c->h, V(k))));
-            return low_add(L, b1, low_store(L, c->h, V(k), nh)) || low_add(L, blk, over_h(L, c, k, b1)) ? -1 : 0;
+                               MUL(V(z), ld(L, c, c->h, ADD(I(c->h_rd), V(k)))));
+            return low_add(L, b1, low_store(L, c->h, ADD(I(c->h_wr), V(k)), nh)) || low_add(L, blk, over_h(L, c, k, b1)) ? -1 : 0;
         }
         if (low_add(L, b1, low_store(L, c->aux, V(k), V(z))) ||
             low_add(L, b1, low_store(L, c->aux, ADD(I(hp), V(k)), MUL(V(r), ld(L, c, c->h, V(k))))) ||
@@ -544,7 +584,7 @@ static int fast_step(Low *L, const Rnn *c, LoopStmt *blk)
         return -1;
     int ov = low_let(L, b1, "o", act(L, c, b1, 0, add_opt(L, ld(L, c, c->tmp, col(L, c, 1, V(k))),
                                                           peep(L, c, k, 1, V(nc))), 0), 0);
-    if (ov < 0 || low_add(L, b1, low_store(L, c->h, V(k), MUL(V(ov), act(L, c, b1, 2, V(nc), 1)))) ||
+    if (ov < 0 || low_add(L, b1, low_store(L, c->h, ADD(I(c->h_wr), V(k)), MUL(V(ov), act(L, c, b1, 2, V(nc), 1)))) ||
         low_add(L, b1, low_store(L, c->cs, V(k), V(nc))))
         return -1;
     return low_add(L, blk, over_h(L, c, k, b1));
@@ -620,6 +660,121 @@ static int direction(Low *L, Rnn *c, LoopStmt *kblk)
     return low_add(L, kblk, c->tasks ? row : loop_for(L->p, c->bt, I(c->batch), LOOP_SERIAL, row));
 }
 
+/* The split form: one direction at batch 1 without sequence_lens, on the
+ * CPU with --threads T (LowSchedule.threads), the packed form with XW made
+ * by its own kernel.  Each time step is one PARALLEL loop over T parts of
+ * the hidden units: part i computes, for units [i H/T, (i+1) H/T), every
+ * gate's columns of G (XW, then += R h: tile_mv over its panels) and the
+ * gate math, and stores its units of h, c and Y; the end of the parallel
+ * loop is the step's one barrier, after which every part reads all of h.
+ * (GRU's candidate needs r * h of every unit unless linear_before_reset:
+ * those keep one task.)  The state is workspace, shared by the parts; the
+ * time loop is marked rolled (UNROLLED, factor 1) so that the schedule
+ * does not take it for an independent loop.  Initial states and Y_h / Y_c
+ * are parallel loops over the parts too. */
+typedef int (*RnnPartFn)(Low *L, Rnn *c, LoopStmt *blk);
+
+/* for part < T PARALLEL { if part == 0: fn(part 0) else if ...: fn(part T-1) } */
+static int parts(Low *L, Rnn *c, LoopStmt *blk, RnnPartFn fn)
+{
+    int part;
+    if (low_vars(L, 1, "part", &part))
+        return -1;
+    int64_t U = c->hs / c->split;
+    LoopStmt *chain = NULL;
+    for (int i = c->split - 1; i >= 0; i--) {
+        LoopStmt *b = loop_block(L->p);
+        c->ulo = i * U;
+        c->un = U;
+        int bad = !b || fn(L, c, b);
+        c->un = 0;
+        if (bad)
+            return -1;
+        chain = chain ? loop_if(L->p, low_bin(L, LOOP_EQ, V(part), I(i)), b, chain) : b;
+    }
+    return low_add(L, blk, loop_for(L->p, part, I(c->split), LOOP_PARALLEL, chain));
+}
+
+static int part_init(Low *L, Rnn *c, LoopStmt *blk)
+{
+    int k;
+    LoopStmt *b = loop_block(L->p);
+    if (!b || low_vars(L, 1, "k", &k))
+        return -1;
+    LoopExpr *h0 = c->h0 >= 0 ? ld(L, c, c->h0, ADD(state_off(L, c), V(k))) : low_const(L, c->t, 0);
+    if (low_add(L, b, low_store(L, c->h, V(k), h0)))          /* (the first step reads h[0, H)) */
+        return -1;
+    if (c->cs >= 0) {
+        LoopExpr *c0 = c->c0 >= 0 ? ld(L, c, c->c0, ADD(state_off(L, c), V(k))) : low_const(L, c->t, 0);
+        if (low_add(L, b, low_store(L, c->cs, V(k), c0)))
+            return -1;
+    }
+    return low_add(L, blk, over_h(L, c, k, b));
+}
+
+static int part_step(Low *L, Rnn *c, LoopStmt *blk)
+{
+    int ky;
+    if (step(L, c, blk) || low_vars(L, 1, "k", &ky))
+        return -1;
+    if (c->y < 0)
+        return 0;
+    return low_add(L, blk, over_h(L, c, ky, low_store(L, c->y, y_index(L, c, V(c->tv), ky),
+                                                     ld(L, c, c->h, ADD(I(c->h_wr), V(ky))))));
+}
+
+static int part_fin(Low *L, Rnn *c, LoopStmt *blk)
+{
+    int kf;
+    LoopStmt *b = loop_block(L->p);
+    if (!b || low_vars(L, 1, "k", &kf))
+        return -1;
+    if (c->yh >= 0 && low_add(L, b, low_store(L, c->yh, ADD(state_off(L, c), V(kf)),
+                                                ld(L, c, c->h, ADD(I(c->h_wr), V(kf))))))
+        return -1;
+    if (c->yc >= 0 && low_add(L, b, low_store(L, c->yc, ADD(state_off(L, c), V(kf)), ld(L, c, c->cs, V(kf)))))
+        return -1;
+    return low_add(L, blk, over_h(L, c, kf, b));
+}
+
+/* Step s (an expression) into blk, reading h at rd and writing it at wr. */
+static int split_step(Low *L, Rnn *c, LoopStmt *blk, LoopExpr *s, int64_t rd)
+{
+    LoopExpr *t = c->reverse0 ? low_bin(L, LOOP_SUB, I(c->seq - 1), s) : s;
+    c->h_rd = rd;
+    c->h_wr = c->hs - rd;
+    return (c->tv = low_let(L, blk, "t", t, 0)) < 0 || parts(L, c, blk, part_step) ? -1 : 0;
+}
+
+/* h holds two states, [0, H) and [H, 2H): a step reads one and writes the
+ * other, so a part may store its units while another still reads the state
+ * before (the time loop by pairs of steps, and the last step of an odd
+ * count after it). */
+static int split_kernel(Low *L, Rnn *c)
+{
+    int s;
+    LoopStmt *k = loop_block(L->p), *pair = loop_block(L->p);
+    c->dir = 0;
+    if (!k || !pair || (c->bt = low_let(L, k, "b", I(0), 0)) < 0 || low_vars(L, 1, "s", &s) ||
+        parts(L, c, k, part_init))
+        return -1;
+    if (c->seq >= 2) {
+        if (split_step(L, c, pair, MUL(V(s), I(2)), 0) || split_step(L, c, pair, ADD(MUL(V(s), I(2)), I(1)), c->hs))
+            return -1;
+        LoopStmt *tl = loop_for(L->p, s, I(c->seq / 2), LOOP_UNROLLED, pair);
+        if (!tl)
+            return -1;
+        tl->u.loop.factor = 1;
+        if (low_add(L, k, tl))
+            return -1;
+    }
+    if (c->seq % 2 && split_step(L, c, k, I(c->seq - 1), 0))
+        return -1;
+    if ((c->yh >= 0 || c->yc >= 0) && parts(L, c, k, part_fin))   /* (h_wr: the last step's) */
+        return -1;
+    return low_kernel(L, k);
+}
+
 /* The task form's kernels: the GPU form's input projection, then the tasks
  * direction x batch row, task = dir * batch + b, in one loop: PARALLEL on
  * the GPU; on the CPU a SERIAL loop that the schedule splits between threads
@@ -687,9 +842,16 @@ int low_rnn(Low *L)
     c.aux = -1;
     IrShape hs = { .rank = 1, .dims = { c.hs } }, ts = { .rank = 1, .dims = { c.fast ? c.gp : 3 * c.hs } };
     IrShape as = { .rank = 1, .dims = { 2 * c.hp } };
-    c.h = loop_add_buf(L->p, "rnn_h", c.t, &hs, LOOP_ST_LOCAL);
-    c.cs = n->op == IR_OP_LSTM ? loop_add_buf(L->p, "rnn_c", c.t, &hs, LOOP_ST_LOCAL) : -1;   /* cell state */
-    c.tmp = loop_add_buf(L->p, "rnn_tmp", c.t, &ts, LOOP_ST_LOCAL);
+    /* the split form (split_kernel): T parts of whole panels and vectors of units */
+    int T = L->s ? L->s->rnn_threads : 0, mvw = c.fast ? tile_mv_width(L->s, c.hp) : 0;
+    if (c.fast && !c.gpu && T > 1 && L->s->tile_nr >= 4 && c.dirs * c.batch == 1 && c.sl < 0 && c.seq > 0 &&
+        c.hs == c.hp && (n->op != IR_OP_GRU || c.lbr) && mvw > 0 && c.hs % ((int64_t)T * mvw) == 0)
+        c.split = T;
+    LoopStorage st = c.split > 1 ? LOOP_ST_WORKSPACE : LOOP_ST_LOCAL;
+    IrShape h2 = { .rank = 1, .dims = { 2 * c.hs } };
+    c.h = loop_add_buf(L->p, "rnn_h", c.t, c.split > 1 ? &h2 : &hs, st);
+    c.cs = n->op == IR_OP_LSTM ? loop_add_buf(L->p, "rnn_c", c.t, &hs, st) : -1;   /* cell state */
+    c.tmp = loop_add_buf(L->p, "rnn_tmp", c.t, &ts, st);
     if (c.fast && n->op == IR_OP_GRU && !c.lbr)
         c.aux = loop_add_buf(L->p, "rnn_aux", c.t, &as, LOOP_ST_LOCAL);
     LoopStmt *k = loop_block(L->p);
@@ -697,6 +859,10 @@ int low_rnn(Low *L)
         (c.fast && n->op == IR_OP_GRU && !c.lbr && c.aux < 0) || (c.fast && pack(L, &c)))
         return low_oom(L);
     c.tasks = c.gpu || (c.fast && c.proj_tiled && c.wt < 0 && c.dirs * c.batch > 1);
+    if (c.split > 1 && !(c.proj_tiled && c.wt < 0))       /* (no projection kernel: one task) */
+        c.split = 1;
+    if (c.split > 1)
+        return split_kernel(L, &c) ? low_oom(L) : 0;
     if (c.tasks)
         return task_kernels(L, &c) ? low_oom(L) : 0;
     for (c.dir = 0; c.dir < c.dirs; c.dir++)

@@ -35,6 +35,7 @@ LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host
         flops += ir_node_flops(g, &g->nodes[i]);
     /* a model too small for threads is lowered as for one (no work split for them) */
     sched.threads = flops < sched.parallel_min_model_flops ? 1 : o->threads;
+    sched.rnn_threads = o->threads;
     TgtPipeline pl = { .name = o->name, .lowering = &sched, .schedule = cpu_schedule, .arg = &sched,
                        .schedule_name = "the CPU schedule", .plan_memory = 1, .reuse = o->opt_level > 0 };
     return tgt_loop_program(g, &pl, d);

@@ -7,12 +7,15 @@
  * pools of 1, 2 and 4 threads; every run's outputs equal the values
  * computed here.
  *
- * And a bidirectional LSTM (constant weights, 100 steps: above the model
- * size from which the CPU schedule uses threads) lowered by the CPU target
- * with --threads 2: its recurrence is one loop over the tasks direction x
- * batch row (lower/rnn.c), which the schedule makes PARALLEL, each task with
- * its own state; run through the pool of 1 and 2 threads, every output
- * within 1e-5 + 1e-5 |want| of the reference interpreter's. */
+ * And recurrent layers lowered by the CPU target with --threads 2
+ * (lower/rnn.c): a bidirectional LSTM (100 steps, above the model size from
+ * which the CPU schedule uses threads) whose recurrence is one loop over the
+ * tasks direction x batch row, which the schedule makes PARALLEL, each task
+ * with its own state; and one-direction LSTM, GRU (linear_before_reset)
+ * and RNN layers in the split form, each step one PARALLEL loop over two
+ * parts of the hidden units sharing the state in workspace; run through the
+ * pool of 1 and 2 threads, every output within 1e-5 + 1e-5 |want| of the
+ * reference interpreter's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -208,16 +211,30 @@ static int has_parallel(const LoopStmt *s, int64_t n)
     }
 }
 
-static void test_rnn_tasks(void **state)
+typedef struct RnnTaskCase {
+    IrOp op;
+    const char *dir;
+    int64_t seq, hidden;
+    int lbr;             /* GRU's linear_before_reset */
+    int states;          /* Y_h (and LSTM's Y_c) as outputs too */
+} RnnTaskCase;
+
+/* One recurrent layer (constant weights, batch 1) lowered by the CPU target
+ * with --threads 2: a PARALLEL loop of extent 2 (the task loop over the
+ * directions, or the split form's parts of the hidden units), and every
+ * output within 1e-5 + 1e-5 |want| of the interpreter's through the pool of
+ * 1 and 2 threads. */
+static void rnn_task_case(const RnnTaskCase *rc)
 {
-    (void)state;
-    enum { S = 100, B = 1, I = 40, H = 128, D = 2, G = 4 };
+    enum { I = 40 };
+    int64_t S = rc->seq, H = rc->hidden, D = !strcmp(rc->dir, "bidirectional") ? 2 : 1;
+    int64_t G = rc->op == IR_OP_LSTM ? 4 : rc->op == IR_OP_GRU ? 3 : 1;
     TG t;
-    tg_start(&t, "lstm_tasks");
+    tg_start(&t, ir_op_name(rc->op));
     uint64_t seed = 99;
-    double *vals = malloc(sizeof(double) * D * G * H * H);
+    double *vals = malloc(sizeof(double) * (size_t)(D * G * H * (H > I ? H : I) + 2 * D * G * H));
     assert_non_null(vals);
-    int64_t wd[] = { D, G * H, I }, rd[] = { D, G * H, H }, bd[] = { D, 2 * G * H }, xd[] = { S, B, I };
+    int64_t wd[] = { D, G * H, I }, rd[] = { D, G * H, H }, bd[] = { D, 2 * G * H }, xd[] = { S, 1, I };
     int in[3];
     int64_t counts[3] = { D * G * H * I, D * G * H * H, D * 2 * G * H };
     const int64_t *dims[3] = { wd, rd, bd };
@@ -232,29 +249,43 @@ static void test_rnn_tasks(void **state)
     free(vals);
     int x = tg_input(&t, "X", IR_DT_F32, 3, xd);
     int ins[4] = { x, in[0], in[1], in[2] };
-    int y = tg_node(&t, IR_OP_LSTM, "lstm", 4, ins, 1);
+    int n_out = rc->states ? (rc->op == IR_OP_LSTM ? 3 : 2) : 1;
+    int y = tg_node(&t, rc->op, "rnn", 4, ins, n_out);
     tg_int(&t, IR_A_hidden_size, H);
-    tg_str(&t, IR_A_direction, "bidirectional");
-    tg_output(&t, y);
+    tg_str(&t, IR_A_direction, rc->dir);
+    if (rc->lbr)
+        tg_int(&t, IR_A_linear_before_reset, 1);
+    for (int k = 0; k < n_out; k++)
+        tg_output(&t, y + k);
     assert_int_equal(pass_infer(t.g, &t.d), 0);
 
-    static float xv[S * B * I];
-    for (int i = 0; i < S * B * I; i++)
+    float *xv = malloc(sizeof(float) * (size_t)(S * I));
+    assert_non_null(xv);
+    for (int i = 0; i < S * I; i++)
         xv[i] = (float)sin(0.37 * i);
-    IrArray xin = { .dtype = IR_DT_F32, .shape = t.g->tensors[x].v.shape, .data = xv }, ref[1];
+    IrArray xin = { .dtype = IR_DT_F32, .shape = t.g->tensors[x].v.shape, .data = xv }, ref[3];
     UtilDiag d;
     util_diag_init(&d);
     assert_int_equal(interp_run(t.g, &xin, ref, &d), 0);
 
-    TgtOptions o = { .name = "lstm", .opt_level = 2, .threads = 2 };
+    TgtOptions o = { .name = "rnn", .opt_level = 2, .threads = 2 };
     LoopProgram *p = tgt_cpu_program(t.g, &o, 1, &d);
     if (!p)
         print_error("%s\n", d.msg);
     assert_non_null(p);
+    if (getenv("DLCC_TEST_DUMP")) {
+        UtilBuf b;
+        util_buf_init(&b);
+        loop_print(p, &b);
+        util_buf_put(&b, "", 1);
+        printf("%s\n", b.data);
+        util_buf_free(&b);
+    }
     int tasks = 0;
     for (int k = 0; k < p->n_kernels; k++)
-        tasks += has_parallel(p->kernels[k].body, D * B);
-    assert_true(tasks >= 1);                     /* the recurrence's task loop */
+        tasks += has_parallel(p->kernels[k].body, 2);
+    if (tasks < 1)
+        fail_msg("%s %s: no parallel loop of 2 tasks or parts", ir_op_name(rc->op), rc->dir);
     CgOptions co = { .opt_level = 2, .threads = 2 };
     CgJit *j = NULL;
     int r = cg_jit(p, &co, &j, &d);
@@ -263,32 +294,58 @@ static void test_rnn_tasks(void **state)
     assert_int_equal(r, 0);
     size_t wsz = (size_t)(p->workspace_bytes + 63) / 64 * 64;
     void *ws = wsz ? aligned_alloc(64, wsz) : NULL;
-    int64_t n = ir_array_numel(&ref[0]);
-    float *out = malloc(sizeof(float) * (size_t)n);
-    assert_non_null(out);
+    float *out[3];
+    for (int k = 0; k < n_out; k++) {
+        out[k] = malloc(sizeof(float) * (size_t)ir_array_numel(&ref[k]));
+        assert_non_null(out[k]);
+    }
     halide_set_custom_do_par_for(halide_default_do_par_for);
     static const int pools[] = { 1, 2 };
     for (size_t q = 0; q < sizeof pools / sizeof *pools; q++) {
         halide_set_num_threads(pools[q]);
         for (int run = 0; run < 20; run++) {
-            memset(out, 0xff, sizeof(float) * (size_t)n);
             const void *ip[] = { xv };
-            void *op[] = { out };
-            assert_int_equal(cg_jit_entry(j)(ip, op, ws), 0);
-            for (int64_t i = 0; i < n; i++) {
-                double want = ir_load_f64(ref[0].dtype, ref[0].data, i);
-                if (!(fabs(out[i] - want) <= 1e-5 + 1e-5 * fabs(want)))
-                    fail_msg("pool %d, run %d: Y[%lld] = %.9g, want %.9g", pools[q], run, (long long)i, out[i], want);
+            void *op[3];
+            for (int k = 0; k < n_out; k++) {
+                memset(out[k], 0xff, sizeof(float) * (size_t)ir_array_numel(&ref[k]));
+                op[k] = out[k];
             }
+            if (ws)
+                memset(ws, 0xff, wsz);
+            assert_int_equal(cg_jit_entry(j)(ip, op, ws), 0);
+            for (int k = 0; k < n_out; k++)
+                for (int64_t i = 0; i < ir_array_numel(&ref[k]); i++) {
+                    double want = ir_load_f64(ref[k].dtype, ref[k].data, i);
+                    if (!(fabs(out[k][i] - want) <= 1e-5 + 1e-5 * fabs(want)))
+                        fail_msg("%s %s, pool %d, run %d: output %d [%lld] = %.9g, want %.9g", ir_op_name(rc->op),
+                                 rc->dir, pools[q], run, k, (long long)i, out[k][i], want);
+                }
         }
     }
     halide_set_num_threads(0);
-    free(out);
+    for (int k = 0; k < n_out; k++) {
+        free(out[k]);
+        free(ref[k].data);
+    }
+    free(xv);
     free(ws);
-    free(ref[0].data);
     cg_jit_free(j);
     loop_program_free(p);
     ir_graph_free(t.g);
+}
+
+static void test_rnn_tasks(void **state)
+{
+    (void)state;
+    static const RnnTaskCase cases[] = {
+        { IR_OP_LSTM, "bidirectional", 100, 128, 0, 0 },    /* the task loop over the directions */
+        { IR_OP_LSTM, "forward", 49, 128, 0, 1 },           /* the split form: units in two parts */
+        { IR_OP_LSTM, "reverse", 20, 64, 0, 1 },
+        { IR_OP_GRU, "forward", 49, 128, 1, 1 },
+        { IR_OP_RNN, "forward", 30, 64, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        rnn_task_case(&cases[i]);
 }
 
 int main(void)
