@@ -42,6 +42,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define RNN_SPLIT_MIN_MACS (1 << 17)
+
 typedef struct Rnn {
     IrOp op;
     int x, w, r, b, sl, h0, c0, pp;      /* input buffers (-1: absent) */
@@ -842,10 +844,15 @@ int low_rnn(Low *L)
     c.aux = -1;
     IrShape hs = { .rank = 1, .dims = { c.hs } }, ts = { .rank = 1, .dims = { c.fast ? c.gp : 3 * c.hs } };
     IrShape as = { .rank = 1, .dims = { 2 * c.hp } };
-    /* the split form (split_kernel): T parts of whole panels and vectors of units */
+    /* the split form (split_kernel): T parts of whole panels and vectors of units, for steps of
+     * at least RNN_SPLIT_MIN_MACS multiply-adds (R h): below, the barrier a step costs about what
+     * the split saves on this guest (Zen 3: lstm_kws, 4 x 128 x 128 a step, 0.65-0.92 of one task's
+     * time in three alternating runs but slower than 1 thread in the bench's; a 256-unit LSTM 0.58,
+     * every round 0.50-0.70) */
     int T = L->s ? L->s->rnn_threads : 0, mvw = c.fast ? tile_mv_width(L->s, c.hp) : 0;
     if (c.fast && !c.gpu && T > 1 && L->s->tile_nr >= 4 && c.dirs * c.batch == 1 && c.sl < 0 && c.seq > 0 &&
-        c.hs == c.hp && (n->op != IR_OP_GRU || c.lbr) && mvw > 0 && c.hs % ((int64_t)T * mvw) == 0)
+        c.hs == c.hp && (n->op != IR_OP_GRU || c.lbr) && mvw > 0 && c.hs % ((int64_t)T * mvw) == 0 &&
+        c.gates * c.hs * c.hs >= RNN_SPLIT_MIN_MACS)
         c.split = T;
     LoopStorage st = c.split > 1 ? LOOP_ST_WORKSPACE : LOOP_ST_LOCAL;
     IrShape h2 = { .rank = 1, .dims = { 2 * c.hs } };

@@ -339,10 +339,10 @@ static void test_rnn_tasks(void **state)
     (void)state;
     static const RnnTaskCase cases[] = {
         { IR_OP_LSTM, "bidirectional", 100, 128, 0, 0 },    /* the task loop over the directions */
-        { IR_OP_LSTM, "forward", 49, 128, 0, 1 },           /* the split form: units in two parts */
-        { IR_OP_LSTM, "reverse", 20, 64, 0, 1 },
-        { IR_OP_GRU, "forward", 49, 128, 1, 1 },
-        { IR_OP_RNN, "forward", 30, 64, 0, 0 },
+        { IR_OP_LSTM, "forward", 49, 256, 0, 1 },           /* the split form: units in two parts */
+        { IR_OP_LSTM, "reverse", 20, 256, 0, 1 },
+        { IR_OP_GRU, "forward", 9, 256, 1, 1 },
+        { IR_OP_RNN, "forward", 30, 384, 0, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         rnn_task_case(&cases[i]);
