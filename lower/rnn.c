@@ -663,7 +663,7 @@ static int direction(Low *L, Rnn *c, LoopStmt *kblk)
 }
 
 /* The split form: one direction at batch 1 without sequence_lens, on the
- * CPU with --threads T (LowSchedule.threads), the packed form with XW made
+ * CPU with --threads T (LowSchedule.rnn_threads), the packed form with XW made
  * by its own kernel.  Each time step is one PARALLEL loop over T parts of
  * the hidden units: part i computes, for units [i H/T, (i+1) H/T), every
  * gate's columns of G (XW, then += R h: tile_mv over its panels) and the

@@ -273,14 +273,6 @@ static void rnn_task_case(const RnnTaskCase *rc)
     if (!p)
         print_error("%s\n", d.msg);
     assert_non_null(p);
-    if (getenv("DLCC_TEST_DUMP")) {
-        UtilBuf b;
-        util_buf_init(&b);
-        loop_print(p, &b);
-        util_buf_put(&b, "", 1);
-        printf("%s\n", b.data);
-        util_buf_free(&b);
-    }
     int tasks = 0;
     for (int k = 0; k < p->n_kernels; k++)
         tasks += has_parallel(p->kernels[k].body, 2);
