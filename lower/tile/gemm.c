@@ -758,7 +758,7 @@ static void halo_need(const LowSchedule *s, int k, const IrWindow *w, TileHalo *
     if (k != TK_GEMM) {                   /* vector loads of NR lanes along the output row */
         int nr = s->tile_nr / 2;
         if (k == TK_DIRECT)
-            nr = tile_direct_nr(s, OW);
+            nr = tile_direct_nr(s, OW, sw);
         else
             while (nr > 4 && OW * 4 < nr * 3)
                 nr /= 2;

@@ -100,12 +100,12 @@ LoopExpr *tile_mask_select(Low *L, int mb, LoopExpr *at, LoopExpr *x, LoopExpr *
  * the output; strided: through a gathered copy), pointwise.c;
  * depthwise or max pool and direct, direct.c, reading what h says
  * around the input (wt: the weights); tile_direct_nr: the direct form's
- * lanes for rows of OW. */
+ * lanes for rows of OW at stride sw. */
 int tile_pw_emit(Low *L, const IrWindow *w, int x, int y);
 int tile_pw_strided_emit(Low *L, const IrWindow *w, int x, int y);
 int tile_dw_emit(Low *L, const IrWindow *w, int x, int maxpool, const TileHalo *h);
 int tile_direct_emit(Low *L, const IrWindow *w, int x, const float *wt, const TileHalo *h);
-int tile_direct_nr(const LowSchedule *s, int64_t OW);
+int tile_direct_nr(const LowSchedule *s, int64_t OW, int64_t sw);
 
 /* Winograd F(2x2, 3x3) (winograd.c): does it pay for window w under
  * schedule s; what it reads around its input; the kernel (wt: the weights

@@ -297,6 +297,10 @@ static void test_conv_general(void **state)
         { "c_1x1_strided", 8, 24, 1, 2, { 9, 9 }, { 1, 1 }, { 0, 0, 0, 0 }, { 2, 2 }, { 0 }, 1 },
         { "c_direct_s2", 3, 19, 1, 2, { 9, 80 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, { 0 }, 1 },   /* stem-like */
         { "c_direct_wide", 4, 13, 1, 2, { 5, 70 }, { 3, 3 }, { 1, 0, 1, 2 }, { 1, 1 }, { 1, 2 }, 0 },
+        /* RegNet's grouped 3x3 layers (16 channels a group): rows of 14 and 28
+         * in two-register blocks, masked past the row / the last block inside it */
+        { "c_direct_grouped_14", 32, 32, 2, 2, { 14, 14 }, { 3, 3 }, { 1, 1, 1, 1 }, { 1, 1 }, { 0 }, 1 },
+        { "c_direct_grouped_28", 32, 32, 2, 2, { 6, 28 }, { 3, 3 }, { 1, 1, 1, 1 }, { 1, 1 }, { 0 }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         conv_case(&cases[i]);
