@@ -86,7 +86,9 @@ typedef struct CgOptions {
                                 runtime's halide_do_par_for (the object then links dlcc-runtime);
                                 the JIT ignores it */
     int kernel_symbols;      /* profiling: each kernel stays a function of its own (noinline), named
-                                NAME.KERNEL, so a profiler (callgrind, perf) attributes time per kernel */
+                                NAME.KERNEL, so a profiler (callgrind, perf) attributes time per kernel;
+                                on hosted triples they always are (codegen/emit.c), so this matters
+                                for bare-metal ones */
 } CgOptions;
 
 /* Outputs of cg_compile; each buffer is filled when its CG_EMIT_* bit is set. */
