@@ -629,16 +629,19 @@ static void call_expr(CE *c, const LoopExpr *e)
         fail(c, "the bfloat16 word intrinsic is not written as C: ", loop_intrinsic_name(fn));
         return;
     }
-    if (fn == LOOP_I_dot4) {                     /* acc + four u8 x s8 products, wrapping */
+    if (fn == LOOP_I_dot4 || fn == LOOP_I_dot2) {   /* acc + four u8 x s8 / two s16 x s16 products, wrapping */
+        int four = fn == LOOP_I_dot4;
+        const char *pa = four ? "(int32_t)(" : "(int32_t)(int16_t)(", *pb = four ? "(int8_t)(" : "(int16_t)(";
+        const char *sfx = four ? " & 255u)" : ")";
         util_buf_printf(c->o, "((int32_t)((uint32_t)(");
         expr(c, e->u.call.args[0]);
         util_buf_printf(c->o, ")");
-        for (int j = 0; j < 4; j++) {
-            util_buf_printf(c->o, " + (uint32_t)((int32_t)(((uint32_t)(");
+        for (int j = 0; j < (four ? 4 : 2); j++) {
+            util_buf_printf(c->o, " + (uint32_t)(%s((uint32_t)(", pa);
             expr(c, e->u.call.args[1]);
-            util_buf_printf(c->o, ") >> %d) & 255u) * (int8_t)(((uint32_t)(", 8 * j);
+            util_buf_printf(c->o, ") >> %d)%s * %s((uint32_t)(", (four ? 8 : 16) * j, sfx, pb);
             expr(c, e->u.call.args[2]);
-            util_buf_printf(c->o, ") >> %d) & 255u))", 8 * j);
+            util_buf_printf(c->o, ") >> %d)%s)", (four ? 8 : 16) * j, sfx);
         }
         util_buf_printf(c->o, "))");
         return;

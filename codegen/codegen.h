@@ -219,6 +219,9 @@ int cg_simd_bits(const CgOptions *o, int jit);
  * code for o may use: 512 (AVX512-VNNI with AVX512VL), 256 (AVX-VNNI), 0
  * (none, or not x86). */
 int cg_dot_i8_bits(const CgOptions *o, int jit);
+/* The same for the 16-bit pair dot product VPMADDWD (the loop IR's dot2):
+ * 512 (AVX512BW), 256 (AVX2), 0 (none, or not x86). */
+int cg_dot_i16_bits(const CgOptions *o, int jit);
 /* The same for the bfloat16 dot product VDPBF16PS: 512 (AVX512-BF16 with
  * AVX512VL), 0 (none, or not x86). */
 int cg_dot_bf16_bits(const CgOptions *o, int jit);

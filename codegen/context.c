@@ -57,30 +57,37 @@ static int has_feature(const char *features, const char *f)
 
 /* What the code for o may use on x86: float SIMD bits (cg_simd_bits) and
  * the widest 8-bit dot product (cg_dot_i8_bits). */
-static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16);
+static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16, int *i16);
 
 int cg_simd_bits(const CgOptions *o, int jit)
 {
-    int simd, dot, bf16;
-    x86_caps(o, jit, &simd, &dot, &bf16);
+    int simd, dot, bf16, i16;
+    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
     return simd;
 }
 
 int cg_dot_i8_bits(const CgOptions *o, int jit)
 {
-    int simd, dot, bf16;
-    x86_caps(o, jit, &simd, &dot, &bf16);
+    int simd, dot, bf16, i16;
+    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
     return dot;
+}
+
+int cg_dot_i16_bits(const CgOptions *o, int jit)
+{
+    int simd, dot, bf16, i16;
+    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
+    return i16;
 }
 
 int cg_dot_bf16_bits(const CgOptions *o, int jit)
 {
-    int simd, dot, bf16;
-    x86_caps(o, jit, &simd, &dot, &bf16);
+    int simd, dot, bf16, i16;
+    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
     return bf16;
 }
 
-static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16)
+static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16, int *i16)
 {
     char *host = cg_host_triple();
     char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
@@ -90,7 +97,7 @@ static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16
     char *feat = o->features ? strdup(o->features) : native ? take_message(LLVMGetHostCPUFeatures()) : NULL;
     const char *cpu = o->cpu ? o->cpu : "generic";
     int bits = 0;
-    *dot = *bf16 = 0;
+    *dot = *bf16 = *i16 = 0;
     if (strncmp(t, "x86_64", 6) == 0 || (t[0] == 'i' && strstr(t, "86-"))) {
         static const char *const avx512[] = { "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
                                               "icelake-client", "icelake-server", "tigerlake", "rocketlake",
@@ -141,6 +148,21 @@ static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16
             *bf16 = 512;
         if (*bf16 > bits)
             *bf16 = bits;
+        /* VPMADDWD on 256 bits: AVX2; on 512: AVX512BW (every CPU of the avx512 list has it) */
+        static const char *const avx2cpu[] = { "haswell", "broadwell", "skylake", "alderlake", "raptorlake",
+                                               "meteorlake", "znver1", "znver2", "znver3", "x86-64-v3", "bdver4",
+                                               NULL };
+        for (int i = 0; !feat && avx2cpu[i]; i++)
+            if (strcmp(cpu, avx2cpu[i]) == 0)
+                *i16 = 256;
+        if (!feat && bits >= 512)
+            *i16 = 512;
+        if (feat && has_feature(feat, "+avx2"))
+            *i16 = 256;
+        if (feat && has_feature(feat, "+avx512bw"))
+            *i16 = 512;
+        if (*i16 > bits)
+            *i16 = bits;
     } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
         bits = feat && has_feature(feat, "-neon") ? 0 : 128;
     } else if (strncmp(t, "arm", 3) == 0 || strncmp(t, "thumb", 5) == 0) {
@@ -275,6 +297,7 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
     c->x86_simd = strncmp(c->triple, "x86_64", 6) == 0 ? cg_simd_bits(&c->o, jit) : 0;
     c->x86_dot_i8 = c->x86_simd ? cg_dot_i8_bits(&c->o, jit) : 0;
     c->x86_dot_bf16 = c->x86_simd ? cg_dot_bf16_bits(&c->o, jit) : 0;
+    c->x86_dot_i16 = c->x86_simd ? cg_dot_i16_bits(&c->o, jit) : 0;
     c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;
     c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
                                     reloc_for(c->triple), LLVMCodeModelDefault);

@@ -278,6 +278,25 @@ static LLVMValueRef erf_f32_lanes(CgCtx *c, LLVMValueRef x)
     return odd_rational_lanes(c, x, 4, P, 6, Q, 6);
 }
 
+/* sum + the E consecutive elements of p (E*w int32 products) that make
+ * each of its w lanes (a scalar sum when !vec). */
+static LLVMValueRef add_groups(CgCtx *c, LLVMValueRef sum, LLVMValueRef p, int vec, unsigned w, unsigned E)
+{
+    for (unsigned j = 0; j < E; j++) {
+        LLVMValueRef part;
+        if (vec) {
+            LLVMValueRef m[64];
+            for (unsigned l = 0; l < w && l < 64; l++)
+                m[l] = LLVMConstInt(c->t_i32, E * l + j, 0);
+            part = LLVMBuildShuffleVector(c->b, p, LLVMGetPoison(LLVMTypeOf(p)), LLVMConstVector(m, w), "");
+        } else {
+            part = LLVMBuildExtractElement(c->b, p, LLVMConstInt(c->t_i32, j, 0), "");
+        }
+        sum = LLVMBuildAdd(c->b, sum, part, "");
+    }
+    return sum;
+}
+
 /* dot4(acc, a, b) = acc + sum_j ubyte_j(a) * sbyte_j(b) on int32 words,
  * lane by lane: VPDPBUSD where the target has it for this many lanes, else
  * the bytes widened, multiplied and summed (any target). */
@@ -295,20 +314,28 @@ static LLVMValueRef dot4(CgCtx *c, LLVMValueRef *a)
     LLVMTypeRef bt = LLVMVectorType(c->t_i8, 4 * w), wt = LLVMVectorType(c->t_i32, 4 * w);
     LLVMValueRef x = LLVMBuildZExt(B, LLVMBuildBitCast(B, a[1], bt, ""), wt, "");
     LLVMValueRef y = LLVMBuildSExt(B, LLVMBuildBitCast(B, a[2], bt, ""), wt, "");
-    LLVMValueRef p = LLVMBuildMul(B, x, y, ""), sum = a[0];
-    for (unsigned j = 0; j < 4; j++) {
-        LLVMValueRef part;
-        if (vec) {
-            LLVMValueRef m[64];
-            for (unsigned l = 0; l < w && l < 64; l++)
-                m[l] = LLVMConstInt(c->t_i32, 4 * l + j, 0);
-            part = LLVMBuildShuffleVector(B, p, LLVMGetPoison(wt), LLVMConstVector(m, w), "");
-        } else {
-            part = LLVMBuildExtractElement(B, p, LLVMConstInt(c->t_i32, j, 0), "");
-        }
-        sum = LLVMBuildAdd(B, sum, part, "");
+    return add_groups(c, a[0], LLVMBuildMul(B, x, y, ""), vec, w, 4);
+}
+
+/* dot2(acc, a, b) = acc + lo(a) lo(b) + hi(a) hi(b), the signed 16-bit
+ * halves of int32 words, lane by lane: VPMADDWD and an add where the target
+ * has it for this many lanes, else the halves widened, multiplied and
+ * summed (any target). */
+static LLVMValueRef dot2(CgCtx *c, LLVMValueRef *a)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef t = LLVMTypeOf(a[0]);
+    int vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    unsigned w = vec ? LLVMGetVectorSize(t) : 1;
+    LLVMTypeRef ht = LLVMVectorType(LLVMInt16TypeInContext(c->ctx), 2 * w), wt = LLVMVectorType(c->t_i32, 2 * w);
+    LLVMValueRef x = LLVMBuildBitCast(B, a[1], ht, ""), y = LLVMBuildBitCast(B, a[2], ht, "");
+    if (vec && w * 32 <= (unsigned)c->x86_dot_i16 && (w == 4 || w == 8 || w == 16)) {
+        const char *name = w == 16 ? "llvm.x86.avx512.pmaddw.d.512"
+                           : w == 8 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
+        LLVMValueRef args[2] = { x, y };
+        return LLVMBuildAdd(B, a[0], cg_call_intrinsic(c, name, NULL, 0, args, 2), "");
     }
-    return sum;
+    return add_groups(c, a[0], LLVMBuildMul(B, LLVMBuildSExt(B, x, wt, ""), LLVMBuildSExt(B, y, wt, ""), ""), vec, w, 2);
 }
 
 /* An integer constant of x's type (scalar or vector) with value v in every lane. */
@@ -386,6 +413,8 @@ LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned 
         return bf16pack(c, a);
     if (fn == LOOP_I_dot2bf)
         return dot2bf(c, a);
+    if (fn == LOOP_I_dot2)
+        return dot2(c, a);
     if (c->gpu)   /* NVPTX does not lower llvm.exp/log/sin/cos/pow: libdevice does them */
         switch (fn) {
         case LOOP_I_exp: case LOOP_I_log: case LOOP_I_sin: case LOOP_I_cos: case LOOP_I_pow:

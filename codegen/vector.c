@@ -27,7 +27,7 @@
  * comparisons, selects, negation, abs, float casts and the intrinsics LLVM
  * widens itself (libm-backed ones only when libm may be called) or the code
  * generator builds from arithmetic (float32 exp, tanh, erf: codegen/expr.c),
- * or int32 words (+ - * & | ^ << min max, dot4, bf16pack, dot2bf) from loads of int32 / int8
+ * or int32 words (+ - * & | ^ << min max, dot4, dot2, bf16pack, dot2bf) from loads of int32 / int8
  * / uint8 buffers, the integer casts between those and to and from float32
  * (saturating, as cg_cast), stored to such buffers.  The loop
  * variable itself may appear in indices only. */
@@ -179,7 +179,8 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
         return expr_ok(v, e->u.un.a);
     case LOOP_E_SELECT: return expr_ok(v, e->u.sel.cond) && expr_ok(v, e->u.sel.a) && expr_ok(v, e->u.sel.b);
     case LOOP_E_CALL:
-        if (e->u.call.fn == LOOP_I_dot4 || e->u.call.fn == LOOP_I_dot2bf || e->u.call.fn == LOOP_I_bf16pack) {
+        if (e->u.call.fn == LOOP_I_dot4 || e->u.call.fn == LOOP_I_dot2 || e->u.call.fn == LOOP_I_dot2bf ||
+            e->u.call.fn == LOOP_I_bf16pack) {
             for (int i = 0; i < e->u.call.n; i++)
                 if (!expr_ok(v, e->u.call.args[i]))
                     return 0;

@@ -32,6 +32,8 @@ typedef struct LowSchedule {
     int dot_i8;              /* widest 8-bit dot product (the loop IR's dot4 as one instruction: x86
                                 VPDPBUSD) in bits, 0 none: QLinearConv as register blocks of int32 words
                                 (lower/tile/qconv.c) when at least 256 */
+    int dot_i16;             /* widest dot product of two 16-bit pairs (dot2: x86 VPMADDWD) in bits, 0 none:
+                                QLinearConv on words of two int16 when dot_i8 is below 256 and this is not */
     int bf16;                /* --precision bf16: float32 Conv / MatMul / Gemm products by constant weights on
                                 bfloat16 words (dot2bf, lower/tile/qconv.c) in blocks of this many bits (the
                                 target's VDPBF16PS, or emulated lanes); 0: float32 */

@@ -98,11 +98,13 @@ typedef enum LoopUnOp { LOOP_NEG, LOOP_NOT, LOOP_ABS } LoopUnOp;
  * even) as the halves of an int32 word; dot2bf(acc, a, b) = float32 acc +
  * hi(a) hi(b) + lo(a) lo(b), the bfloat16 halves of words a and b, the
  * products exact and each sum rounded (x86 VDPBF16PS where the target has
- * AVX512-BF16, which also flushes denormals). */
+ * AVX512-BF16, which also flushes denormals); dot2(acc, a, b) = int32 acc +
+ * lo(a) lo(b) + hi(a) hi(b), the signed 16-bit halves of words a and b
+ * (wrapping int32), x86 VPMADDWD then an add. */
 #define LOOP_INTRINSICS(X) \
     X(exp) X(log) X(sqrt) X(tanh) X(erf) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
     X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(floor) X(ceil) X(round_even) \
-    X(pow) X(fma) X(isnan) X(isinf) X(dot4) X(bf16pack) X(dot2bf)
+    X(pow) X(fma) X(isnan) X(isinf) X(dot4) X(bf16pack) X(dot2bf) X(dot2)
 
 typedef enum LoopIntrinsic {
 #define X(name) LOOP_I_##name,

@@ -132,7 +132,7 @@ static int check_expr(Ver *v, const LoopExpr *e)
         if ((unsigned)e->u.call.fn >= LOOP_I_COUNT)
             return fail(v, "unknown intrinsic");
         LoopIntrinsic fn = e->u.call.fn;
-        int want_n = fn == LOOP_I_fma || fn == LOOP_I_dot4 || fn == LOOP_I_dot2bf ? 3
+        int want_n = fn == LOOP_I_fma || fn == LOOP_I_dot4 || fn == LOOP_I_dot2bf || fn == LOOP_I_dot2 ? 3
                      : fn == LOOP_I_pow || fn == LOOP_I_bf16pack ? 2 : 1;
         if (e->u.call.n != want_n)
             return fail(v, "intrinsic '%s' called with the wrong number of arguments", loop_intrinsic_name(fn));
@@ -141,7 +141,7 @@ static int check_expr(Ver *v, const LoopExpr *e)
                 return -1;
             /* the word intrinsics' operand types (docs/loop-ir.md); the others: floats of one type */
             IrDType at = e->u.call.args[i]->type;
-            int ok = fn == LOOP_I_dot4       ? at == IR_DT_I32
+            int ok = fn == LOOP_I_dot4 || fn == LOOP_I_dot2 ? at == IR_DT_I32
                      : fn == LOOP_I_bf16pack ? at == IR_DT_F32
                      : fn == LOOP_I_dot2bf   ? at == (i == 0 ? IR_DT_F32 : IR_DT_I32)
                                              : ir_dtype_is_float(at) && at == e->u.call.args[0]->type;

@@ -44,8 +44,9 @@ typedef struct QConv {
     int flat;                              /* 1x1, stride 1, no padding: pixel p reads x's pixel p */
     int x, y, xs_signed;
     int64_t xz, pad_tail;                  /* x's values read in the padding and at taps past K */
-    int bf16;                              /* words of two bfloat16 (float32 Conv, --precision bf16), else
-                                              of four bytes */
+    int bf16;                              /* words of two bfloat16 (float32 Conv, --precision bf16) */
+    int i16;                               /* words of two int16 (dot2: x86 without VNNI), else of four
+                                              bytes */
 } QConv;
 
 enum { PACK_VW = 16 };   /* lanes a packing step (a register of int32 words) */
@@ -94,7 +95,7 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
     int64_t xs[IR_MAX_RANK];
     low_strides(L, q->x, xs);
     LoopExpr *word = NULL, *half[2] = { NULL, NULL };
-    int E = q->bf16 ? 2 : 4;
+    int E = q->bf16 || q->i16 ? 2 : 4;
     for (int j = 0; j < E; j++) {
         LoopExpr *kk = add(L, mul(L, low_v(L, k4), E), low_i(L, j));
         LoopExpr *ci = add(L, mul(L, low_v(L, g), q->cin), low_bin(L, LOOP_DIV, kk, low_i(L, KH * KW)));
@@ -124,14 +125,14 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
         LoopExpr *other = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, kk), low_i(L, q->K)),
                                       low_const(L, xt, q->xz), low_const(L, xt, q->pad_tail));
         LoopExpr *byte = loop_select(L->p, cond, low_load(L, q->x, at, xt), other);
-        LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, 255));
+        LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, q->i16 ? 0xffff : 255));
         if (j)
-            u = low_bin(L, LOOP_SHL, u, ci32(L, 8 * j));
+            u = low_bin(L, LOOP_SHL, u, ci32(L, 32 / E * j));
         word = word ? low_bin(L, LOOP_OR, word, u) : u;
     }
     if (q->bf16)
         word = loop_call(L->p, LOOP_I_bf16pack, 2, half);
-    else if (q->xs_signed)
+    else if (q->xs_signed && !q->i16)
         word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
     LoopExpr *p = add(L, mul(L, low_v(L, oh), q->OW1), add(L, low_v(L, ow0), low_v(L, c)));
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->Mp), p);
@@ -163,6 +164,7 @@ typedef struct QRows {
     int xs_signed;
     int64_t cz;                /* the byte of a real zero */
     const int32_t *bq;         /* bias or NULL */
+    int i16;                   /* words of two int16 (dot2), else of four bytes (dot4) */
     int bf16;                  /* words of two bfloat16: float32 weights wf (laid out as w), bias bf or NULL */
     const float *wf, *bf;
     int b_rt;                  /* bf16: B known only at run time ([G][K][N], packed by a kernel), else -1 */
@@ -188,7 +190,7 @@ static int rows_pack(Low *L, const QRows *q, int ap)
         rb->slack = 1;
         L->p->bufs[q->a].slack = 1;
     }
-    if (!q->bf16 && L->p->bufs[root].storage == LOOP_ST_WORKSPACE && ab->base == 0 && q->K % 4 == 0) {
+    if (!q->bf16 && !q->i16 && L->p->bufs[root].storage == LOOP_ST_WORKSPACE && ab->base == 0 && q->K % 4 == 0) {
         /* rows of whole words in the workspace (64-byte aligned, rows of a
          * multiple of 4 bytes): the bytes read as the int32 words they make
          * (little-endian), through a view of another dtype */
@@ -224,16 +226,17 @@ static int rows_pack(Low *L, const QRows *q, int ap)
         }
         word = loop_call(L->p, LOOP_I_bf16pack, 2, half);
     }
-    for (int j = 0; j < 4 && words < 0 && !q->bf16; j++) {
-        LoopExpr *k = add(L, mul(L, add(L, low_v(L, k0), low_v(L, c)), 4), low_i(L, j));
+    int E = q->i16 ? 2 : 4;
+    for (int j = 0; j < E && words < 0 && !q->bf16; j++) {
+        LoopExpr *k = add(L, mul(L, add(L, low_v(L, k0), low_v(L, c)), E), low_i(L, j));
         LoopExpr *byte = low_load(L, q->a, add(L, mul(L, low_v(L, r), q->K), k), at);
-        if (q->K % 4)
+        if (q->K % E)
             byte = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, k), low_i(L, q->K)), byte,
-                               low_const(L, at, q->xs_signed ? -128 : 0));
-        LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, 255));
-        word = j ? low_bin(L, LOOP_OR, word, low_bin(L, LOOP_SHL, u, ci32(L, 8 * j))) : u;
+                               low_const(L, at, q->xs_signed && !q->i16 ? -128 : 0));
+        LoopExpr *u = low_bin(L, LOOP_AND, low_convert(L, byte, IR_DT_I32), ci32(L, q->i16 ? 0xffff : 255));
+        word = j ? low_bin(L, LOOP_OR, word, low_bin(L, LOOP_SHL, u, ci32(L, 32 / E * j))) : u;
     }
-    if (q->xs_signed && !q->bf16)
+    if (q->xs_signed && !q->bf16 && !q->i16)
         word = low_bin(L, LOOP_XOR, word, ci32(L, (int32_t)0x80808080u));
     LoopStmt *st = low_store(L, ap, add(L, mul(L, low_v(L, r), q->K4), add(L, low_v(L, k0), low_v(L, c))), word);
     if (!st || tile_vec_loop(L, blk, c, st, (int)VW))
@@ -283,7 +286,7 @@ static float rows_wf(const QRows *q, int64_t k, int64_t n)
 static int qrows(Low *L, QRows *q, const float *m)
 {
     const LowSchedule *s = L->s;
-    int bits = q->bf16 ? s->bf16 : s->dot_i8;
+    int bits = q->bf16 ? s->bf16 : q->i16 ? s->dot_i16 : s->dot_i8;
     int nr = bits / 32, nv = bits >= 512 ? 4 : 2, mr = 6;
     while (nv > 1 && q->N < (int64_t)nv * nr)
         nv--;
@@ -303,8 +306,10 @@ static int qrows(Low *L, QRows *q, const float *m)
         for (int64_t k4 = 0; k4 < q->K4; k4++)
             for (int64_t c = 0; c < nrv; c++) {
                 uint32_t word = 0;
-                for (int j = 0; j < 4 && !q->bf16; j++)
+                for (int j = 0; j < 4 && !q->bf16 && !q->i16; j++)
                     word |= (uint32_t)(uint8_t)rows_w(q, 4 * k4 + j, n0 + c) << (8 * j);
+                for (int j = 0; j < 2 && q->i16; j++)
+                    word |= (uint32_t)(uint16_t)rows_w(q, 2 * k4 + j, n0 + c) << (16 * j);
                 if (q->bf16)
                     word = bf16_of(rows_wf(q, 2 * k4, n0 + c)) | bf16_of(rows_wf(q, 2 * k4 + 1, n0 + c)) << 16;
                 bp[(nt * q->K4 + k4) * nrv + c] = (int32_t)word;
@@ -319,7 +324,7 @@ static int qrows(Low *L, QRows *q, const float *m)
         for (int64_t k = 0; k < q->K; k++)
             sw += rows_w(q, k, n);
         double bd = (q->bq ? (double)q->bq[n] : 0.0) - (double)q->cz * (double)sw;
-        if (fabs(bd) + (double)q->K4 * 4 * 255 * 128 >= 2147483647.0)
+        if (fabs(bd) + (double)q->K * 255 * 128 >= 2147483647.0)
             return 1;
         bias[n] = (int32_t)bd;
     }
@@ -380,7 +385,7 @@ static int qrows(Low *L, QRows *q, const float *m)
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
             LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : LOOP_I_dot4, 3, args));
+                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : q->i16 ? LOOP_I_dot2 : LOOP_I_dot4, 3, args));
             if (tile_vec_loop(L, kb, c, st, nr))
                 return low_oom(L);
         }
@@ -455,7 +460,7 @@ static int plain(const LoopBuf *b)
 int tile_qmatmul(Low *L)
 {
     const LowSchedule *s = L->s;
-    if (!s || s->dot_i8 < 256 || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
+    if (!s || (s->dot_i8 < 256 && s->dot_i16 < 256) || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
         return 1;
     int a = low_in(L, 0), b = low_in(L, 3), y = low_out(L, 0);
     if (a < 0 || b < 0 || y < 0)
@@ -467,10 +472,13 @@ int tile_qmatmul(Low *L)
     if (!q.w || as.dims[as.rank - 1] != q.K)
         return 1;
     q.R = ir_shape_numel(&as) / q.K;
-    q.K4 = (q.K + 3) / 4;
+    q.i16 = s->dot_i8 < 256;
+    q.K4 = q.i16 ? (q.K + 1) / 2 : (q.K + 3) / 4;
     q.xs_signed = low_buf(L, a)->dtype == IR_DT_I8;
     float *m;
     int r = q_operands(L, q.K * q.N, q.N, &m, &q.cz);
+    if (!r && q.i16 && q.xs_signed)
+        q.cz -= 128;                 /* int16 halves: x itself, not x + 128 */
     return r ? r : qrows(L, &q, m);
 }
 
@@ -567,7 +575,7 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
                                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
             LoopExpr *args[3] = { low_load(L, acc, ai, at), pv, low_v(L, wv) };
             LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : LOOP_I_dot4, 3, args));
+                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : q->i16 ? LOOP_I_dot2 : LOOP_I_dot4, 3, args));
             if (tile_vec_loop(L, kb, c, st, nr))
                 return low_oom(L);
         }
@@ -599,9 +607,9 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
 int tile_qconv(Low *L)
 {
     const LowSchedule *s = L->s;
-    if (!s || s->dot_i8 < 256 || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
+    if (!s || (s->dot_i8 < 256 && s->dot_i16 < 256) || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
         return 1;
-    QConv q = { .x = low_in(L, 0), .y = low_out(L, 0) };
+    QConv q = { .x = low_in(L, 0), .y = low_out(L, 0), .i16 = s->dot_i8 < 256 };
     int wb = low_in(L, 3);
     if (q.x < 0 || q.y < 0 || wb < 0)
         return L->oom ? low_oom(L) : 1;
@@ -620,26 +628,29 @@ int tile_qconv(Low *L)
         one &= w->in[i] == 1 && w->out[i] == 1 && w->kernel[i] == 1;
     }
     q.K = q.cin * taps;
-    q.K4 = (q.K + 3) / 4;
+    int E = q.i16 ? 2 : 4;
+    q.K4 = (q.K + E - 1) / E;
     q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
     float *m;
     int64_t cz;
     int qo = q_operands(L, C * q.K, C, &m, &cz);
     if (qo)
         return qo;
+    q.xs_signed = low_buf(L, q.x)->dtype == IR_DT_I8;
+    if (q.i16 && q.xs_signed)
+        cz -= 128;                   /* int16 halves: x itself, not x + 128 */
     const int32_t *bq = low_has(L, 8) ? known(L, 8, IR_DT_I32, C) : NULL;
     if (low_has(L, 8) && !bq)
         return 1;
     const int8_t *wt = known(L, 3, IR_DT_I8, C * q.K);
-    q.xs_signed = low_buf(L, q.x)->dtype == IR_DT_I8;
     if (one && q.G == 1 && plain(low_buf(L, q.x)) && plain(low_buf(L, q.y))) {
         /* one pixel an image (a Gemm's rows): the images are the rows */
         QRows qr = { .a = q.x, .y = q.y, .R = w->batch, .K = q.K, .K4 = q.K4, .N = C, .w = wt, .w_nk = 1,
-                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq, .b_rt = -1, .G = 1 };
+                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq, .b_rt = -1, .G = 1, .i16 = q.i16 };
         return qrows(L, &qr, m);
     }
-    q.xz = cz - (q.xs_signed ? 128 : 0);
-    q.pad_tail = q.xs_signed ? -128 : 0;
+    q.xz = cz - (q.xs_signed && !q.i16 ? 128 : 0);
+    q.pad_tail = q.xs_signed && !q.i16 ? -128 : 0;
     /* constants: weight words, bias', multipliers; accumulator bound */
     int32_t *wq = util_arena_array(&L->p->arena, (size_t)(C * q.K4), sizeof *wq);
     int32_t *bias = util_arena_array(&L->p->arena, (size_t)C, sizeof *bias);
@@ -649,20 +660,20 @@ int tile_qconv(Low *L)
         int64_t sw = 0;
         for (int64_t k4 = 0; k4 < q.K4; k4++) {
             uint32_t word = 0;
-            for (int j = 0; j < 4; j++) {
-                int64_t k = 4 * k4 + j;
-                uint8_t b = k < q.K ? (uint8_t)wt[co * q.K + k] : 0;
-                word |= (uint32_t)b << (8 * j);
-                sw += k < q.K ? wt[co * q.K + k] : 0;
+            for (int j = 0; j < E; j++) {       /* bytes, or int16 halves */
+                int64_t k = E * k4 + j;
+                int8_t b = k < q.K ? wt[co * q.K + k] : 0;
+                word |= (uint32_t)(E == 4 ? (uint8_t)b : (uint16_t)b) << (32 / E * j);
+                sw += b;
             }
             wq[co * q.K4 + k4] = (int32_t)word;
         }
         double bd = (bq ? (double)bq[co] : 0.0) - (double)cz * (double)sw;
-        if (fabs(bd) + (double)q.K4 * 4 * 255 * 128 >= 2147483647.0)
+        if (fabs(bd) + (double)q.K * 255 * 128 >= 2147483647.0)
             return 1;
         bias[co] = (int32_t)bd;
     }
-    return conv_blocks(L, &q, s->dot_i8, wq, bias, m);
+    return conv_blocks(L, &q, q.i16 ? s->dot_i16 : s->dot_i8, wq, bias, m);
 }
 
 /* ------------------------------------------------------------ bfloat16

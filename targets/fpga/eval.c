@@ -509,6 +509,13 @@ static void call(const Ev *E, const Ins *in, Slot *s)
         s[in->dst].i = (int32_t)acc;
         return;
     }
+    if (fn == LOOP_I_dot2) {                      /* signed 16-bit halves (docs/loop-ir.md) */
+        uint32_t x = (uint32_t)s[in->b].i, w = (uint32_t)s[in->c].i, acc = (uint32_t)s[in->a].i;
+        for (int j = 0; j < 2; j++)
+            acc += (uint32_t)((int32_t)(int16_t)(x >> 16 * j) * (int16_t)(w >> 16 * j));
+        s[in->dst].i = (int32_t)acc;
+        return;
+    }
     double a[3] = { arg_d(E, s[in->a]), arg_d(E, s[in->b]), arg_d(E, s[in->c]) };
     if (fn == LOOP_I_isnan || fn == LOOP_I_isinf) {
         s[in->dst].i = E->fixed ? 0 : fn == LOOP_I_isnan ? isnan(a[0]) != 0 : isinf(a[0]) != 0;

@@ -3,9 +3,12 @@
  * interpreter, through the JIT: bit for bit equal outputs.
  *
  * Each case is lowered for a schedule with 512-bit and with 256-bit dot
- * products (LowSchedule.dot_i8) and compiled twice: for the host (VPDPBUSD
- * where it has VNNI) and for x86-64-v3 (AVX2, no VNNI: dot4 as widened
- * products), so both code paths run on every x86 host.  The shapes cover
+ * products of bytes (LowSchedule.dot_i8, dot4) and of int16 pairs
+ * (LowSchedule.dot_i16, dot2), and compiled twice: for the host (VPDPBUSD
+ * where it has VNNI, VPMADDWD where it has AVX2 / AVX512BW) and for
+ * x86-64-v3 (AVX2, no VNNI: dot4 as widened products, dot2 on 256-bit
+ * VPMADDWD, 512-bit dot2 widened), so every code path runs on every x86
+ * host.  The shapes cover
  * int8 and uint8 inputs and outputs, per-tensor and per-channel weight
  * scales, zero points, a bias, groups, strides, dilation, asymmetric
  * padding, 1-D windows, K not a multiple of 4, output channels and pixels
@@ -144,20 +147,22 @@ static void build(TG *t, const QCase *q)
     free(wv);
 }
 
-/* Interpreter vs JIT: dot products of `dot` bits, code for cpu (NULL: the host). */
-static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, const char *cpu)
+/* Interpreter vs JIT: dot products of `dot` bits (i16: of int16 pairs,
+ * dot2, else of bytes, dot4), code for cpu (NULL: the host). */
+static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, int i16, const char *cpu)
 {
     UtilDiag d;
     util_diag_init(&d);
     LowSchedule s = tgt_cpu_schedule(dot);
-    s.dot_i8 = dot;
+    s.dot_i8 = i16 ? 0 : dot;
+    s.dot_i16 = i16 ? dot : 0;
     s.threads = 1;
     LoopProgram *p = low_graph(g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
     if (!has_buf(p, "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
-    if (strcmp(g->name, "qmm_chain") == 0 && !has_buf(p, "qmm_out0_words"))
+    if (strcmp(g->name, "qmm_chain") == 0 && !i16 && !has_buf(p, "qmm_out0_words"))
         fail_msg("graph %s: the intermediate's bytes were not read as words", g->name);
     tgt_cpu_apply_schedule(p, &s);
     loop_simplify(p);
@@ -178,8 +183,9 @@ static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, 
     for (int64_t i = 0; i < ir_array_numel(ref); i++) {
         int64_t a = ir_load_i64(ref->dtype, ref->data, i), b = ir_load_i64(ref->dtype, out, i);
         if (a != b)
-            fail_msg("graph %s, %d-bit dot products, cpu %s: element %lld: interpreter %lld, compiled %lld", g->name,
-                     dot, cpu ? cpu : "host", (long long)i, (long long)a, (long long)b);
+            fail_msg("graph %s, %d-bit dot products of %s, cpu %s: element %lld: interpreter %lld, compiled %lld",
+                     g->name, dot, i16 ? "int16 pairs" : "bytes", cpu ? cpu : "host", (long long)i, (long long)a,
+                     (long long)b);
     }
     free(out);
     free(ws);
@@ -210,12 +216,13 @@ static void qcase(const QCase *q)
         inner += v != (q->yt == IR_DT_I8 ? -128 : 0) && v != (q->yt == IR_DT_I8 ? 127 : 255);
     }
     assert_true(inner * 2 > n);
-    for (int dot = 256; dot <= 512; dot *= 2) {
-        run_one(t.g, &in, &ref[0], dot, NULL);
+    for (int i16 = 0; i16 < 2; i16++)
+        for (int dot = 256; dot <= 512; dot *= 2) {
+            run_one(t.g, &in, &ref[0], dot, i16, NULL);
 #if defined(__x86_64__)
-        run_one(t.g, &in, &ref[0], dot, "x86-64-v3");
+            run_one(t.g, &in, &ref[0], dot, i16, "x86-64-v3");
 #endif
-    }
+        }
     free(in.data);
     interp_array_free(&ref[0]);
     ir_graph_free(t.g);
