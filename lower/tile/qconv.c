@@ -171,6 +171,12 @@ typedef struct QRows {
     int64_t G;                 /* batches of R rows (A [G][R][K], Y [G][R][N]); 1 unless b_rt */
 } QRows;
 
+/* The dot product of a block's words: of two bfloat16, of two int16, or of four bytes. */
+static LoopIntrinsic word_dot(int bf16, int i16)
+{
+    return bf16 ? LOOP_I_dot2bf : i16 ? LOOP_I_dot2 : LOOP_I_dot4;
+}
+
 static int8_t rows_w(const QRows *q, int64_t k, int64_t n)
 {
     return k >= q->K ? 0 : q->w_nk ? q->w[n * q->K + k] : q->w[k * q->N + n];
@@ -385,7 +391,7 @@ static int qrows(Low *L, QRows *q, const float *m)
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
             LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : q->i16 ? LOOP_I_dot2 : LOOP_I_dot4, 3, args));
+                                     loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
             if (tile_vec_loop(L, kb, c, st, nr))
                 return low_oom(L);
         }
@@ -416,8 +422,10 @@ static int qrows(Low *L, QRows *q, const float *m)
  * constant weights of n_w elements with zero points 0, float32 scales, a
  * and y per tensor, the weight scale per tensor or one per output channel
  * (count C).  The multipliers a_s * w_s[c] / y_s (float32) into m[C];
- * *cz the byte of a real zero.  1 when they do not qualify. */
-static int q_operands(Low *L, int64_t n_w, int64_t C, float **m, int64_t *cz)
+ * *cz the value a real zero packs as: its byte (x_zp + 128 for int8) in
+ * words of bytes, x_zp itself in int16 halves (i16).  1 when they do not
+ * qualify. */
+static int q_operands(Low *L, int64_t n_w, int64_t C, int i16, float **m, int64_t *cz)
 {
     int x = low_in(L, 0), y = low_out(L, 0);
     if (x < 0 || y < 0)
@@ -437,7 +445,7 @@ static int q_operands(Low *L, int64_t n_w, int64_t C, float **m, int64_t *cz)
     for (int64_t i = 0; wza && i < ir_array_numel(wza); i++)
         if (ir_load_i64(wza->dtype, wza->data, i) != 0)
             return 1;
-    *cz = ir_load_i64(xt, xzp, 0) + (xt == IR_DT_I8 ? 128 : 0);
+    *cz = ir_load_i64(xt, xzp, 0) + (xt == IR_DT_I8 && !i16 ? 128 : 0);
     if (!(*m = util_arena_array(&L->p->arena, (size_t)C, sizeof **m)))
         return low_oom(L);
     for (int64_t c = 0; c < C; c++)
@@ -476,9 +484,7 @@ int tile_qmatmul(Low *L)
     q.K4 = q.i16 ? (q.K + 1) / 2 : (q.K + 3) / 4;
     q.xs_signed = low_buf(L, a)->dtype == IR_DT_I8;
     float *m;
-    int r = q_operands(L, q.K * q.N, q.N, &m, &q.cz);
-    if (!r && q.i16 && q.xs_signed)
-        q.cz -= 128;                 /* int16 halves: x itself, not x + 128 */
+    int r = q_operands(L, q.K * q.N, q.N, q.i16, &m, &q.cz);
     return r ? r : qrows(L, &q, m);
 }
 
@@ -575,7 +581,7 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
                                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
             LoopExpr *args[3] = { low_load(L, acc, ai, at), pv, low_v(L, wv) };
             LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, q->bf16 ? LOOP_I_dot2bf : q->i16 ? LOOP_I_dot2 : LOOP_I_dot4, 3, args));
+                                     loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
             if (tile_vec_loop(L, kb, c, st, nr))
                 return low_oom(L);
         }
@@ -633,12 +639,10 @@ int tile_qconv(Low *L)
     q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
     float *m;
     int64_t cz;
-    int qo = q_operands(L, C * q.K, C, &m, &cz);
+    int qo = q_operands(L, C * q.K, C, q.i16, &m, &cz);
     if (qo)
         return qo;
     q.xs_signed = low_buf(L, q.x)->dtype == IR_DT_I8;
-    if (q.i16 && q.xs_signed)
-        cz -= 128;                   /* int16 halves: x itself, not x + 128 */
     const int32_t *bq = low_has(L, 8) ? known(L, 8, IR_DT_I32, C) : NULL;
     if (low_has(L, 8) && !bq)
         return 1;
