@@ -1153,7 +1153,8 @@ static void test_gemm_column_store(void **state)
 }
 
 /* A padded copy (a 13x13 pointwise output, whose plane has no room for
- * halo columns, read by a 3x3 convolution) prepares its consumer's input:
+ * halo columns, read by a 3x3 convolution) prepares its consumer's input
+ * (only its halo filled, then the copy):
  * at 2 threads its nests are split between the threads like the
  * consumer, although far below the parallel threshold.  Values against
  * the interpreter. */
@@ -1172,8 +1173,8 @@ static void test_parallel_pad_copy(void **state)
     const LoopStmt *b = p->kernels[k].body;
     assert_true(p->kernels[k].prepares);
     assert_int_equal(b->kind, LOOP_S_BLOCK);
-    assert_int_equal(b->u.block.n, 2);                   /* the fill, the copy: both split */
-    for (int i = 0; i < 2; i++) {
+    assert_int_equal(b->u.block.n, 4);   /* the halo's fill (before, between and after the rows), the copy: all split */
+    for (int i = 0; i < 4; i++) {
         const LoopStmt *f = b->u.block.items[i];
         assert_int_equal(f->kind, LOOP_S_FOR);
         assert_int_equal(f->u.loop.kind, LOOP_PARALLEL);
