@@ -28,8 +28,8 @@
  * widens itself (libm-backed ones only when libm may be called) or the code
  * generator builds from arithmetic (float32 exp, tanh, erf: codegen/expr.c),
  * or int32 words (+ - * & | ^ << min max, dot4, dot2, bf16pack, dot2bf) from loads of int32 / int8
- * / uint8 buffers, the integer casts between those and to and from float32
- * (saturating, as cg_cast), stored to such buffers.  The loop
+ * / uint8 buffers, the integer casts between those (int32 to 8 bits wrapping) and to and from
+ * float32 (saturating, as cg_cast), stored to such buffers.  The loop
  * variable itself may appear in indices only. */
 #include "codegen/cg_impl.h"
 
@@ -199,7 +199,7 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
         int ok = (ir_dtype_is_float(e->type) && (f == IR_DT_F32 || f == IR_DT_F64 || f == IR_DT_BOOL)) ||
                  (e->type == IR_DT_BOOL && f == IR_DT_BOOL) ||
                  (is_small_int(f) && (e->type == IR_DT_I32 || e->type == IR_DT_F32)) ||
-                 (f == IR_DT_F32 && is_small_int(e->type));
+                 (f == IR_DT_F32 && is_small_int(e->type)) || (f == IR_DT_I32 && is_small_int(e->type));
         return ok && e->type != IR_DT_F16 && e->type != IR_DT_BF16 && expr_ok(v, e->u.cast.a);
     }
     default: return 0;
@@ -654,6 +654,8 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
             return LLVMBuildUIToFP(B, a, vt, "");
         if (is_small_int(f) && t == IR_DT_I32)
             return LLVMBuildIntCast2(B, a, vt, ir_dtype_is_signed(f), "");
+        if (f == IR_DT_I32 && is_small_int(t))        /* wrapping, as cg_cast */
+            return LLVMBuildIntCast2(B, a, vt, 1, "");
         if (is_small_int(f))
             return ir_dtype_is_signed(f) ? LLVMBuildSIToFP(B, a, vt, "") : LLVMBuildUIToFP(B, a, vt, "");
         if (is_small_int(t)) {                        /* saturating, as cg_cast */

@@ -354,7 +354,9 @@ static int pool_lower(Low *L, Win *W, PoolKind kind, int count_include_pad, int 
 int low_pool(Low *L)
 {
     const IrNode *n = L->n;
-    int r = n->op == IR_OP_MaxPool ? tile_maxpool(L) : 1;
+    int r = n->op == IR_OP_MaxPool ? tile_qmaxpool(L) : 1;
+    if (r > 0 && n->op == IR_OP_MaxPool)
+        r = tile_maxpool(L);
     if (r <= 0)
         return r;
     Win W;

@@ -787,7 +787,7 @@ static int qdq(IrGraph *g, int mode, UtilDiag *d)
         case IR_OP_MatMul: r = matmul_at(g, i, mode, d); break;
         case IR_OP_Gemm: r = gemm_at(g, i, mode, d); break;
         case IR_OP_Add: r = add_at(g, i, keep8, d); break;
-        case IR_OP_MaxPool:
+        case IR_OP_MaxPool: r = keep8 || mode == QDQ_DOT ? pool_at(g, i, d) : 0; break;
         case IR_OP_AveragePool:
         case IR_OP_GlobalAveragePool:
         case IR_OP_Flatten:

@@ -383,6 +383,25 @@ int tile_fewest_idle(int64_t n, int hi, int lo)
     return best;
 }
 
+/* A row of OW output pixels in pieces of VW lanes, piece q starting at
+ * min(q VW, OW - VW): [*qlo, *qhi) the pieces whose every tap reads a
+ * column inside the input, min(q VW, OW - VW) s >= pad and
+ * (that + VW - 1) s + (KW - 1) d - pad < W along the window's last axis
+ * (empty: both the piece count). */
+void tile_inner_pieces(const IrWindow *w, int64_t OW, int64_t VW, int64_t *qlo, int64_t *qhi)
+{
+    int S = w->rank;
+    int64_t s1 = w->stride[S - 1], reach = (w->kernel[S - 1] - 1) * w->dilation[S - 1], pad = w->pad_begin[S - 1];
+    int64_t nq = (OW + VW - 1) / VW, lo = (pad + VW * s1 - 1) / (VW * s1), hi;
+    for (hi = lo; hi < nq; hi++) {
+        int64_t ow0 = hi * VW < OW - VW ? hi * VW : OW - VW;
+        if (ow0 * s1 < pad || (ow0 + VW - 1) * s1 + reach - pad >= w->in[S - 1])
+            break;                          /* (the last piece, moved back, may start left of lo's) */
+    }
+    *qlo = hi > lo ? lo : nq;
+    *qhi = hi > lo ? hi : nq;
+}
+
 /* Can the kernel read buffer b in place for window w, needing h?  Then
  * *off = the element offset that makes padded coordinates (0, 0) index it.
  * An intermediate that lacks only slack past its end is made longer. */

@@ -133,27 +133,15 @@ static LoopExpr *pack_word(Low *L, const QConv *q, int n, int g, int k4, int oh,
 
 /* The packing kernel: P[n][g][k4][p] for every pixel p (pack rows of OW1
  * pixels, VW lanes at a time, the last piece overlapping).  The pieces
- * [qlo, qhi) read only columns inside x for every tap (q VW s >= pad and
- * (q VW + VW - 1) s + (KW - 1) d - pad < W) and test no column: the
- * per-lane tests and masked loads of a border piece took half a stride-2
- * 7x7 pack's time (ResNet-18's first layer, 112 wide: 5 of its 7 pieces
- * are inside). */
+ * inside the row (tile_inner_pieces) test no column: the per-lane tests
+ * and masked loads of a border piece took half a stride-2 7x7 pack's time
+ * (ResNet-18's first layer, 112 wide: 5 of its 7 pieces are inside). */
 static int pack_kernel(Low *L, const QConv *q, int pb)
 {
     const IrWindow *w = &q->w;
-    int S = w->rank;
     int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = (q->OW1 + VW - 1) / VW, qlo = nq, qhi = nq;
-    if (!q->flat) {
-        int64_t s1 = w->stride[S - 1], reach = (w->kernel[S - 1] - 1) * w->dilation[S - 1], pad = w->pad_begin[S - 1];
-        qlo = (pad + VW * s1 - 1) / (VW * s1);
-        for (qhi = qlo; qhi < nq; qhi++) {
-            int64_t ow0 = qhi * VW < q->OW1 - VW ? qhi * VW : q->OW1 - VW;
-            if (ow0 * s1 < pad || (ow0 + VW - 1) * s1 + reach - pad >= w->in[S - 1])
-                break;                      /* (the last piece, moved back, may start left of qlo's) */
-        }
-        if (qhi <= qlo)
-            qlo = qhi = nq;                 /* every piece a border one */
-    }
+    if (!q->flat)
+        tile_inner_pieces(w, q->OW1, VW, &qlo, &qhi);
     int n, g, k4, oh, qv, c[2];
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "k4", &k4) ||
         low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "q", &qv) || low_vars(L, 2, "c", c))

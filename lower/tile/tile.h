@@ -25,6 +25,8 @@ int tile_gap(Low *L);
  * has them (qconv.c). */
 int tile_qconv(Low *L);
 int tile_qmatmul(Low *L);
+/* MaxPool on an 8-bit tensor, vectors along the output rows (qpool.c). */
+int tile_qmaxpool(Low *L);
 /* float32 Conv, MatMul and Gemm by constant weights in bfloat16 words, for
  * --precision bf16 (LowSchedule.bf16; qconv.c). */
 int tile_bconv(Low *L);

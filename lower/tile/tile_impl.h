@@ -56,6 +56,9 @@ int tile_row_out(Low *L, LoopStmt *tile, int acc, int r, int nr, int n, int chan
 /* The same for the value v over lane c (a variable of the caller's). */
 int tile_row_store(Low *L, LoopStmt *tile, int c, LoopExpr *v, int nr, int n, int chan, int oh, int ow0, int64_t OW,
                    int inside);
+/* The pieces [*qlo, *qhi) of VW lanes (the last moved back to end at OW)
+ * of an output row of OW whose every tap lies inside the input's row. */
+void tile_inner_pieces(const IrWindow *w, int64_t OW, int64_t VW, int64_t *qlo, int64_t *qhi);
 /* Can the kernel read buffer b in place for window w, needing h?  Then *off
  * makes padded coordinates (0, 0) index it; *masked: lanes off the row must
  * be masked (1) or every load guarded (2, a model input).  An intermediate

@@ -15,7 +15,8 @@
  * that do not fill the last block, and pack rows wider than 64 lanes; the
  * row form (QLinearMatMul with a constant B, batched; the Gemm form's
  * QLinearConv of one-pixel images).  Each case checks that the dot-product
- * form was taken (a "packed_x" buffer). */
+ * form was taken (a "packed_x" buffer).  And MaxPool on 8-bit tensors
+ * (lower/tile/qpool.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -302,6 +303,125 @@ static void test_qmatmul_chain(void **state)
     qcase(&q);
 }
 
+/* ------------------------------------------------------------ MaxPool
+ *
+ * MaxPool on an int8 / uint8 tensor (lower/tile/qpool.c): vectors along the
+ * output rows, border pieces testing their columns, against the
+ * interpreter bit for bit, for the host and x86-64-v3.  The form is taken
+ * when the one kernel holds a vectorized loop of the row's pieces. */
+
+typedef struct PCase {
+    const char *name;
+    IrDType xt;
+    int64_t rank, c, in[2], k[2], pads[4], strides[2], dil[2];
+    int ceil;
+} PCase;
+
+static int has_vector_loop(const LoopStmt *st)
+{
+    if (!st)
+        return 0;
+    switch (st->kind) {
+    case LOOP_S_FOR:
+        return st->u.loop.kind == LOOP_VECTORIZED || has_vector_loop(st->u.loop.body);
+    case LOOP_S_IF:
+        return has_vector_loop(st->u.cond.then_) || has_vector_loop(st->u.cond.else_);
+    case LOOP_S_BLOCK:
+        for (int i = 0; i < st->u.block.n; i++)
+            if (has_vector_loop(st->u.block.items[i]))
+                return 1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static void pcase(const PCase *q)
+{
+    TG t;
+    tg_start(&t, q->name);
+    int r = (int)q->rank;
+    int64_t xd[4] = { 2, q->c };
+    for (int i = 0; i < r; i++)
+        xd[2 + i] = q->in[i];
+    int x = tg_input(&t, "x", q->xt, r + 2, xd);
+    int y = tg_node(&t, IR_OP_MaxPool, "pool", 1, &x, 1);
+    tg_ints(&t, IR_A_kernel_shape, r, q->k);
+    tg_ints(&t, IR_A_pads, 2 * r, q->pads);
+    tg_ints(&t, IR_A_strides, r, q->strides);
+    if (q->dil[0])
+        tg_ints(&t, IR_A_dilations, r, q->dil);
+    if (q->ceil)
+        tg_int(&t, IR_A_ceil_mode, 1);
+    tg_output(&t, y);
+    if (pass_infer(t.g, &t.d) != 0)
+        fail_diag("infer", &t.d);
+    const IrTensor *xt = &t.g->tensors[t.g->inputs[0]];
+    IrArray in = { xt->v.dtype, xt->v.shape, calloc(ir_array_bytes(&xt->v) + 1, 1) }, ref[1] = { 0 };
+    uint64_t seed = 9;
+    for (int64_t k = 0; k < ir_shape_numel(&xt->v.shape); k++)
+        ir_store_f64(q->xt, in.data, k, q->xt == IR_DT_I8 ? (double)((int)(rnd(&seed) % 256) - 128)
+                                                          : (double)(rnd(&seed) % 256));
+    UtilDiag d;
+    util_diag_init(&d);
+    if (interp_run(t.g, &in, ref, &d) != 0)
+        fail_diag("interp", &d);
+    for (int host = 0; host < 2; host++) {
+#if !defined(__x86_64__)
+        if (!host)
+            continue;
+#endif
+        LowSchedule s = tgt_cpu_schedule(512);
+        s.threads = 1;
+        LoopProgram *p = low_graph(t.g, &s, &d);
+        if (!p)
+            fail_diag("lower", &d);
+        if (p->n_kernels != 1 || !has_vector_loop(p->kernels[0].body))
+            fail_msg("graph %s: the 8-bit MaxPool form was not taken", q->name);
+        tgt_cpu_apply_schedule(p, &s);
+        loop_simplify(p);
+        if (low_plan_memory(p, t.g, &d) != 0 || loop_verify(p, &d) != 0)
+            fail_diag("plan", &d);
+        CgJit *j = NULL;
+        CgOptions co = { .opt_level = 2, .cpu = host ? NULL : "x86-64-v3", .features = host ? NULL : "" };
+        if (cg_jit(p, &co, &j, &d) != 0)
+            fail_diag("jit", &d);
+        size_t wsz = (size_t)p->workspace_bytes;
+        void *ws = wsz ? aligned_alloc(64, (wsz + 63) / 64 * 64) : NULL;
+        void *out = calloc(ir_array_bytes(&ref[0]) + 1, 1);
+        const void *inp[1] = { in.data };
+        void *outp[1] = { out };
+        assert_int_equal(cg_jit_entry(j)(inp, outp, ws), 0);
+        for (int64_t i = 0; i < ir_array_numel(&ref[0]); i++) {
+            int64_t a = ir_load_i64(ref[0].dtype, ref[0].data, i), b = ir_load_i64(ref[0].dtype, out, i);
+            if (a != b)
+                fail_msg("graph %s, cpu %s: element %lld: interpreter %lld, compiled %lld", q->name,
+                         host ? "host" : "x86-64-v3", (long long)i, (long long)a, (long long)b);
+        }
+        free(out);
+        free(ws);
+        cg_jit_free(j);
+        loop_program_free(p);
+    }
+    free(in.data);
+    interp_array_free(&ref[0]);
+    ir_graph_free(t.g);
+}
+
+static void test_qmaxpool(void **state)
+{
+    (void)state;
+    /* ResNet's 3x3/2 pad 1 on a 112-wide map: interior and border pieces */
+    PCase a = { "qpool_resnet", IR_DT_I8, 2, 3, { 40, 112 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, { 0 }, 0 };
+    pcase(&a);
+    /* uint8, asymmetric pads, dilation, ceil mode, a row narrower than a vector */
+    PCase b = { "qpool_u8", IR_DT_U8, 2, 5, { 13, 11 }, { 2, 3 }, { 0, 1, 1, 2 }, { 2, 1 }, { 2, 1 }, 1 };
+    pcase(&b);
+    /* 1-D, stride 1, a row of 50: the last piece moved back */
+    PCase c = { "qpool_1d", IR_DT_I8, 1, 4, { 50 }, { 4 }, { 2, 1 }, { 1 }, { 0 }, 0 };
+    pcase(&c);
+}
+
 /* ------------------------------------------------------------ bfloat16
  *
  * --precision bf16 (LowSchedule.bf16): float32 Conv / MatMul / Gemm on
@@ -496,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
         cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
+        cmocka_unit_test(test_qmaxpool),
         cmocka_unit_test(test_bf16_conv),          cmocka_unit_test(test_bf16_matmul_gemm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
