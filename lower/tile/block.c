@@ -204,14 +204,14 @@ static int64_t pad_fill(Low *L, LoopStmt *k, int xp, int64_t planes, int64_t Hp,
         LoopExpr *at = add(L, add(L, mul(L, low_v(L, v[0]), P), mul(L, low_v(L, v[1]), Wp)),
                            add(L, low_v(L, v[2]), low_i(L, part[i].start)));
         int64_t ext[3] = { planes, part[i].rows, part[i].len };
-        if (low_add(L, k, low_nest(L, 3, v, ext, low_store(L, xp, at, low_const(L, IR_DT_F32, fill)))))
+        if (low_add(L, k, low_nest(L, 3, v, ext, low_store(L, xp, at, low_const(L, low_buf(L, xp)->dtype, fill)))))
             return low_oom(L);
         n += planes * part[i].rows * part[i].len;
     }
     return n;
 }
 
-/* xp = x padded with `fill` by the window's pads, the last dim by `extra`
+/* xp = x (of its dtype) padded with `fill` by the window's pads, the last dim by `extra`
  * more, the one before by `extra_h` more, and `slack` elements allocated
  * past the end (strided vector loads): one kernel, the halo's fill
  * (pad_fill) then the input copied inside, which prepares the window
@@ -225,12 +225,13 @@ int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t ex
     for (int i = 0; i < w->rank; i++)
         sh.dims[2 + i] += w->pad_begin[i] + w->pad_end[i] + (i == w->rank - 1 ? extra : 0) +
                           (i == w->rank - 2 ? extra_h : 0);
-    int xp = loop_add_buf(L->p, "padded", IR_DT_F32, &sh, LOOP_ST_WORKSPACE);
+    IrDType dt = low_buf(L, x)->dtype;
+    int xp = loop_add_buf(L->p, "padded", dt, &sh, LOOP_ST_WORKSPACE);
     int v[IR_MAX_RANK];
     if (xp < 0 || low_vars(L, sh.rank, "i", v))
         return low_oom(L);
     L->p->bufs[xp].slack = slack;
-    L->p->bufs[xp].bytes += (int64_t)slack * 4;
+    L->p->bufs[xp].bytes += (int64_t)slack * (int64_t)ir_dtype_size(dt);
     int r = sh.rank, two = w->rank == 2;
     int64_t Wp = sh.dims[r - 1], Hp = two ? sh.dims[r - 2] : 1, W = xs.dims[r - 1], H = two ? xs.dims[r - 2] : 1;
     LoopStmt *k = loop_block(L->p);
@@ -246,7 +247,7 @@ int tile_pad_input(Low *L, int x, const IrWindow *w, int64_t extra_h, int64_t ex
         src[i] = low_v(L, v[i]);
         dst[i] = i >= 2 && w->pad_begin[i - 2] ? add(L, low_v(L, v[i]), low_i(L, w->pad_begin[i - 2])) : low_v(L, v[i]);
     }
-    LoopStmt *st = low_store(L, xp, low_index(L, xp, dst), low_load(L, x, low_index(L, x, src), IR_DT_F32));
+    LoopStmt *st = low_store(L, xp, low_index(L, xp, dst), low_load(L, x, low_index(L, x, src), dt));
     if (!st || low_add(L, k, low_nest(L, sh.rank, v, xs.dims, st)) || low_kernel_prepares(L, k, filled + ir_shape_numel(&xs)))
         return low_oom(L);
     return xp;
