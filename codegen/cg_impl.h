@@ -103,6 +103,8 @@ LLVMValueRef cg_to_mem(CgCtx *c, IrDType t, LLVMValueRef v);     /* register -> 
 LLVMValueRef cg_float_bin(CgCtx *c, LoopBinOp op, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_intrinsic(CgCtx *c, LoopIntrinsic fn, LLVMValueRef *a, unsigned n);
 LLVMValueRef cg_cast(CgCtx *c, IrDType from, IrDType to, LLVMValueRef v);
+/* float v (scalar or vector) to integer type `to`, saturating (NaN: 0). */
+LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v);
 int cg_contractible(const LoopExpr *e, const LoopExpr **m, const LoopExpr **z, int *neg_m, int *neg_z);
 LLVMValueRef cg_muladd(CgCtx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z, int neg_m, int neg_z);
 LLVMValueRef cg_from_mem(CgCtx *c, IrDType t, LLVMValueRef v);   /* memory -> register form */

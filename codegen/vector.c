@@ -658,10 +658,8 @@ static LLVMValueRef vexpr(const Vec *v, const LoopExpr *e)
             return LLVMBuildIntCast2(B, a, vt, 1, "");
         if (is_small_int(f))
             return ir_dtype_is_signed(f) ? LLVMBuildSIToFP(B, a, vt, "") : LLVMBuildUIToFP(B, a, vt, "");
-        if (is_small_int(t)) {                        /* saturating, as cg_cast */
-            LLVMTypeRef ovl[2] = { vt, LLVMTypeOf(a) };
-            return cg_call_intrinsic(c, ir_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &a, 1);
-        }
+        if (is_small_int(t))                          /* saturating, as cg_cast */
+            return cg_float_to_int_sat(c, t, a);
         return LLVMBuildFPCast(B, a, vt, "");
     }
     default: break;
