@@ -663,9 +663,8 @@ static LLVMValueRef round_half(CgCtx *c, IrDType to, LLVMValueRef v)
 
 /* float v (scalar or vector) to integer type `to`, saturating: out of
  * range clamps, NaN gives 0, as llvm.fptosi.sat / fptoui.sat.  For 8- and
- * 16-bit results, whose bounds float32 holds exactly, as that: the clamp
- * (minnum / maxnum), a conversion to int32, a truncation and the NaN lanes
- * set to 0 — x86's backend scalarized the intrinsic on vectors of bytes
+ * 16-bit results, whose bounds float32 holds exactly, as that: the clamp,
+ * a conversion to int32, a truncation and the NaN lanes set to 0 — x86's backend scalarized the intrinsic on vectors of bytes
  * (a QuantizeLinear's Cast on MobileNetV2's 56x56 maps: 1.7 G elements a
  * second). */
 LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
@@ -693,11 +692,10 @@ LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
         lov = LLVMConstVector(l, w);
         hiv = LLVMConstVector(h, w);
     }
-    LLVMTypeRef ovl[1] = { ft };
-    LLVMValueRef a1[2] = { v, hiv };
-    LLVMValueRef m = cg_call_intrinsic(c, "llvm.minnum", ovl, 1, a1, 2);
-    LLVMValueRef a2[2] = { m, lov };
-    m = cg_call_intrinsic(c, "llvm.maxnum", ovl, 1, a2, 2);
+    /* compares and selects, not minnum / maxnum (libm calls without an FPU);
+     * a NaN lane converts to poison, which the last select does not pick */
+    LLVMValueRef m = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, v, hiv, ""), hiv, v, "");
+    m = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, m, lov, ""), lov, m, "");
     LLVMTypeRef it = vec ? LLVMVectorType(c->t_i32, w) : c->t_i32;
     LLVMValueRef i = LLVMBuildTrunc(B, LLVMBuildFPToSI(B, m, it, ""), tt, "");
     return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, v, v, ""), LLVMConstNull(tt), i, "");
