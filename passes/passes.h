@@ -99,8 +99,9 @@ typedef struct PassOptions {
     UtilBuf *log;            /* where printing and timing go; NULL = stderr */
     int int8;                /* --precision int8: a quantized model's 8-bit tensors stay in memory (qdq-int8
                                 instead of qdq at -O2) */
-    int dot_i8;              /* the target runs QLinearConv on 8-bit dot products (x86 VNNI, LowSchedule.dot_i8):
-                                qdq-dot instead of qdq at -O2 */
+    int dot_i8;              /* the target runs QLinearConv on dot products of 8-bit values (x86 VNNI,
+                                LowSchedule.dot_i8; without it int16 pairs on AVX2 / AVX512BW VPMADDWD,
+                                LowSchedule.dot_i16): qdq-dot instead of qdq at -O2 */
 } PassOptions;
 
 /* The passes pass_run_pipeline runs for o: pass_pipeline(o->opt_level),

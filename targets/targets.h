@@ -139,8 +139,9 @@ LoopProgram *tgt_loop_program(const IrGraph *g, const TgtPipeline *pl, UtilDiag 
  * planned.  `dlcc info` reports it; tgt_cpu_compile and the host JIT build
  * it. */
 LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host, UtilDiag *d);
-/* The widest 8-bit dot product (bits, 0 none) of the CPU o targets (for_host:
- * code that runs here, the host CPU unless o->cpu says otherwise): the graph
+/* The widest dot product of 8-bit values (bits, 0 none) of the CPU o targets
+ * (for_host: code that runs here, the host CPU unless o->cpu says
+ * otherwise): VNNI's bytes, else AVX2 / AVX512BW's int16 pairs; the graph
  * passes take quantized convolutions as QLinearConv where it is nonzero
  * (PassOptions.dot_i8). */
 int tgt_cpu_dot_i8(const TgtOptions *o, int for_host);

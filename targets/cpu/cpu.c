@@ -20,7 +20,8 @@ static int cpu_schedule(LoopProgram *p, const IrGraph *g, const void *arg, UtilD
 int tgt_cpu_dot_i8(const TgtOptions *o, int for_host)
 {
     CgOptions cgo = { .triple = o->triple, .cpu = o->cpu, .features = o->features };
-    return cg_dot_i8_bits(&cgo, for_host);
+    int b = cg_dot_i8_bits(&cgo, for_host);
+    return b ? b : cg_dot_i16_bits(&cgo, for_host);   /* without VNNI: int16 pairs on VPMADDWD */
 }
 
 LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host, UtilDiag *d)
