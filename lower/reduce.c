@@ -104,7 +104,7 @@ static int red_pass(Low *L, const Red *r, LoopStmt *blk, IrDType t, int acc, Red
  * sums of squares; LOOP_MUL: products; LOOP_MAX / LOOP_MIN: extrema,
  * NaN-propagating, as the scalar step):
  *   part[:] = identity;  for j < N/W { part[:] = step(part[:], x[row + j*W : +W]) }
- *   for l < W { acc = comb(acc, part[l]) }
+ *   then part's lanes combined as a tree down to 4, those into acc
  * The sums are reassociated (W chains instead of one): they differ from the
  * interpreter's in rounding, as any vectorized sum.  One scalar chain of N
  * dependent adds or maxes was the whole time of a Softmax or LayerNorm
@@ -149,14 +149,33 @@ static int red_pass_lanes(Low *L, const Red *r, LoopStmt *blk, IrDType t, int ac
     if (!init || at < 0 || v < 0 || low_add(L, body, low_store(L, part, low_v(L, l1), step(L, ctx, pa, v))))
         return -1;
     LoopStmt *vec = loop_for(L->p, l1, low_i(L, W), LOOP_VECTORIZED, body);
-    LoopStmt *comb_body = loop_assign(L->p, acc, low_bin(L, comb, low_v(L, acc), low_load(L, part, low_v(L, l2), t)));
-    if (!vec || !comb_body || low_add(L, jb, vec))
+    if (!vec || low_add(L, jb, vec))
         return -1;
     init->u.loop.factor = (int)W;
     vec->u.loop.factor = (int)W;
-    LoopStmt *jl = loop_for(L->p, j, low_i(L, N / W), LOOP_SERIAL, jb), *cl = loop_for(L->p, l2, low_i(L, W), LOOP_SERIAL,
-                                                                                        comb_body);
-    return !jl || !cl || low_add(L, blk, init) || low_add(L, blk, jl) || low_add(L, blk, cl) ? -1 : 0;
+    LoopStmt *jl = loop_for(L->p, j, low_i(L, N / W), LOOP_SERIAL, jb);
+    if (!jl || low_add(L, blk, init) || low_add(L, blk, jl))
+        return -1;
+    /* the lanes combined as a tree while half of them fill a vector of 4
+     * (part[l] = comb(part[l], part[l + h])), the last 4 one by one: a
+     * chain of W dependent scalar steps (NaN-propagating maxes: four
+     * instructions each) was a third of a Softmax row of 128 */
+    int64_t h = W;
+    while (h / 2 >= 4) {
+        h /= 2;
+        int lt;
+        if (low_vars(L, 1, "l", &lt))
+            return -1;
+        LoopExpr *cv = low_bin(L, comb, low_load(L, part, low_v(L, lt), t),
+                               low_load(L, part, low_bin(L, LOOP_ADD, low_v(L, lt), low_i(L, h)), t));
+        LoopStmt *tl = loop_for(L->p, lt, low_i(L, h), LOOP_VECTORIZED, low_store(L, part, low_v(L, lt), cv));
+        if (!tl || low_add(L, blk, tl))
+            return -1;
+        tl->u.loop.factor = (int)h;
+    }
+    LoopStmt *comb_body = loop_assign(L->p, acc, low_bin(L, comb, low_v(L, acc), low_load(L, part, low_v(L, l2), t)));
+    LoopStmt *cl = comb_body ? loop_for(L->p, l2, low_i(L, h), LOOP_SERIAL, comb_body) : NULL;
+    return !cl || low_add(L, blk, cl) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------- Reduce* */
