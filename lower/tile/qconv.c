@@ -766,6 +766,12 @@ static int32_t *bf16_words(Low *L, const float *w, int64_t C, int64_t K, int64_t
     return wq;
 }
 
+/* The shortest reduction a convolution takes to bfloat16 words: below it
+ * the pack and the words' conversions cost more than VDPBF16PS saves, and
+ * the float32 pointwise form fuses with the depthwise layer after it
+ * (MobileNetV2's 16- to 32-channel expansions). */
+enum { BF16_MIN_K = 64 };
+
 int tile_bconv(Low *L)
 {
     const LowSchedule *s = L->s;
@@ -794,6 +800,8 @@ int tile_bconv(Low *L)
     q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
     const float *wt = known(L, 1, IR_DT_F32, C * q.K), *bk = low_has(L, 2) ? known(L, 2, IR_DT_F32, C) : NULL;
     if (!wt || (low_has(L, 2) && !bk) || q.cin < 2)      /* depthwise: a channel's few taps, the float forms */
+        return 1;
+    if (q.K < BF16_MIN_K)
         return 1;
     if (S == 2 && tile_wino_pays(s, w))
         return 1;      /* Winograd's float32 F(2x2, 3x3) does 2.25x fewer products: faster than bfloat16 words */

@@ -584,11 +584,12 @@ static void test_bf16_conv(void **state)
     /* (a 3x3 stride-1 convolution where Winograd pays stays float32: 5x5 here) */
     BCase a = { "b5x5", IR_OP_Conv, 16, 20, 2, { 13, 11 }, { 5, 5 }, { 2, 2, 2, 2 }, { 0 }, 1, 0 };
     bcase(&a);
-    BCase b = { "b_strided_oddk", IR_OP_Conv, 5, 9, 2, { 17, 20 }, { 3, 3 }, { 0, 1, 2, 1 }, { 2, 2 }, 0, 0 };
+    /* (reductions of 64 or more: shorter ones keep the float32 forms, BF16_MIN_K) */
+    BCase b = { "b_strided_oddk", IR_OP_Conv, 9, 9, 2, { 17, 20 }, { 3, 3 }, { 0, 1, 2, 1 }, { 2, 2 }, 0, 0 };
     bcase(&b);
-    BCase c = { "b_pw", IR_OP_Conv, 15, 13, 2, { 9, 10 }, { 1, 1 }, { 0 }, { 0 }, 1, 0 };
+    BCase c = { "b_pw", IR_OP_Conv, 65, 13, 2, { 9, 10 }, { 1, 1 }, { 0 }, { 0 }, 1, 0 };
     bcase(&c);
-    BCase e = { "b_1d", IR_OP_Conv, 6, 7, 1, { 40 }, { 5 }, { 2, 1 }, { 1 }, 1, 0 };
+    BCase e = { "b_1d", IR_OP_Conv, 13, 7, 1, { 40 }, { 5 }, { 2, 1 }, { 1 }, 1, 0 };
     bcase(&e);
 }
 
