@@ -1,20 +1,37 @@
-/* lower/tile/qpool.c — MaxPool on an 8-bit tensor as vectors along the
- * output rows (tile_impl.h; prefix tile_): the int8 / uint8 MaxPool that
- * the qdq passes keep between a DequantizeLinear and a QuantizeLinear of
- * the same scale and zero point (docs/passes.md), which the float32
- * templates (direct.c) do not take.
+/* lower/tile/qpool.c — MaxPool as vectors along the output rows, reading
+ * its input where it lies (tile_impl.h; prefix tile_): the int8 / uint8
+ * MaxPool that the qdq passes keep between a DequantizeLinear and a
+ * QuantizeLinear of the same scale and zero point (docs/passes.md), which
+ * the float32 templates (direct.c) do not take, and a padded float32 one
+ * whose input has no halo (which those would copy into a padded buffer).
  *
  * Per image, channel and output row, pieces of VW lanes (the last moved
  * back to end at the row's end, as the QLinearConv pack's):
  *   y[n][c][oh][ow] = max over the taps (kh, kw) inside x of
  *                     x[n][c][oh s0 + kh d0 - p0][ow s1 + kw d1 - p1]
- * with the taps unrolled (in int32 lanes, the vector forms' integer
- * arithmetic), a tap outside x reading the type's minimum
+ * with the taps unrolled (8 bits in int32 lanes, the vector forms' integer
+ * arithmetic), a tap outside x reading the type's minimum (-inf)
  * (the identity of max: every window holds a tap inside x, checked).  The
  * row test is the same for every lane; the pieces inside the row
  * (tile_inner_pieces) test no column, the border pieces test it per lane.
- * Exact: max of 8-bit integers, bit for bit the interpreter's. */
+ * Exact: max of 8-bit integers, bit for bit the interpreter's; float32's
+ * max propagates NaN, as the operator. */
 #include "lower/tile/tile_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Does node n pad its window (pads or auto_pad other than VALID / NOTSET)? */
+static int pads_any(const IrNode *n)
+{
+    const int64_t *pv;
+    int np = ir_attr_ints(n, IR_A_pads, &pv);
+    for (int i = 0; i < np; i++)
+        if (pv[i] != 0)
+            return 1;
+    const char *ap = ir_attr_str(n, IR_A_auto_pad);
+    return ap && *ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0;
+}
 
 enum { QPOOL_VW = 16, QPOOL_MAX_TAPS = 64 };
 
@@ -24,7 +41,7 @@ static LoopExpr *window_max(Low *L, const IrWindow *w, int x, int n, int ch, int
 {
     int S = w->rank;
     IrDType xt = low_buf(L, x)->dtype;
-    double lo = xt == IR_DT_I8 ? -128 : 0;
+    double lo = xt == IR_DT_F32 ? -INFINITY : xt == IR_DT_I8 ? -128 : 0;
     int64_t xs[IR_MAX_RANK];
     low_strides(L, x, xs);
     int64_t KH = S == 2 ? w->kernel[0] : 1, KW = w->kernel[S - 1];
@@ -47,7 +64,8 @@ static LoopExpr *window_max(Low *L, const IrWindow *w, int x, int n, int ch, int
             LoopExpr *v = low_load(L, x, at, xt);
             if (cond)                       /* a guarded load (masked: the lanes off read nothing) */
                 v = loop_select(L->p, cond, v, low_const(L, xt, lo));
-            v = low_convert(L, v, IR_DT_I32);
+            if (xt != IR_DT_F32)
+                v = low_convert(L, v, IR_DT_I32);
             m = m ? low_bin(L, LOOP_MAX, m, v) : v;
         }
     return m;
@@ -62,8 +80,14 @@ int tile_qmaxpool(Low *L)
     if (x < 0 || y < 0)
         return L->oom ? low_oom(L) : 1;
     IrDType xt = low_buf(L, x)->dtype;
-    if ((xt != IR_DT_I8 && xt != IR_DT_U8) || low_buf(L, y)->dtype != xt || loop_buf_has_halo(low_buf(L, x)) ||
-        loop_buf_has_halo(low_buf(L, y)))
+    if ((xt != IR_DT_I8 && xt != IR_DT_U8 && xt != IR_DT_F32) || low_buf(L, y)->dtype != xt ||
+        loop_buf_has_halo(low_buf(L, x)) || loop_buf_has_halo(low_buf(L, y)))
+        return 1;
+    /* float32: only an input its producer stored without a halo, which the
+     * float32 template (direct.c) would copy into a padded buffer first
+     * (a --precision bf16 convolution's output: ResNet-18's stem, the copy
+     * and the pool 274 us) */
+    if (xt == IR_DT_F32 && (low_buf(L, x)->storage != LOOP_ST_WORKSPACE || !pads_any(L->n)))
         return 1;
     IrWindow w;
     if (ir_window(L->g, L->n, &low_buf(L, x)->shape, NULL, &w, L->d) != 0)
@@ -93,6 +117,8 @@ int tile_qmaxpool(Low *L)
         xb->slack = (int)slack;
     }
     int64_t VW = OW <= QPOOL_VW ? OW : QPOOL_VW, nq = (OW + VW - 1) / VW, qlo, qhi;
+    if (xt == IR_DT_F32 && OW < QPOOL_VW)
+        return 1;                           /* narrow rows: the template's whole-plane vectors */
     tile_inner_pieces(&w, OW, VW, &qlo, &qhi);
     int n, ch, oh, qv, c[2];
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "c", &ch) || low_vars(L, 1, "oh", &oh) ||
@@ -112,7 +138,8 @@ int tile_qmaxpool(Low *L)
                            add(L, low_v(L, ow0), low_v(L, c[in])));
         if (S == 2)
             at = add(L, at, mul(L, low_v(L, oh), ys[2]));
-        LoopStmt *st = low_store(L, y, at, low_convert(L, window_max(L, &w, x, n, ch, oh, ow0, c[in], !in), xt));
+        LoopExpr *m = window_max(L, &w, x, n, ch, oh, ow0, c[in], !in);
+        LoopStmt *st = low_store(L, y, at, xt == IR_DT_F32 ? m : low_convert(L, m, xt));
         if (!st || !(piece[in] = loop_block(L->p)) || tile_vec_loop(L, piece[in], c[in], st, (int)VW))
             return low_oom(L);
     }
