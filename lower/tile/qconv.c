@@ -195,11 +195,7 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
         if (!st || !(piece[in] = loop_block(L->p)) || tile_vec_loop(L, piece[in], c[in], st, (int)VW))
             return low_oom(L);
     }
-    LoopStmt *body = piece[0] && piece[1]
-                         ? loop_if(L->p, low_and(L, low_bin(L, LOOP_LE, low_i(L, qlo), low_v(L, qv)),
-                                                 low_bin(L, LOOP_LT, low_v(L, qv), low_i(L, qhi))),
-                                   piece[1], piece[0])
-                         : piece[0] ? piece[0] : piece[1];
+    LoopStmt *body = tile_piece_select(L, qv, qlo, qhi, piece[0], piece[1]);
     if (!body || low_add(L, blk, body))
         return low_oom(L);
     int vars[5] = { n, g, k4, oh, qv };
