@@ -664,9 +664,10 @@ static LLVMValueRef round_half(CgCtx *c, IrDType to, LLVMValueRef v)
 /* float v (scalar or vector) to integer type `to`, saturating: out of
  * range clamps, NaN gives 0, as llvm.fptosi.sat / fptoui.sat.  For 8- and
  * 16-bit results, whose bounds float32 holds exactly, as that: the clamp,
- * a conversion to int32, a truncation and the NaN lanes set to 0 — x86's backend scalarized the intrinsic on vectors of bytes
- * (a QuantizeLinear's Cast on MobileNetV2's 56x56 maps: 1.7 G elements a
- * second). */
+ * a conversion to int32, a truncation and the NaN lanes set to 0 (x86's
+ * backend scalarized the intrinsic on vectors of bytes: a QuantizeLinear's
+ * Cast on MobileNetV2's 56x56 maps ran at 1.7 G elements a second, and
+ * every requantizing store of the 8-bit dot-product blocks with it). */
 LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
 {
     LLVMBuilderRef B = c->b;
@@ -675,7 +676,7 @@ LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
     unsigned w = vec ? LLVMGetVectorSize(ft) : 1;
     LLVMTypeRef tt = vec ? LLVMVectorType(et, w) : et;
     int sgn = ir_dtype_is_signed(to);
-    if (to != IR_DT_I8 && to != IR_DT_U8 && to != IR_DT_I16 && to != IR_DT_U16) {
+    if ((to != IR_DT_I8 && to != IR_DT_U8 && to != IR_DT_I16 && to != IR_DT_U16) || w > 64) {
         LLVMTypeRef ovl[2] = { tt, ft };
         return cg_call_intrinsic(c, sgn ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &v, 1);
     }
@@ -685,7 +686,7 @@ LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
     LLVMValueRef lov = LLVMConstReal(sft, lo), hiv = LLVMConstReal(sft, hi);
     if (vec) {
         LLVMValueRef l[64], h[64];
-        for (unsigned i = 0; i < w && i < 64; i++) {
+        for (unsigned i = 0; i < w; i++) {
             l[i] = LLVMConstReal(sft, lo);
             h[i] = LLVMConstReal(sft, hi);
         }
