@@ -664,10 +664,11 @@ static LLVMValueRef round_half(CgCtx *c, IrDType to, LLVMValueRef v)
 /* float v (scalar or vector) to integer type `to`, saturating: out of
  * range clamps, NaN gives 0, as llvm.fptosi.sat / fptoui.sat.  For 8- and
  * 16-bit results, whose bounds float32 holds exactly, as that: the clamp,
- * a conversion to int32, a truncation and the NaN lanes set to 0 (x86's
- * backend scalarized the intrinsic on vectors of bytes: a QuantizeLinear's
- * Cast on MobileNetV2's 56x56 maps ran at 1.7 G elements a second, and
- * every requantizing store of the 8-bit dot-product blocks with it). */
+ * a conversion to int32, a truncation and the NaN lanes set to 0, on x86
+ * (whose backend scalarized the intrinsic on vectors of bytes: a
+ * QuantizeLinear's Cast on MobileNetV2's 56x56 maps ran at 1.7 G elements
+ * a second, and every requantizing store of the 8-bit dot-product blocks
+ * with it); elsewhere the intrinsic (Arm's VCVT and SSAT do it in two). */
 LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
 {
     LLVMBuilderRef B = c->b;
@@ -676,7 +677,7 @@ LLVMValueRef cg_float_to_int_sat(CgCtx *c, IrDType to, LLVMValueRef v)
     unsigned w = vec ? LLVMGetVectorSize(ft) : 1;
     LLVMTypeRef tt = vec ? LLVMVectorType(et, w) : et;
     int sgn = ir_dtype_is_signed(to);
-    if ((to != IR_DT_I8 && to != IR_DT_U8 && to != IR_DT_I16 && to != IR_DT_U16) || w > 64) {
+    if ((to != IR_DT_I8 && to != IR_DT_U8 && to != IR_DT_I16 && to != IR_DT_U16) || w > 64 || c->x86_simd <= 0) {
         LLVMTypeRef ovl[2] = { tt, ft };
         return cg_call_intrinsic(c, sgn ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &v, 1);
     }
