@@ -403,14 +403,6 @@ void tile_inner_pieces(const IrWindow *w, int64_t OW, int64_t VW, int64_t *qlo, 
     *qhi = hi > lo ? hi : nq;
 }
 
-LoopStmt *tile_piece_select(Low *L, int qv, int64_t qlo, int64_t qhi, LoopStmt *border, LoopStmt *inside)
-{
-    if (!border || !inside)
-        return border ? border : inside;
-    LoopExpr *in = low_and(L, low_bin(L, LOOP_LE, low_i(L, qlo), low_v(L, qv)), low_bin(L, LOOP_LT, low_v(L, qv), low_i(L, qhi)));
-    return loop_if(L->p, in, inside, border);
-}
-
 /* Can the kernel read buffer b in place for window w, needing h?  Then
  * *off = the element offset that makes padded coordinates (0, 0) index it.
  * An intermediate that lacks only slack past its end is made longer. */

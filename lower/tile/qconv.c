@@ -77,10 +77,10 @@ static uint32_t bf16_of(float f)
 /* The packing step's word at lane c of piece ow0 (loop variables n, g, k4,
  * oh): the E taps 4*k4 + j (2*k4 + j for two halves) of output pixel
  * (oh, ow0 + c).  A tap reads x where it lies in x, else the zero point
- * (the padding) or the value past K; cols: the columns are tested per lane
- * (a border piece), else only the row and K, the same for every lane (an
- * interior piece: every column it reads lies in x). */
-static LoopExpr *pack_word(Low *L, const QConv *q, int n, int g, int k4, int oh, int ow0, int c, int cols)
+ * (the padding) or the value past K.  Every column a piece reads lies in
+ * x (pad_for_pack), so only the row and K are tested, the same for every
+ * lane. */
+static LoopExpr *pack_word(Low *L, const QConv *q, int n, int g, int k4, int oh, int ow0, int c)
 {
     const IrWindow *w = &q->w;
     int S = w->rank;
@@ -102,9 +102,7 @@ static LoopExpr *pack_word(Low *L, const QConv *q, int n, int g, int k4, int oh,
             LoopExpr *kw = low_bin(L, LOOP_MOD, loop_expr_copy(L->p, kk), low_i(L, KW));
             LoopExpr *iw = low_bin(L, LOOP_SUB, add(L, mul(L, ow, w->stride[S - 1]), mul(L, kw, w->dilation[S - 1])),
                                    low_i(L, w->pad_begin[S - 1]));
-            at = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), mul(L, loop_expr_copy(L->p, iw), xs[S + 1]));
-            if (cols)
-                cond = low_and(L, cond, low_in_range(L, iw, 0, w->in[S - 1]));
+            at = add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ci, xs[1])), mul(L, iw, xs[S + 1]));
             if (S == 2) {
                 LoopExpr *ih = low_bin(L, LOOP_SUB, add(L, mul(L, low_v(L, oh), w->stride[0]), mul(L, kh, w->dilation[0])),
                                        low_i(L, w->pad_begin[0]));
@@ -132,10 +130,22 @@ static LoopExpr *pack_word(Low *L, const QConv *q, int n, int g, int k4, int oh,
     return word;
 }
 
+/* A 1-D or 2-D window without negative pads (cropping: the plain
+ * template), so that a padded copy of x leaves every tap inside it. */
+static int window_ok(const IrWindow *w)
+{
+    if (w->rank < 1 || w->rank > 2)
+        return 0;
+    for (int i = 0; i < w->rank; i++)
+        if (w->pad_begin[i] < 0 || w->pad_end[i] < 0)
+            return 0;
+    return 1;
+}
+
 /* A padded window reaching a border piece of a row (tile_inner_pieces)
  * packs from a copy of x padded with the value the padding reads (the zero
  * point; 0 for bfloat16) and s - 1 elements of slack: every piece then
- * reads inside, testing no column and no row.  The copy is a pass over x,
+ * reads inside, so the pack tests no column (and no row).  The copy is a pass over x,
  * the pack's reads 9 to 49 times that; a border piece's per-lane tests and
  * masked loads took 2-3 times an inside piece's, and rows narrower than a
  * vector (14x14, 7x7 maps) are all border: ResNet-18's layer 3 and 4 packs
@@ -143,15 +153,11 @@ static LoopExpr *pack_word(Low *L, const QConv *q, int n, int g, int k4, int oh,
 static int pad_for_pack(Low *L, QConv *q)
 {
     IrWindow *w = &q->w;
-    int S = w->rank, pads = 0;
-    for (int i = 0; i < S; i++)
-        pads |= w->pad_begin[i] > 0 || w->pad_end[i] > 0;
+    int S = w->rank;
     int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = (q->OW1 + VW - 1) / VW, qlo, qhi;
     tile_inner_pieces(w, q->OW1, VW, &qlo, &qhi);
-    for (int i = 0; i < S; i++)
-        pads &= w->pad_begin[i] >= 0 && w->pad_end[i] >= 0;
-    if (!pads || (qlo == 0 && qhi == nq))
-        return 0;
+    if (qlo == 0 && qhi == nq)
+        return 0;                           /* every piece inside already (no column padding reached) */
     int64_t s1 = w->stride[S - 1];
     int xp = tile_pad_input(L, q->x, w, 0, 0, s1 > 1 ? (int)(s1 - 1) : 0, q->bf16 ? 0.0 : (double)q->xz);
     if (xp < 0)
@@ -165,19 +171,17 @@ static int pad_for_pack(Low *L, QConv *q)
 }
 
 /* The packing kernel: P[n][g][k4][p] for every pixel p (pack rows of OW1
- * pixels, VW lanes at a time, the last piece overlapping).  The pieces
- * inside the row (tile_inner_pieces) test no column: the per-lane tests
- * and masked loads of a border piece took half a stride-2 7x7 pack's time
- * (ResNet-18's first layer, 112 wide: 5 of its 7 pieces are inside). */
+ * pixels, VW lanes at a time, the last piece overlapping).  No piece tests
+ * a column (pad_for_pack): the per-lane tests and masked loads of the
+ * pieces reaching the padding took half a stride-2 7x7 pack's time
+ * (ResNet-18's first layer). */
 static int pack_kernel(Low *L, const QConv *q, int pb)
 {
     const IrWindow *w = &q->w;
-    int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = (q->OW1 + VW - 1) / VW, qlo = nq, qhi = nq;
-    if (!q->flat)
-        tile_inner_pieces(w, q->OW1, VW, &qlo, &qhi);
-    int n, g, k4, oh, qv, c[2];
+    int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = (q->OW1 + VW - 1) / VW;
+    int n, g, k4, oh, qv, c;
     if (low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "k4", &k4) ||
-        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "q", &qv) || low_vars(L, 2, "c", c))
+        low_vars(L, 1, "oh", &oh) || low_vars(L, 1, "q", &qv) || low_vars(L, 1, "c", &c))
         return low_oom(L);
     LoopStmt *blk = loop_block(L->p);
     if (!blk)
@@ -185,18 +189,10 @@ static int pack_kernel(Low *L, const QConv *q, int pb)
     int ow0 = low_let(L, blk, "ow0", low_bin(L, LOOP_MIN, mul(L, low_v(L, qv), VW), low_i(L, q->OW1 - VW)), 0);
     if (ow0 < 0)
         return low_oom(L);
-    LoopStmt *piece[2] = { NULL, NULL };    /* border, interior */
-    for (int in = 0; in < 2; in++) {
-        if (in ? qlo >= qhi : qlo == 0 && qhi == nq && !q->flat)
-            continue;
-        LoopExpr *p = add(L, mul(L, low_v(L, oh), q->OW1), add(L, low_v(L, ow0), low_v(L, c[in])));
-        LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->Mp), p);
-        LoopStmt *st = low_store(L, pb, dst, pack_word(L, q, n, g, k4, oh, ow0, c[in], !in && !q->flat));
-        if (!st || !(piece[in] = loop_block(L->p)) || tile_vec_loop(L, piece[in], c[in], st, (int)VW))
-            return low_oom(L);
-    }
-    LoopStmt *body = tile_piece_select(L, qv, qlo, qhi, piece[0], piece[1]);
-    if (!body || low_add(L, blk, body))
+    LoopExpr *p = add(L, mul(L, low_v(L, oh), q->OW1), add(L, low_v(L, ow0), low_v(L, c)));
+    LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4), low_v(L, k4)), q->Mp), p);
+    LoopStmt *st = low_store(L, pb, dst, pack_word(L, q, n, g, k4, oh, ow0, c));
+    if (!st || tile_vec_loop(L, blk, c, st, (int)VW))
         return low_oom(L);
     int vars[5] = { n, g, k4, oh, qv };
     int64_t ext[5] = { w->batch, q->G, q->K4, q->rows, nq };
@@ -684,7 +680,7 @@ int tile_qconv(Low *L)
         return -1;
     const IrWindow *w = &q.w;
     int S = w->rank;
-    if (S < 1 || S > 2)
+    if (!window_ok(w))
         return 1;
     q.G = w->group;
     q.cin = w->channels_in / q.G;
@@ -783,7 +779,7 @@ int tile_bconv(Low *L)
         return -1;
     const IrWindow *w = &q.w;
     int S = w->rank;
-    if (S < 1 || S > 2)
+    if (!window_ok(w))
         return 1;
     q.G = w->group;
     q.cin = w->channels_in / q.G;

@@ -71,6 +71,16 @@ static LoopExpr *window_max(Low *L, const IrWindow *w, int x, int n, int ch, int
     return m;
 }
 
+/* The body of a row's piece loop (variable qv): `inside` for the pieces
+ * [qlo, qhi), `border` for the others (either may be NULL: none such). */
+static LoopStmt *piece_select(Low *L, int qv, int64_t qlo, int64_t qhi, LoopStmt *border, LoopStmt *inside)
+{
+    if (!border || !inside)
+        return border ? border : inside;
+    LoopExpr *in = low_and(L, low_bin(L, LOOP_LE, low_i(L, qlo), low_v(L, qv)), low_bin(L, LOOP_LT, low_v(L, qv), low_i(L, qhi)));
+    return loop_if(L->p, in, inside, border);
+}
+
 int tile_qmaxpool(Low *L)
 {
     const LowSchedule *s = L->s;
@@ -143,7 +153,7 @@ int tile_qmaxpool(Low *L)
         if (!st || !(piece[in] = loop_block(L->p)) || tile_vec_loop(L, piece[in], c[in], st, (int)VW))
             return low_oom(L);
     }
-    LoopStmt *body = tile_piece_select(L, qv, qlo, qhi, piece[0], piece[1]);
+    LoopStmt *body = piece_select(L, qv, qlo, qhi, piece[0], piece[1]);
     if (!body || low_add(L, blk, body))
         return low_oom(L);
     int vars[4] = { n, ch, oh, qv };

@@ -59,9 +59,6 @@ int tile_row_store(Low *L, LoopStmt *tile, int c, LoopExpr *v, int nr, int n, in
 /* The pieces [*qlo, *qhi) of VW lanes (the last moved back to end at OW)
  * of an output row of OW whose every tap lies inside the input's row. */
 void tile_inner_pieces(const IrWindow *w, int64_t OW, int64_t VW, int64_t *qlo, int64_t *qhi);
-/* The body of a row's piece loop (variable qv): `inside` for the pieces
- * [qlo, qhi), `border` for the others (either may be NULL: none such). */
-LoopStmt *tile_piece_select(Low *L, int qv, int64_t qlo, int64_t qhi, LoopStmt *border, LoopStmt *inside);
 /* Can the kernel read buffer b in place for window w, needing h?  Then *off
  * makes padded coordinates (0, 0) index it; *masked: lanes off the row must
  * be masked (1) or every load guarded (2, a model input).  An intermediate

@@ -148,6 +148,49 @@ static void build(TG *t, const QCase *q)
     free(wv);
 }
 
+/* Program p (lowered from g for schedule s) planned, compiled for cpu
+ * (NULL: the host) and run on the inputs `in` (the workspace filled with
+ * 0xa5); p freed.  Its output, out_bytes (+1) bytes, for the caller to free. */
+static void *jit_run(LoopProgram *p, IrGraph *g, const LowSchedule *s, const char *cpu, const void *const *in,
+                     size_t out_bytes)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    tgt_cpu_apply_schedule(p, s);
+    loop_simplify(p);
+    if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
+        fail_diag("plan", &d);
+    CgJit *j = NULL;
+    CgOptions co = { .opt_level = 2, .cpu = cpu, .features = cpu ? "" : NULL };
+    if (cg_jit(p, &co, &j, &d) != 0)
+        fail_diag("jit", &d);
+    size_t wsz = (size_t)p->workspace_bytes;
+    void *ws = wsz ? aligned_alloc(64, (wsz + 63) / 64 * 64) : NULL;
+    if (ws)
+        memset(ws, 0xa5, (wsz + 63) / 64 * 64);
+    void *out = calloc(out_bytes + 1, 1);
+    void *outp[1] = { out };
+    assert_int_equal(cg_jit_entry(j)(in, outp, ws), 0);
+    free(ws);
+    cg_jit_free(j);
+    loop_program_free(p);
+    return out;
+}
+
+/* Graph input 0 of t's graph as an array of random values of its type
+ * (8-bit: the whole range; float32: multiples of 1/64 in [-15.6, 15.6]). */
+static IrArray random_input(const TG *t, uint64_t seed)
+{
+    const IrTensor *x = &t->g->tensors[t->g->inputs[0]];
+    IrDType xt = x->v.dtype;
+    IrArray in = { xt, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) };
+    for (int64_t k = 0; k < ir_shape_numel(&x->v.shape); k++)
+        ir_store_f64(xt, in.data, k, xt == IR_DT_I8 ? (double)((int)(rnd(&seed) % 256) - 128)
+                                     : xt == IR_DT_F32 ? (double)((int)(rnd(&seed) % 2001) - 1000) / 64
+                                                       : (double)(rnd(&seed) % 256));
+    return in;
+}
+
 /* Interpreter vs JIT: dot products of `dot` bits (i16: of int16 pairs,
  * dot2, else of bytes, dot4), code for cpu (NULL: the host). */
 static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, int i16, const char *cpu)
@@ -165,22 +208,7 @@ static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, 
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
     if (strcmp(g->name, "qmm_chain") == 0 && !i16 && !has_buf(p, "qmm_out0_words"))
         fail_msg("graph %s: the intermediate's bytes were not read as words", g->name);
-    tgt_cpu_apply_schedule(p, &s);
-    loop_simplify(p);
-    if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
-        fail_diag("plan", &d);
-    CgJit *j = NULL;
-    CgOptions co = { .opt_level = 2, .cpu = cpu, .features = cpu ? "" : NULL };
-    if (cg_jit(p, &co, &j, &d) != 0)
-        fail_diag("jit", &d);
-    size_t wsz = (size_t)p->workspace_bytes;
-    void *ws = wsz ? aligned_alloc(64, (wsz + 63) / 64 * 64) : NULL;
-    if (ws)
-        memset(ws, 0xa5, (wsz + 63) / 64 * 64);
-    void *out = calloc(ir_array_bytes(ref) + 1, 1);
-    const void *inp[1] = { in->data };
-    void *outp[1] = { out };
-    assert_int_equal(cg_jit_entry(j)(inp, outp, ws), 0);
+    void *out = jit_run(p, g, &s, cpu, (const void *[]){ in->data }, ir_array_bytes(ref));
     for (int64_t i = 0; i < ir_array_numel(ref); i++) {
         int64_t a = ir_load_i64(ref->dtype, ref->data, i), b = ir_load_i64(ref->dtype, out, i);
         if (a != b)
@@ -189,9 +217,6 @@ static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, 
                      (long long)b);
     }
     free(out);
-    free(ws);
-    cg_jit_free(j);
-    loop_program_free(p);
 }
 
 static void qcase(const QCase *q)
@@ -200,12 +225,7 @@ static void qcase(const QCase *q)
     build(&t, q);
     if (pass_infer(t.g, &t.d) != 0)
         fail_diag("infer", &t.d);
-    const IrTensor *x = &t.g->tensors[t.g->inputs[0]];
-    IrArray in = { x->v.dtype, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) }, ref[1] = { 0 };
-    uint64_t seed = 5;
-    for (int64_t k = 0; k < ir_shape_numel(&x->v.shape); k++)
-        ir_store_f64(q->xt, in.data, k, q->xt == IR_DT_I8 ? (double)((int)(rnd(&seed) % 256) - 128)
-                                                          : (double)(rnd(&seed) % 256));
+    IrArray in = random_input(&t, 5), ref[1] = { 0 };
     UtilDiag d;
     util_diag_init(&d);
     if (interp_run(t.g, &in, ref, &d) != 0)
@@ -359,13 +379,7 @@ static void pcase(const PCase *q)
     tg_output(&t, y);
     if (pass_infer(t.g, &t.d) != 0)
         fail_diag("infer", &t.d);
-    const IrTensor *xt = &t.g->tensors[t.g->inputs[0]];
-    IrArray in = { xt->v.dtype, xt->v.shape, calloc(ir_array_bytes(&xt->v) + 1, 1) }, ref[1] = { 0 };
-    uint64_t seed = 9;
-    for (int64_t k = 0; k < ir_shape_numel(&xt->v.shape); k++)
-        ir_store_f64(q->xt, in.data, k, q->xt == IR_DT_I8 ? (double)((int)(rnd(&seed) % 256) - 128)
-                                        : q->xt == IR_DT_F32 ? (double)((int)(rnd(&seed) % 2001) - 1000) / 64
-                                                             : (double)(rnd(&seed) % 256));
+    IrArray in = random_input(&t, 9), ref[1] = { 0 };
     UtilDiag d;
     util_diag_init(&d);
     if (interp_run(t.g, &in, ref, &d) != 0)
@@ -383,20 +397,8 @@ static void pcase(const PCase *q)
         if (p->n_kernels != 1 + (q->xt == IR_DT_F32) || !has_vector_loop(p->kernels[p->n_kernels - 1].body) ||
             has_buf(p, "padded"))
             fail_msg("graph %s: the row-vector MaxPool form was not taken", q->name);
-        tgt_cpu_apply_schedule(p, &s);
-        loop_simplify(p);
-        if (low_plan_memory(p, t.g, &d) != 0 || loop_verify(p, &d) != 0)
-            fail_diag("plan", &d);
-        CgJit *j = NULL;
-        CgOptions co = { .opt_level = 2, .cpu = host ? NULL : "x86-64-v3", .features = host ? NULL : "" };
-        if (cg_jit(p, &co, &j, &d) != 0)
-            fail_diag("jit", &d);
-        size_t wsz = (size_t)p->workspace_bytes;
-        void *ws = wsz ? aligned_alloc(64, (wsz + 63) / 64 * 64) : NULL;
-        void *out = calloc(ir_array_bytes(&ref[0]) + 1, 1);
-        const void *inp[1] = { in.data };
-        void *outp[1] = { out };
-        assert_int_equal(cg_jit_entry(j)(inp, outp, ws), 0);
+        void *out = jit_run(p, t.g, &s, host ? NULL : "x86-64-v3", (const void *[]){ in.data },
+                            ir_array_bytes(&ref[0]));
         for (int64_t i = 0; i < ir_array_numel(&ref[0]); i++) {
             double a = ir_load_f64(ref[0].dtype, ref[0].data, i), b = ir_load_f64(ref[0].dtype, out, i);
             if (a != b)
@@ -404,9 +406,6 @@ static void pcase(const PCase *q)
                          host ? "host" : "x86-64-v3", (long long)i, a, b);
         }
         free(out);
-        free(ws);
-        cg_jit_free(j);
-        loop_program_free(p);
     }
     free(in.data);
     interp_array_free(&ref[0]);
@@ -516,22 +515,8 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const 
         fail_diag("lower", &d);
     if (!has_buf(p, "bweights"))
         fail_msg("graph %s at %d bits: the bfloat16 form was not taken", q->name, bits);
-    tgt_cpu_apply_schedule(p, &s);
-    loop_simplify(p);
-    if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
-        fail_diag("plan", &d);
-    CgJit *j = NULL;
-    CgOptions co = { .opt_level = 2, .cpu = cpu, .features = cpu ? "" : NULL };
-    if (cg_jit(p, &co, &j, &d) != 0)
-        fail_diag("jit", &d);
-    size_t wsz = (size_t)p->workspace_bytes;
-    void *ws = wsz ? aligned_alloc(64, (wsz + 63) / 64 * 64) : NULL;
-    if (ws)
-        memset(ws, 0xa5, (wsz + 63) / 64 * 64);
-    float *out = calloc((size_t)ir_array_numel(ref) + 1, sizeof *out);
-    const void *inp[2] = { in[0].data, n_in > 1 ? in[1].data : NULL };
-    void *outp[1] = { out };
-    assert_int_equal(cg_jit_entry(j)(inp, outp, ws), 0);
+    float *out = jit_run(p, g, &s, cpu, (const void *[]){ in[0].data, n_in > 1 ? in[1].data : NULL },
+                         (size_t)ir_array_numel(ref) * sizeof *out);
     double worst = 0;
     for (int64_t i = 0; i < ir_array_numel(ref); i++) {
         double a = ir_load_f64(IR_DT_F32, ref->data, i), lim = ir_load_f64(IR_DT_F32, bound->data, i);
@@ -543,9 +528,6 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const 
     }
     assert_true(worst > 0);              /* rounded: the products did not run in float32 */
     free(out);
-    free(ws);
-    cg_jit_free(j);
-    loop_program_free(p);
 }
 
 static void bcase(const BCase *q)
