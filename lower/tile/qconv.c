@@ -223,13 +223,7 @@ typedef struct QRows {
     int bf16;                  /* words of two bfloat16: float32 weights wf (laid out as w), bias bf or NULL */
     const float *wf, *bf;
     int b_rt;                  /* bf16: B known only at run time ([G][K][N], packed by a kernel), else -1 */
-    int64_t G;                 /* batches of R rows (A [G][R][K], Y [G][R][N]); 1 unless b_rt or ap_in */
-    int ap_in;                 /* a convolution's channel form (conv_blocks): A its pack P [G][K4][R] (G images,
-                                  R pixels; made), B the words wk [N][K4] and the bias bk made, Y [G][N][R] with
-                                  images y_n apart; else -1 */
-    const int32_t *wk;
-    const int32_t *bk;         /* int32 bias', or float32 bits */
-    int64_t y_n;
+    int64_t G;                 /* batches of R rows (A [G][R][K], Y [G][R][N]); 1 unless b_rt */
 } QRows;
 
 /* The dot product of a block's words: of two bfloat16, of two int16, or of four bytes. */
@@ -350,29 +344,6 @@ static float rows_wf(const QRows *q, int64_t k, int64_t n)
     return k >= q->K ? 0.0f : q->w_nk ? q->wf[n * q->K + k] : q->wf[k * q->N + n];
 }
 
-/* The channel form's vectors of channels a block (at most nvmax, N >= nv nr):
- * 3 when the last panel's overlap redoes at most 1/16 of the channels, else
- * the count that redoes the fewest.  3 rather than 4 on AVX-512 although
- * 512 channels fill 4: a panel of ResNet-18's 7x7 layers (4608 taps by 64
- * channels, 590 KB of words) and the pack (450 KB) overflowed a 1 MB L2,
- * by 48 they fit (its bfloat16 model 9.36 -> 8.85 ms; 2 vectors: 9.01). */
-static int chan_nv(int64_t N, int nr, int nvmax)
-{
-    int best = 0;
-    int64_t best_dup = 0;
-    for (int nv = nvmax; nv >= 1; nv--) {
-        int64_t nrv = (int64_t)nv * nr;
-        if (N < nrv)
-            continue;
-        int64_t dup = (N + nrv - 1) / nrv * nrv - N;
-        if (nv == 3 && dup * 16 <= N)
-            return 3;
-        if (!best || dup < best_dup)
-            best = nv, best_dup = dup;
-    }
-    return best ? best : 1;
-}
-
 static int qrows(Low *L, QRows *q, const float *m)
 {
     const LowSchedule *s = L->s;
@@ -382,16 +353,11 @@ static int qrows(Low *L, QRows *q, const float *m)
         nv--;
     if (q->N < nr)
         return 1;
-    if (q->ap_in >= 0) {        /* a plane of 7x7 or 14x14 pixels in whole blocks of 7 rows */
-        mr = tile_fewest_idle(q->R, bits >= 512 ? 7 : 6, 4);
-        nv = chan_nv(q->N, nr, nv);
-    }
     if (q->R < mr)
         mr = (int)q->R;
     int64_t nrv = (int64_t)nv * nr, NT = (q->N + nrv - 1) / nrv;
     /* B's panels, bias' and the multipliers per column; the accumulator bound */
-    IrShape bsh = { .rank = 1, .dims = { (q->b_rt >= 0 ? q->G : 1) * NT * q->K4 * nrv } };
-    IrShape csh = { .rank = 1, .dims = { q->N } };
+    IrShape bsh = { .rank = 1, .dims = { q->G * NT * q->K4 * nrv } }, csh = { .rank = 1, .dims = { q->N } };
     int32_t *bp = q->b_rt >= 0 ? NULL : util_arena_array(&L->p->arena, (size_t)bsh.dims[0], sizeof *bp);
     int32_t *bias = util_arena_array(&L->p->arena, (size_t)q->N, sizeof *bias);   /* bf16: float32 bits */
     if ((!bp && q->b_rt < 0) || !bias)
@@ -401,24 +367,20 @@ static int qrows(Low *L, QRows *q, const float *m)
         for (int64_t k4 = 0; k4 < q->K4; k4++)
             for (int64_t c = 0; c < nrv; c++) {
                 uint32_t word = 0;
-                for (int j = 0; j < 4 && !q->bf16 && !q->i16 && !q->wk; j++)
+                for (int j = 0; j < 4 && !q->bf16 && !q->i16; j++)
                     word |= (uint32_t)(uint8_t)rows_w(q, 4 * k4 + j, n0 + c) << (8 * j);
-                for (int j = 0; j < 2 && q->i16 && !q->wk; j++)
+                for (int j = 0; j < 2 && q->i16; j++)
                     word |= (uint32_t)(uint16_t)rows_w(q, 2 * k4 + j, n0 + c) << (16 * j);
-                if (q->bf16 && !q->wk)
+                if (q->bf16)
                     word = bf16_of(rows_wf(q, 2 * k4, n0 + c)) | bf16_of(rows_wf(q, 2 * k4 + 1, n0 + c)) << 16;
-                if (q->wk)
-                    word = (uint32_t)q->wk[(n0 + c) * q->K4 + k4];
                 bp[(nt * q->K4 + k4) * nrv + c] = (int32_t)word;
             }
     }
-    for (int64_t n = 0; n < q->N && q->bf16 && !q->bk; n++) {
+    for (int64_t n = 0; n < q->N && q->bf16; n++) {
         float b = q->bf ? q->bf[n] : 0.0f;
         memcpy(&bias[n], &b, sizeof b);
     }
-    if (q->bk)
-        memcpy(bias, q->bk, (size_t)q->N * sizeof *bias);
-    for (int64_t n = 0; n < q->N && !q->bf16 && !q->bk; n++) {
+    for (int64_t n = 0; n < q->N && !q->bf16; n++) {
         int64_t sw = 0;
         for (int64_t k = 0; k < q->K; k++)
             sw += rows_w(q, k, n);
@@ -428,14 +390,12 @@ static int qrows(Low *L, QRows *q, const float *m)
         bias[n] = (int32_t)bd;
     }
     IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
-    int bpb = loop_add_buf(L->p, q->ap_in >= 0 ? (q->bf16 ? "bweights_ch" : "qweights_ch") : q->bf16 ? "bweights" : "qweights",
-                           IR_DT_I32, &bsh, q->b_rt >= 0 ? LOOP_ST_WORKSPACE : LOOP_ST_CONST);
+    int bpb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &bsh,
+                           q->b_rt >= 0 ? LOOP_ST_WORKSPACE : LOOP_ST_CONST);
     int bb = bpb < 0 ? -1 : loop_add_buf(L->p, q->bf16 ? "bbias" : "qbias", at, &csh, LOOP_ST_CONST);
     int mb = bb < 0 || !m ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
     IrShape psh = { .rank = 1, .dims = { q->G * q->R * q->K4 } };
-    int ap = bb < 0 || (m && mb < 0) ? -1
-             : q->ap_in >= 0         ? q->ap_in
-                                     : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
+    int ap = bb < 0 || (m && mb < 0) ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
     if (ap < 0)
         return low_oom(L);
     if (bp)
@@ -443,7 +403,7 @@ static int qrows(Low *L, QRows *q, const float *m)
     L->p->bufs[bb].data = bias;
     if (m)
         L->p->bufs[mb].data = (void *)m;
-    if ((q->ap_in < 0 && rows_pack(L, q, ap)) || (q->b_rt >= 0 && rows_pack_b(L, q, bpb, NT, nrv)))
+    if (rows_pack(L, q, ap) || (q->b_rt >= 0 && rows_pack_b(L, q, bpb, NT, nrv)))
         return -1;
     int gv, nt, mt, k4;
     if (low_vars(L, 1, "g", &gv))
@@ -456,11 +416,10 @@ static int qrows(Low *L, QRows *q, const float *m)
     int n0 = low_let(L, tile, "n0", low_bin(L, LOOP_MIN, mul(L, low_v(L, nt), nrv), low_i(L, q->N - nrv)), 0);
     if (n0 < 0)
         return low_oom(L);
-    int row[TILE_MAX_MR], pix[TILE_MAX_MR];   /* the row of A and Y; the channel form: its pixel in the image */
+    int row[TILE_MAX_MR];
     for (int r = 0; r < mr; r++) {
         LoopExpr *rr = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q->R - 1));
-        if ((pix[r] = low_let(L, tile, "px", rr, 0)) < 0 ||
-            (row[r] = low_let(L, tile, "row", add(L, mul(L, low_v(L, gv), q->R), low_v(L, pix[r])), 0)) < 0)
+        if ((row[r] = low_let(L, tile, "row", add(L, mul(L, low_v(L, gv), q->R), rr), 0)) < 0)
             return low_oom(L);
         for (int v = 0; v < nv; v++) {
             int c;
@@ -474,9 +433,7 @@ static int qrows(Low *L, QRows *q, const float *m)
         }
     }
     for (int r = 0; r < mr; r++) {
-        LoopExpr *wa = q->ap_in >= 0 ? add(L, mul(L, add(L, mul(L, low_v(L, gv), q->K4), low_v(L, k4)), q->R), low_v(L, pix[r]))
-                                     : add(L, mul(L, low_v(L, row[r]), q->K4), low_v(L, k4));
-        int av = low_let(L, kb, "a", low_load(L, ap, wa, IR_DT_I32), 0);
+        int av = low_let(L, kb, "a", low_load(L, ap, add(L, mul(L, low_v(L, row[r]), q->K4), low_v(L, k4)), IR_DT_I32), 0);
         if (av < 0)
             return low_oom(L);
         for (int v = 0; v < nv; v++) {
@@ -484,7 +441,7 @@ static int qrows(Low *L, QRows *q, const float *m)
             if (low_vars(L, 1, "c", &c))
                 return low_oom(L);
             LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
-            LoopExpr *panel = q->b_rt >= 0 ? add(L, mul(L, low_v(L, gv), NT), low_v(L, nt)) : low_v(L, nt);
+            LoopExpr *panel = add(L, mul(L, low_v(L, gv), NT), low_v(L, nt));
             LoopExpr *bi = add(L, mul(L, add(L, mul(L, panel, q->K4), low_v(L, k4)), nrv),
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
@@ -503,15 +460,10 @@ static int qrows(Low *L, QRows *q, const float *m)
                 return low_oom(L);
             LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
-            int cf = q->ap_in >= 0;     /* the channel form: Y [G][N][R], its column the channel */
-            LoopExpr *yi = cf ? add(L, add(L, mul(L, low_v(L, gv), q->y_n), mul(L, loop_expr_copy(L->p, col), q->R)),
-                                    low_v(L, pix[r]))
-                              : add(L, mul(L, low_v(L, row[r]), q->N), loop_expr_copy(L->p, col));
-            LoopStmt *st = m    ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32,
-                                                                        low_in(L, 7)))
-                           : cf ? tile_out_store(L, yi, low_v(L, gv), loop_expr_copy(L->p, col), low_v(L, pix[r]), NULL,
-                                                 NULL, a)
-                                : tile_out_store(L, yi, NULL, NULL, low_v(L, row[r]), loop_expr_copy(L->p, col), NULL, a);
+            LoopExpr *yi = add(L, mul(L, low_v(L, row[r]), q->N), loop_expr_copy(L->p, col));
+            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32,
+                                                                     low_in(L, 7)))
+                             : tile_out_store(L, yi, NULL, NULL, low_v(L, row[r]), loop_expr_copy(L->p, col), NULL, a);
             if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
@@ -579,8 +531,7 @@ int tile_qmatmul(Low *L)
     const IrShape as = low_buf(L, a)->shape, bs = low_buf(L, b)->shape;
     if (as.rank < 2 || bs.rank != 2 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
         return 1;
-    QRows q = { .a = a, .y = y, .K = bs.dims[0], .N = bs.dims[1], .w = known(L, 3, IR_DT_I8, -1), .b_rt = -1, .G = 1,
-                .ap_in = -1 };
+    QRows q = { .a = a, .y = y, .K = bs.dims[0], .N = bs.dims[1], .w = known(L, 3, IR_DT_I8, -1), .b_rt = -1, .G = 1 };
     if (!q.w || as.dims[as.rank - 1] != q.K)
         return 1;
     q.R = ir_shape_numel(&as) / q.K;
@@ -590,26 +541,6 @@ int tile_qmatmul(Low *L)
     float *m;
     int r = q_operands(L, q.K * q.N, q.N, q.i16, &m, &q.cz);
     return r ? r : qrows(L, &q, m);
-}
-
-/* Does a convolution take the channel form -- the rows' blocks (qrows) over
- * its pack, MR pixels broadcast by NV vectors of output channels, each
- * accumulator stored along a channel's plane (a scatter) -- rather than
- * NV vectors of pixels by MR channels?  When its plane fills the pixel
- * lanes worse or in narrower blocks than its channels fill the channel
- * lanes: ResNet-18's 7x7 planes of 49 pixels took 64 lanes (23% idle), its
- * 14x14 ones 2 vectors a block; the reduction long enough for the
- * scattered stores not to count.  One group. */
-static int channel_form(const QConv *q, int nr, int nvmax, int nv)
-{
-    int nvc = chan_nv(q->cout, nr, nvmax);
-    int64_t nrv = (int64_t)nvc * nr, Mp = (q->M + (int64_t)nv * nr - 1) / ((int64_t)nv * nr) * nv * nr;
-    if (q->G != 1 || q->cout < nrv || q->K4 < 64)
-        return 0;
-    int mr = tile_fewest_idle(q->M, nvmax >= 4 ? 7 : 6, 4);
-    int64_t NT = (q->cout + nrv - 1) / nrv, Mr = (q->M + mr - 1) / mr * mr;
-    double ep = (double)q->M / (double)Mp, ec = (double)q->M / (double)Mr * (double)q->cout / (double)(NT * nrv);
-    return ec > ep + 0.02 || (nv < nvmax && ec >= ep);
 }
 
 /* The convolution's packing and compute kernels for q (its operands set),
@@ -646,9 +577,6 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
     q->OW1 = q->flat ? q->M : w->out[S - 1];
     if (ys[S + 1] != 1 || (S == 2 && ys[2] != w->out[1]) || xs[S + 1] != 1)
         return 1;
-    int cf = channel_form(q, nr, nvmax, nv);
-    if (cf)
-        q->Mp = q->M;
     IrShape wsh = { .rank = 1, .dims = { C * q->K4 } }, csh = { .rank = 1, .dims = { C } };
     IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
     int wqb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &wsh, LOOP_ST_CONST);
@@ -666,11 +594,6 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
         return -1;
     if (pack_kernel(L, q, pb))
         return -1;
-    if (cf) {
-        QRows qr = { .y = q->y, .R = q->M, .K = q->K, .K4 = q->K4, .N = q->cout, .G = w->batch, .bf16 = q->bf16,
-                     .i16 = q->i16, .b_rt = -1, .ap_in = pb, .wk = wq, .bk = bias, .y_n = ys[0] };
-        return qrows(L, &qr, m);
-    }
 
     /* the compute kernel: n, g, pixel block pt, channel block mt */
     int n, g, pt, mt, k4;
@@ -784,7 +707,7 @@ int tile_qconv(Low *L)
     if (one && q.G == 1 && plain(low_buf(L, q.x)) && plain(low_buf(L, q.y))) {
         /* one pixel an image (a Gemm's rows): the images are the rows */
         QRows qr = { .a = q.x, .y = q.y, .R = w->batch, .K = q.K, .K4 = q.K4, .N = C, .w = wt, .w_nk = 1,
-                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq, .b_rt = -1, .G = 1, .i16 = q.i16, .ap_in = -1 };
+                     .xs_signed = q.xs_signed, .cz = cz, .bq = bq, .b_rt = -1, .G = 1, .i16 = q.i16 };
         return qrows(L, &qr, m);
     }
     q.xz = cz - (q.xs_signed && !q.i16 ? 128 : 0);
@@ -906,7 +829,7 @@ static int bf16_rows(Low *L, QRows *q, int nk)
         if (as.dims[i] != bs.dims[i])
             return 1;                /* (batch dims broadcast: the float32 forms) */
     *q = (QRows){ .a = a, .y = y, .K = bs.dims[bs.rank - (nk ? 1 : 2)], .N = bs.dims[bs.rank - (nk ? 2 : 1)],
-                  .w_nk = nk, .bf16 = 1, .wf = wf, .b_rt = rt ? b : -1, .G = 1, .ap_in = -1 };
+                  .w_nk = nk, .bf16 = 1, .wf = wf, .b_rt = rt ? b : -1, .G = 1 };
     if (as.dims[as.rank - 1] != q->K || q->K < 8)
         return 1;
     q->R = ir_shape_numel(&as) / q->K;

@@ -206,8 +206,6 @@ static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, 
         fail_diag("lower", &d);
     if (!has_buf(p, "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
-    if (strcmp(g->name, "qchan") == 0 && !has_buf(p, "qweights_ch"))
-        fail_msg("graph %s at %d bits: the channel form was not taken", g->name, dot);
     if (strcmp(g->name, "qmm_chain") == 0 && !i16 && !has_buf(p, "qmm_out0_words"))
         fail_msg("graph %s: the intermediate's bytes were not read as words", g->name);
     void *out = jit_run(p, g, &s, cpu, (const void *[]){ in->data }, ir_array_bytes(ref));
@@ -301,15 +299,6 @@ static void test_qconv_one_pixel(void **state)
 {
     (void)state;   /* the Gemm form: 37 images of one pixel, 50 channels (K not a multiple of 4) -> 21 */
     QCase q = { "qgemm", IR_DT_U8, IR_DT_I8, 50, 21, 1, 1, { 1 }, { 1 }, { 0, 0 }, { 0 }, { 0 }, 1, 1, 90, 3, 37, 0 };
-    qcase(&q);
-}
-
-static void test_qconv_channel_form(void **state)
-{
-    (void)state;   /* two images of 7x7 pixels by 64 channels over 288 taps: pixels broadcast, channels in the
-                      lanes, each accumulator stored along its channel's plane (qconv.c, channel_form) */
-    QCase q = { "qchan", IR_DT_I8, IR_DT_I8, 32, 64, 1, 2, { 7, 7 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 1, 1,
-                -3, 5, 2, 0 };
     qcase(&q);
 }
 
@@ -526,8 +515,6 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const 
         fail_diag("lower", &d);
     if (!has_buf(p, "bweights"))
         fail_msg("graph %s at %d bits: the bfloat16 form was not taken", q->name, bits);
-    if (strcmp(q->name, "b_chan") == 0 && !has_buf(p, "bweights_ch"))
-        fail_msg("graph %s at %d bits: the channel form was not taken", q->name, bits);
     float *out = jit_run(p, g, &s, cpu, (const void *[]){ in[0].data, n_in > 1 ? in[1].data : NULL },
                          (size_t)ir_array_numel(ref) * sizeof *out);
     double worst = 0;
@@ -594,9 +581,6 @@ static void test_bf16_conv(void **state)
     bcase(&c);
     BCase e = { "b_1d", IR_OP_Conv, 13, 7, 1, { 40 }, { 5 }, { 2, 1 }, { 1 }, 1, 0 };
     bcase(&e);
-    /* a 7x7 plane by 64 channels over 144 taps, stride 2: the channel form (channel_form) */
-    BCase f = { "b_chan", IR_OP_Conv, 16, 64, 2, { 13, 13 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, 1, 0 };
-    bcase(&f);
 }
 
 static void test_bf16_matmul_gemm(void **state)
@@ -621,8 +605,7 @@ int main(void)
         cmocka_unit_test(test_qconv_3x3),          cmocka_unit_test(test_qconv_uint8_strided),
         cmocka_unit_test(test_qconv_pointwise),    cmocka_unit_test(test_qconv_grouped_dilated),
         cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
-        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qconv_channel_form),
-        cmocka_unit_test(test_qmatmul),
+        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
         cmocka_unit_test(test_qmaxpool),
         cmocka_unit_test(test_bf16_conv),          cmocka_unit_test(test_bf16_matmul_gemm),
