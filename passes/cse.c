@@ -10,10 +10,20 @@
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
 
+/* FNV-1a over 8-byte words, then the bytes left: the hash only buckets
+ * (equal values are then compared whole), and byte by byte its dependent
+ * multiplies took 52 ms over ResNet-18's 45 MB of weights, 3.5% of its
+ * compile. */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, sizeof w);
+        h = mix(h, w);
+    }
+    for (; i < n; i++)
         h = mix(h, b[i]);
     return h;
 }
