@@ -449,6 +449,25 @@ static int dot_weights(const IrGraph *g, const Deq *w)
     return pass_value(g, w->q) && g->tensors[w->q].v.dtype == IR_DT_I8 && (w->zp < 0 || z);
 }
 
+/* Two run-time 8-bit operands of a MatMul for the dot products (lower/tile/qconv.c,
+ * tile_qmatmul): a per tensor [.., R, K], b per tensor [K, N] or with a's batch
+ * dims, each the output of a QuantizeLinear (a plain tensor of its own), N >= 16
+ * and 8 <= K < 11000 (the row and column terms in int32). */
+static int dot_runtime(const IrGraph *g, const Deq *a, const Deq *b)
+{
+    const IrShape *as = &g->tensors[a->q].v.shape, *bs = &g->tensors[b->q].v.shape;
+    if (pass_value(g, b->q) || !per_tensor8(g, b) || as->rank < 2 || bs->rank < 2 ||
+        producer(g, a->q, IR_OP_QuantizeLinear) < 0 || producer(g, b->q, IR_OP_QuantizeLinear) < 0)
+        return 0;
+    if (bs->rank != 2 && bs->rank != as->rank)
+        return 0;
+    for (int i = 0; bs->rank > 2 && i < as->rank - 2; i++)
+        if (as->dims[i] != bs->dims[i])
+            return 0;
+    int64_t K = bs->dims[bs->rank - 2], N = bs->dims[bs->rank - 1];
+    return K == as->dims[as->rank - 1] && N >= 16 && K >= 8 && K < 11000;
+}
+
 static int dot_conv(const IrGraph *g, const IrNode *n, const Deq *w)
 {
     const IrShape *ys = &g->tensors[n->out[0]].v.shape, *ws = &g->tensors[w->q].v.shape;
@@ -514,7 +533,8 @@ static int matmul_at(IrGraph *g, int mm, int mode, UtilDiag *d)
         return 0;
     int first_new = g->n_nodes, ys, yz, bf = -1, ex = 0;
     int64_t N = bs->dims[bs->rank - 1], K = g->tensors[a.q].v.shape.dims[g->tensors[a.q].v.shape.rank - 1];
-    int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && bs->rank == 2 && N >= 16 && dot_weights(g, &b));
+    int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && ((bs->rank == 2 && N >= 16 && dot_weights(g, &b)) ||
+                                                         dot_runtime(g, &a, &b)));
     double X = type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0));
     if (keep8)
         ex = 0;

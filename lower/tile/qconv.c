@@ -224,6 +224,9 @@ typedef struct QRows {
     const float *wf, *bf;
     int b_rt;                  /* bf16: B known only at run time ([G][K][N], packed by a kernel), else -1 */
     int64_t G;                 /* batches of R rows (A [G][R][K], Y [G][R][N]); 1 unless b_rt */
+    int64_t zb;                /* 8 bits, B at run time: B's zero point as its words hold it (below) */
+    int col_sums, row_sums;    /* ... then: workspace [G][NT][NRV] int32, the column terms of the panels;
+                                  [G][R] int32, the row terms (-1: zb 0, none) */
 } QRows;
 
 /* The dot product of a block's words: of two bfloat16, of two int16, or of four bytes. */
@@ -307,35 +310,98 @@ static int rows_pack(Low *L, const QRows *q, int ap)
     return low_kernel_prepares(L, low_nest(L, 2, vars, ext, blk), q->G * q->R * q->K4);
 }
 
-/* B known at run time (bf16): Bp[g][nt][k2][c] = bf16pack(B[g][2 k2][n0 + c],
+/* B known at run time: Bp[g][nt][k2][c] = bf16pack(B[g][2 k2][n0 + c],
  * B[g][2 k2 + 1][n0 + c]) with n0 = min(nt NRV, N - NRV), the panels the
- * constant ones would be (0 past K). */
+ * constant ones would be (0 past K).  8 bits: the words of E = 4 bytes (2
+ * int16 halves) of b' = B[g][E k2 + j][n0 + c], b' = b - 128 for uint8 B in
+ * bytes (a signed byte), else b; and the panel's column terms
+ *     cs[g][nt][c] = K cz zb - cz sum_k b'[k][n0 + c]
+ * (cz the packed value of A's zero point, zb B's zero point as b'), which
+ * with the row terms (rows_sums) make the dot products' sum of the packed
+ * values sum_k (a - az)(b - bz) (the constant weights' bias', at run time):
+ *     sum (a' - cz)(b' - zb) = sum a' b' - zb sum a' - cz sum b' + K cz zb.
+ * Per panel, so that the last, overlapping panel sums its own columns. */
 static int rows_pack_b(Low *L, const QRows *q, int bp, int64_t NT, int64_t nrv)
 {
-    int g, nt, k2, c;
-    if (low_vars(L, 1, "g", &g) || low_vars(L, 1, "nt", &nt) || low_vars(L, 1, "k2", &k2) || low_vars(L, 1, "c", &c))
+    int g, nt, k2, c, c2;
+    if (low_vars(L, 1, "g", &g) || low_vars(L, 1, "nt", &nt) || low_vars(L, 1, "k2", &k2) || low_vars(L, 1, "c", &c) ||
+        low_vars(L, 1, "c", &c2))
         return low_oom(L);
-    LoopStmt *blk = loop_block(L->p);
-    int n0 = blk ? low_let(L, blk, "n0", low_bin(L, LOOP_MIN, mul(L, low_v(L, nt), nrv), low_i(L, q->N - nrv)), 0) : -1;
-    if (n0 < 0)
+    LoopStmt *blk = loop_block(L->p), *pan = loop_block(L->p);
+    int n0 = pan ? low_let(L, pan, "n0", low_bin(L, LOOP_MIN, mul(L, low_v(L, nt), nrv), low_i(L, q->N - nrv)), 0) : -1;
+    if (n0 < 0 || !blk)
         return low_oom(L);
-    LoopExpr *half[2];
-    for (int j = 0; j < 2; j++) {
-        LoopExpr *k = add(L, mul(L, low_v(L, k2), 2), low_i(L, j));
+    int E = q->bf16 || q->i16 ? 2 : 4;
+    IrDType bt = low_buf(L, q->b_rt)->dtype;
+    LoopExpr *word = NULL, *half[2], *sum = NULL;
+    for (int j = 0; j < E; j++) {
+        LoopExpr *k = add(L, mul(L, low_v(L, k2), E), low_i(L, j));
         LoopExpr *at = add(L, add(L, mul(L, low_v(L, g), q->K * q->N), mul(L, k, q->N)), add(L, low_v(L, n0), low_v(L, c)));
-        half[j] = low_load(L, q->b_rt, at, IR_DT_F32);
-        if (j && q->K % 2)
-            half[j] = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, k), low_i(L, q->K)), half[j],
-                                  low_const(L, IR_DT_F32, 0));
+        LoopExpr *in_k = low_bin(L, LOOP_LT, loop_expr_copy(L->p, k), low_i(L, q->K));
+        if (q->bf16) {
+            half[j] = low_load(L, q->b_rt, at, IR_DT_F32);
+            if (j && q->K % 2)
+                half[j] = loop_select(L->p, in_k, half[j], low_const(L, IR_DT_F32, 0));
+            continue;
+        }
+        LoopExpr *v = low_convert(L, low_load(L, q->b_rt, at, bt), IR_DT_I32);
+        if (bt == IR_DT_U8 && E == 4)
+            v = low_bin(L, LOOP_SUB, v, ci32(L, 128));
+        if (q->K % E)
+            v = loop_select(L->p, in_k, v, ci32(L, 0));
+        sum = sum ? low_bin(L, LOOP_ADD, sum, loop_expr_copy(L->p, v)) : loop_expr_copy(L->p, v);
+        LoopExpr *u = low_bin(L, LOOP_AND, v, ci32(L, E == 4 ? 255 : 0xffff));
+        word = j ? low_bin(L, LOOP_OR, word, low_bin(L, LOOP_SHL, u, ci32(L, 32 / E * j))) : u;
     }
+    if (q->bf16)
+        word = loop_call(L->p, LOOP_I_bf16pack, 2, half);
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), q->K4), low_v(L, k2)), nrv),
                         low_v(L, c));
-    LoopStmt *st = low_store(L, bp, dst, loop_call(L->p, LOOP_I_bf16pack, 2, half));
+    LoopStmt *st = low_store(L, bp, dst, word);
     if (!st || tile_vec_loop(L, blk, c, st, (int)nrv))
         return low_oom(L);
-    int vars[3] = { g, nt, k2 };
-    int64_t ext[3] = { q->G, NT, q->K4 };
-    return low_kernel_prepares(L, low_nest(L, 3, vars, ext, blk), q->G * NT * q->K4 * nrv);
+    if (!q->bf16) {    /* the column terms: cz K zb, then - cz b' a word at a time */
+        LoopExpr *ci = add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), nrv), low_v(L, c2));
+        LoopStmt *init = low_store(L, q->col_sums, ci, ci32(L, q->K * q->cz * q->zb));
+        LoopExpr *cj = add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), nrv), low_v(L, c));
+        LoopStmt *upd = low_store(L, q->col_sums, cj, low_bin(L, LOOP_SUB, low_load(L, q->col_sums, loop_expr_copy(L->p, cj), IR_DT_I32),
+                                                               low_bin(L, LOOP_MUL, ci32(L, q->cz), sum)));
+        if (!init || !upd || tile_vec_loop(L, pan, c2, init, (int)nrv))
+            return low_oom(L);
+        /* (the column update rides in the word loop: the same lanes c) */
+        LoopStmt *wl = blk->u.block.items[blk->u.block.n - 1];
+        LoopStmt *wb = loop_block(L->p);
+        if (!wb || low_add(L, wb, wl->u.loop.body) || low_add(L, wb, upd))
+            return low_oom(L);
+        wl->u.loop.body = wb;
+    }
+    if (low_add(L, pan, loop_for(L->p, k2, low_i(L, q->K4), LOOP_SERIAL, blk)))
+        return low_oom(L);
+    int vars[2] = { g, nt };
+    int64_t ext[2] = { q->G, NT };
+    return low_kernel_prepares(L, low_nest(L, 2, vars, ext, pan), q->G * NT * q->K4 * nrv);
+}
+
+/* 8 bits, B at run time, zb nonzero: the row terms rs[row] = zb sum_k a'[row][k]
+ * (a' A's packed value: a + 128 for int8 A in bytes, else a). */
+static int rows_sums(Low *L, const QRows *q)
+{
+    int r, k;
+    LoopStmt *row = loop_block(L->p);
+    if (!row || low_vars(L, 1, "r", &r) || low_vars(L, 1, "k", &k))
+        return low_oom(L);
+    int s = low_let(L, row, "s", ci32(L, 0), 1);
+    if (s < 0)
+        return low_oom(L);
+    IrDType at = low_buf(L, q->a)->dtype;
+    LoopExpr *v = low_convert(L, low_load(L, q->a, add(L, mul(L, low_v(L, r), q->K), low_v(L, k)), at), IR_DT_I32);
+    LoopStmt *st = loop_assign(L->p, s, low_bin(L, LOOP_ADD, low_v(L, s), v));
+    int64_t off = at == IR_DT_I8 && !q->i16 ? 128 * q->K : 0;
+    if (!st || low_add(L, row, loop_for(L->p, k, low_i(L, q->K), LOOP_SERIAL, st)) ||
+        low_add(L, row, low_store(L, q->row_sums, low_v(L, r),
+                                  low_bin(L, LOOP_MUL, ci32(L, q->zb), low_bin(L, LOOP_ADD, low_v(L, s), ci32(L, off))))))
+        return low_oom(L);
+    return low_kernel_prepares(L, loop_for(L->p, r, low_i(L, q->G * q->R), LOOP_SERIAL, row), q->G * q->R * q->K);
 }
 
 /* B[k][n] as float32 (bfloat16 rows), 0 past K. */
@@ -380,7 +446,9 @@ static int qrows(Low *L, QRows *q, const float *m)
         float b = q->bf ? q->bf[n] : 0.0f;
         memcpy(&bias[n], &b, sizeof b);
     }
-    for (int64_t n = 0; n < q->N && !q->bf16; n++) {
+    if (q->b_rt >= 0 && !q->bf16)       /* (the column terms instead: rows_pack_b) */
+        memset(bias, 0, (size_t)q->N * sizeof *bias);
+    for (int64_t n = 0; n < q->N && !q->bf16 && q->b_rt < 0; n++) {
         int64_t sw = 0;
         for (int64_t k = 0; k < q->K; k++)
             sw += rows_w(q, k, n);
@@ -403,7 +471,15 @@ static int qrows(Low *L, QRows *q, const float *m)
     L->p->bufs[bb].data = bias;
     if (m)
         L->p->bufs[mb].data = (void *)m;
-    if (rows_pack(L, q, ap) || (q->b_rt >= 0 && rows_pack_b(L, q, bpb, NT, nrv)))
+    int rt8 = q->b_rt >= 0 && !q->bf16;     /* 8 bits, B at run time: the column and row terms */
+    if (rt8) {
+        IrShape css = { .rank = 1, .dims = { q->G * NT * nrv } }, rss = { .rank = 1, .dims = { q->G * q->R } };
+        q->col_sums = loop_add_buf(L->p, "qcolterms", IR_DT_I32, &css, LOOP_ST_WORKSPACE);
+        q->row_sums = q->zb ? loop_add_buf(L->p, "qrowterms", IR_DT_I32, &rss, LOOP_ST_WORKSPACE) : -1;
+        if (q->col_sums < 0 || (q->zb && q->row_sums < 0))
+            return low_oom(L);
+    }
+    if (rows_pack(L, q, ap) || (q->b_rt >= 0 && rows_pack_b(L, q, bpb, NT, nrv)) || (rt8 && q->zb && rows_sums(L, q)))
         return -1;
     int gv, nt, mt, k4;
     if (low_vars(L, 1, "g", &gv))
@@ -426,8 +502,15 @@ static int qrows(Low *L, QRows *q, const float *m)
             if (low_vars(L, 1, "c", &c))
                 return low_oom(L);
             LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
-                                     low_load(L, bb, col, at));
+            LoopExpr *init = low_load(L, bb, col, at);
+            if (rt8) {      /* the column terms of panel nt, less the row's */
+                LoopExpr *pc = add(L, mul(L, add(L, mul(L, low_v(L, gv), NT), low_v(L, nt)), nrv),
+                                   add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+                init = low_load(L, q->col_sums, pc, IR_DT_I32);
+                if (q->zb)
+                    init = low_bin(L, LOOP_SUB, init, low_load(L, q->row_sums, low_v(L, row[r]), IR_DT_I32));
+            }
+            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), init);
             if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
@@ -480,7 +563,7 @@ static int qrows(Low *L, QRows *q, const float *m)
  * *cz the value a real zero packs as: its byte (x_zp + 128 for int8) in
  * words of bytes, x_zp itself in int16 halves (i16).  1 when they do not
  * qualify. */
-static int q_operands(Low *L, int64_t n_w, int64_t C, int i16, float **m, int64_t *cz)
+static int q_operands(Low *L, int64_t n_w, int64_t C, int i16, float **m, int64_t *cz, int64_t *zb)
 {
     int x = low_in(L, 0), y = low_out(L, 0);
     if (x < 0 || y < 0)
@@ -492,12 +575,19 @@ static int q_operands(Low *L, int64_t n_w, int64_t C, int i16, float **m, int64_
     const float *xsc = known(L, 1, IR_DT_F32, 1), *wsc = known(L, 4, IR_DT_F32, -1), *ysc = known(L, 6, IR_DT_F32, 1);
     const void *xzp = known(L, 2, xt, 1);
     const IrArray *wza = low_has(L, 5) ? low_known(L, 5) : NULL;
-    if (!known(L, 3, IR_DT_I8, n_w) || !xsc || !wsc || !ysc || !xzp || (low_has(L, 5) && !wza) || !known(L, 7, yt, 1))
+    if ((!zb && !known(L, 3, IR_DT_I8, n_w)) || !xsc || !wsc || !ysc || !xzp || (low_has(L, 5) && !wza) ||
+        !known(L, 7, yt, 1))
         return 1;
     int64_t nws = ir_shape_numel(&low_known(L, 4)->shape);
-    if (nws != 1 && nws != C)
+    if (nws != 1 && (nws != C || zb))
         return 1;
-    for (int64_t i = 0; wza && i < ir_array_numel(wza); i++)
+    if (zb) {          /* B at run time: int8 or uint8, a zero point per tensor, as its words hold it */
+        IrDType bt = low_buf(L, low_in(L, 3))->dtype;
+        if ((bt != IR_DT_I8 && bt != IR_DT_U8) || (wza && (ir_array_numel(wza) != 1 || wza->dtype != bt)))
+            return 1;
+        *zb = (wza ? ir_load_i64(bt, wza->data, 0) : 0) - (bt == IR_DT_U8 && !i16 ? 128 : 0);
+    }
+    for (int64_t i = 0; wza && !zb && i < ir_array_numel(wza); i++)
         if (ir_load_i64(wza->dtype, wza->data, i) != 0)
             return 1;
     *cz = ir_load_i64(xt, xzp, 0) + (xt == IR_DT_I8 && !i16 ? 128 : 0);
@@ -529,17 +619,29 @@ int tile_qmatmul(Low *L)
     if (a < 0 || b < 0 || y < 0)
         return L->oom ? low_oom(L) : 1;
     const IrShape as = low_buf(L, a)->shape, bs = low_buf(L, b)->shape;
-    if (as.rank < 2 || bs.rank != 2 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
+    if (as.rank < 2 || bs.rank < 2 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
         return 1;
-    QRows q = { .a = a, .y = y, .K = bs.dims[0], .N = bs.dims[1], .w = known(L, 3, IR_DT_I8, -1), .b_rt = -1, .G = 1 };
-    if (!q.w || as.dims[as.rank - 1] != q.K)
+    const int8_t *wk = known(L, 3, IR_DT_I8, -1);
+    int rt = !wk;      /* B at run time: A [G][R][K] by B [G][K][N] (or [K][N]), as bf16_rows */
+    if ((!rt && bs.rank != 2) || (rt && (!plain(low_buf(L, b)) || (bs.rank != 2 && bs.rank != as.rank))))
         return 1;
+    for (int i = 0; rt && bs.rank > 2 && i < as.rank - 2; i++)
+        if (as.dims[i] != bs.dims[i])
+            return 1;
+    QRows q = { .a = a, .y = y, .K = bs.dims[bs.rank - 2], .N = bs.dims[bs.rank - 1], .w = wk, .b_rt = rt ? b : -1,
+                .G = 1 };
+    if (as.dims[as.rank - 1] != q.K || (rt && (q.K < 8 || q.K * 255 * 255 * 3 >= 2147483647LL)))
+        return 1;      /* (run time: the row and column terms and the sum stay in int32) */
     q.R = ir_shape_numel(&as) / q.K;
+    if (rt && bs.rank > 2) {
+        q.G = ir_shape_numel(&bs) / (q.K * q.N);
+        q.R /= q.G;
+    }
     q.i16 = s->dot_i8 < 256;
     q.K4 = q.i16 ? (q.K + 1) / 2 : (q.K + 3) / 4;
     q.xs_signed = low_buf(L, a)->dtype == IR_DT_I8;
     float *m;
-    int r = q_operands(L, q.K * q.N, q.N, q.i16, &m, &q.cz);
+    int r = q_operands(L, q.K * q.N, q.N, q.i16, &m, &q.cz, rt ? &q.zb : NULL);
     return r ? r : qrows(L, &q, m);
 }
 
@@ -696,7 +798,7 @@ int tile_qconv(Low *L)
     q.M = S == 2 ? w->out[0] * w->out[1] : w->out[0];
     float *m;
     int64_t cz;
-    int qo = q_operands(L, C * q.K, C, q.i16, &m, &cz);
+    int qo = q_operands(L, C * q.K, C, q.i16, &m, &cz, NULL);
     if (qo)
         return qo;
     q.xs_signed = low_buf(L, q.x)->dtype == IR_DT_I8;

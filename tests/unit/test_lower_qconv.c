@@ -54,7 +54,9 @@ typedef struct QCase {
     int xz, yz;
     int64_t batch;            /* 0: 1 */
     int matmul;               /* QLinearMatMul: x [batch, in[0], c], B [c, m]; 2: then by B2 [m, 24], its
-                                 operand an intermediate (the words read in place) */
+                                 operand an intermediate (the words read in place); 3: B a second input
+                                 [batch, c, m] of int8, zero point 3; 4: B a second input [c, m] of uint8,
+                                 zero point 140 (two run-time operands, attention's products) */
 } QCase;
 
 static int has_buf(const LoopProgram *p, const char *name)
@@ -82,9 +84,13 @@ static void build_matmul(TG *t, const QCase *q)
     in[0] = tg_input(t, "x", q->xt, 3, xd);
     in[1] = tg_const(t, "xs", IR_DT_F32, 0, NULL, &xs);
     in[2] = tg_const(t, "xz", q->xt, 0, NULL, &xz);
-    in[3] = tg_const(t, "w", IR_DT_I8, 2, bd, bv);
+    IrDType wt = q->matmul == 4 ? IR_DT_U8 : IR_DT_I8;
+    int64_t bd3[3] = { xd[0], q->c, q->m };
+    wz = q->matmul == 3 ? 3 : q->matmul == 4 ? 140 : 0;
+    in[3] = q->matmul == 3 ? tg_input(t, "w", wt, 3, bd3) : q->matmul == 4 ? tg_input(t, "w", wt, 2, bd)
+                                                                          : tg_const(t, "w", wt, 2, bd, bv);
     in[4] = q->per_channel ? tg_const(t, "ws", IR_DT_F32, 1, &q->m, ws) : tg_const(t, "ws", IR_DT_F32, 0, NULL, ws);
-    in[5] = tg_const(t, "wz", IR_DT_I8, 0, NULL, &wz);
+    in[5] = tg_const(t, "wz", wt, 0, NULL, &wz);
     in[6] = tg_const(t, "ys", IR_DT_F32, 0, NULL, &ys);
     in[7] = tg_const(t, "yz", q->yt, 0, NULL, &yz);
     int y = tg_node(t, IR_OP_QLinearMatMul, "qmm", 8, in, 1);
@@ -177,11 +183,11 @@ static void *jit_run(LoopProgram *p, IrGraph *g, const LowSchedule *s, const cha
     return out;
 }
 
-/* Graph input 0 of t's graph as an array of random values of its type
+/* Graph input i of t's graph as an array of random values of its type
  * (8-bit: the whole range; float32: multiples of 1/64 in [-15.6, 15.6]). */
-static IrArray random_input(const TG *t, uint64_t seed)
+static IrArray random_input_at(const TG *t, int i, uint64_t seed)
 {
-    const IrTensor *x = &t->g->tensors[t->g->inputs[0]];
+    const IrTensor *x = &t->g->tensors[t->g->inputs[i]];
     IrDType xt = x->v.dtype;
     IrArray in = { xt, x->v.shape, calloc(ir_array_bytes(&x->v) + 1, 1) };
     for (int64_t k = 0; k < ir_shape_numel(&x->v.shape); k++)
@@ -191,9 +197,11 @@ static IrArray random_input(const TG *t, uint64_t seed)
     return in;
 }
 
+static IrArray random_input(const TG *t, uint64_t seed) { return random_input_at(t, 0, seed); }
+
 /* Interpreter vs JIT: dot products of `dot` bits (i16: of int16 pairs,
  * dot2, else of bytes, dot4), code for cpu (NULL: the host). */
-static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, int i16, const char *cpu)
+static void run_one(IrGraph *g, const IrArray *in, int n_in, const IrArray *ref, int dot, int i16, const char *cpu)
 {
     UtilDiag d;
     util_diag_init(&d);
@@ -206,9 +214,11 @@ static void run_one(IrGraph *g, const IrArray *in, const IrArray *ref, int dot, 
         fail_diag("lower", &d);
     if (!has_buf(p, "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
+    if (n_in > 1 && !has_buf(p, "qcolterms"))
+        fail_msg("graph %s at %d bits: B at run time was not packed", g->name, dot);
     if (strcmp(g->name, "qmm_chain") == 0 && !i16 && !has_buf(p, "qmm_out0_words"))
         fail_msg("graph %s: the intermediate's bytes were not read as words", g->name);
-    void *out = jit_run(p, g, &s, cpu, (const void *[]){ in->data }, ir_array_bytes(ref));
+    void *out = jit_run(p, g, &s, cpu, (const void *[]){ in[0].data, n_in > 1 ? in[1].data : NULL }, ir_array_bytes(ref));
     for (int64_t i = 0; i < ir_array_numel(ref); i++) {
         int64_t a = ir_load_i64(ref->dtype, ref->data, i), b = ir_load_i64(ref->dtype, out, i);
         if (a != b)
@@ -225,10 +235,11 @@ static void qcase(const QCase *q)
     build(&t, q);
     if (pass_infer(t.g, &t.d) != 0)
         fail_diag("infer", &t.d);
-    IrArray in = random_input(&t, 5), ref[1] = { 0 };
+    int n_in = t.g->n_inputs;
+    IrArray in[2] = { random_input(&t, 5), n_in > 1 ? random_input_at(&t, 1, 7) : (IrArray){ 0 } }, ref[1] = { 0 };
     UtilDiag d;
     util_diag_init(&d);
-    if (interp_run(t.g, &in, ref, &d) != 0)
+    if (interp_run(t.g, in, ref, &d) != 0)
         fail_diag("interp", &d);
     /* the output is not saturated everywhere (the case would test little) */
     int64_t inner = 0, n = ir_array_numel(&ref[0]);
@@ -239,12 +250,13 @@ static void qcase(const QCase *q)
     assert_true(inner * 2 > n);
     for (int i16 = 0; i16 < 2; i16++)
         for (int dot = 256; dot <= 512; dot *= 2) {
-            run_one(t.g, &in, &ref[0], dot, i16, NULL);
+            run_one(t.g, in, n_in, &ref[0], dot, i16, NULL);
 #if defined(__x86_64__)
-            run_one(t.g, &in, &ref[0], dot, i16, "x86-64-v3");
+            run_one(t.g, in, n_in, &ref[0], dot, i16, "x86-64-v3");
 #endif
         }
-    free(in.data);
+    free(in[0].data);
+    free(in[1].data);
     interp_array_free(&ref[0]);
     ir_graph_free(t.g);
 }
@@ -314,6 +326,16 @@ static void test_qmatmul_uint8_odd_k(void **state)
     (void)state;
     QCase q = { "qmm_u8", IR_DT_U8, IR_DT_U8, 30, 17, 1, 1, { 5 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, 0, 128, 120, 1, 1 };
     qcase(&q);
+}
+
+static void test_qmatmul_runtime_b(void **state)
+{
+    (void)state;   /* [3, 9, 37] x [3, 37, 40] int8 by int8, K not a multiple of 4, a panel overlapping */
+    QCase q = { "qmm_rt", IR_DT_I8, IR_DT_I8, 37, 40, 1, 1, { 9 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, 0, -7, 1, 3, 3 };
+    qcase(&q);
+    /* [2, 13, 64] uint8 x [64, 24] uint8 (zero points 100, 140) -> uint8 */
+    QCase u = { "qmm_rt_u8", IR_DT_U8, IR_DT_U8, 64, 24, 1, 1, { 13 }, { 0 }, { 0 }, { 0 }, { 0 }, 0, 0, 100, 120, 2, 4 };
+    qcase(&u);
 }
 
 static void test_qmatmul_chain(void **state)
@@ -607,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
         cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
+        cmocka_unit_test(test_qmatmul_runtime_b),
         cmocka_unit_test(test_qmaxpool),
         cmocka_unit_test(test_bf16_conv),          cmocka_unit_test(test_bf16_matmul_gemm),
     };
