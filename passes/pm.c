@@ -20,9 +20,9 @@ static const PassInfo passes[] = {
     { "qdq", pass_qdq, "DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear as QLinearConv / QLinearMatMul" },
     { "qdq-int8", pass_qdq_int8, "qdq keeping the 8-bit tensors in memory: every product as QLinearConv / "
                                  "QLinearMatMul, the other Q / DQ as operators (--precision int8)" },
-    { "qdq-dot", pass_qdq_dot, "qdq, with the convolutions over whole input channels and the products by constant "
-                               "int8 weights as QLinearConv / QLinearMatMul, for targets with 8-bit dot products "
-                               "(x86 VNNI)" },
+    { "qdq-dot", pass_qdq_dot, "qdq, with the convolutions over whole input channels, the products by constant "
+                               "int8 weights and those of two quantized run-time operands as QLinearConv / "
+                               "QLinearMatMul, for targets with 8-bit dot products (x86 VNNI)" },
     { "fuse", pass_fuse, "group anchors (Conv, MatMul, Gemm) with elementwise epilogues, and elementwise chains, "
                          "into one kernel each" },
 };

@@ -1029,10 +1029,12 @@ static int pass_leaves(const char *pass, const char *src, const char *op)
 }
 
 /* qdq-dot (targets with 8-bit dot products): a convolution over whole
- * input channels (64 taps, 16 pixels) and a MatMul by constant int8
- * weights become the integer operators; a depthwise convolution, one of
- * fewer taps or pixels, and a product of two run-time operands keep qdq's
- * exact float32 form. */
+ * input channels (64 taps, 16 pixels), a MatMul by constant int8 weights
+ * and a MatMul of two run-time operands that QuantizeLinear made become
+ * the integer operators; a depthwise convolution, one of fewer taps or
+ * pixels, and a product of run-time operands that are not a
+ * QuantizeLinear's output (here graph inputs) keep qdq's exact float32
+ * form. */
 static void test_qdq_dot(void **state)
 {
     (void)state;
@@ -1058,6 +1060,12 @@ static void test_qdq_dot(void **state)
                      "b = input i8 [32,16]; bs = const f32 [] 0.01; bz = const i8 [] 0; db = DequantizeLinear b bs bz;"
                      "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y";
     assert_false(pass_leaves("qdq-dot", rt, "QLinearMatMul"));
+    const char *rtq = "fa = input f32 [2,5,32]; fb = input f32 [2,32,16]; as = const f32 [] 0.5; az = const i8 [] 1;"
+                      "bs = const f32 [] 0.01; bz = const i8 [] 3; a = QuantizeLinear fa as az; b = QuantizeLinear fb bs bz;"
+                      "da = DequantizeLinear a as az; db = DequantizeLinear b bs bz;"
+                      "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y";
+    assert_true(pass_leaves("qdq-dot", rtq, "QLinearMatMul"));
+    assert_false(pass_leaves("qdq", rtq, "QLinearMatMul"));
 #undef QX64
 }
 
