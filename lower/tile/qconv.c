@@ -561,8 +561,10 @@ static int qrows(Low *L, QRows *q, const float *m)
  * and y per tensor, the weight scale per tensor or one per output channel
  * (count C).  The multipliers a_s * w_s[c] / y_s (float32) into m[C];
  * *cz the value a real zero packs as: its byte (x_zp + 128 for int8) in
- * words of bytes, x_zp itself in int16 halves (i16).  1 when they do not
- * qualify. */
+ * words of bytes, x_zp itself in int16 halves (i16).  With zb (B at run
+ * time): B int8 or uint8 with a per-tensor scale and zero point, *zb that
+ * zero point as B's words hold it (- 128 for uint8 in bytes).  1 when they
+ * do not qualify. */
 static int q_operands(Low *L, int64_t n_w, int64_t C, int i16, float **m, int64_t *cz, int64_t *zb)
 {
     int x = low_in(L, 0), y = low_out(L, 0);
