@@ -59,7 +59,7 @@ int tile_mv(Low *L, LoopStmt *blk, int bp, int64_t bd, int64_t K, int64_t N, int
             int x, LoopExpr *x0, int init, LoopExpr *i0, int y, LoopExpr *y0)
 {
     int p, j, c, acc;
-    LoopStmt *tile, *kb, *jl = NULL;
+    LoopStmt *tile, *kb, *jl;
     if (low_vars(L, 1, "p", &p) || low_vars(L, 1, "j", &j) || tile_block_start(L, 1, width, &acc, &tile, &kb))
         return low_oom(L);
     /* column of lane c: lo + p*W + c */
@@ -75,8 +75,10 @@ int tile_mv(Low *L, LoopStmt *blk, int bp, int64_t bd, int64_t K, int64_t N, int
     if (a < 0 || low_vars(L, 1, "c", &c) ||
         tile_acc_update(L, kb, acc, 0, width, c, LOOP_ADD, low_v(L, a),
                         low_load(L, bp, add(L, mul(L, row, width), low_v(L, c)), IR_DT_F32)) ||
-        !(jl = loop_for(L->p, j, low_i(L, K), LOOP_UNROLLED, kb)) || (jl->u.loop.factor = TILE_MV_UNROLL, 0) ||
-        low_add(L, tile, jl) || low_vars(L, 1, "c", &c) ||
+        !(jl = loop_for(L->p, j, low_i(L, K), LOOP_UNROLLED, kb)))
+        return low_oom(L);
+    jl->u.loop.factor = TILE_MV_UNROLL;
+    if (low_add(L, tile, jl) || low_vars(L, 1, "c", &c) ||
         tile_vec_loop(L, tile, c, low_store(L, y, add(L, add(L, y0, low_v(L, cb)), low_v(L, c)), tile_acc_at(L, acc, 0, width, c)),
                       width))
         return low_oom(L);

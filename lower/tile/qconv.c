@@ -357,24 +357,20 @@ static int rows_pack_b(Low *L, const QRows *q, int bp, int64_t NT, int64_t nrv)
         word = loop_call(L->p, LOOP_I_bf16pack, 2, half);
     LoopExpr *dst = add(L, mul(L, add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), q->K4), low_v(L, k2)), nrv),
                         low_v(L, c));
-    LoopStmt *st = low_store(L, bp, dst, word);
-    if (!st || tile_vec_loop(L, blk, c, st, (int)nrv))
-        return low_oom(L);
-    if (!q->bf16) {    /* the column terms: cz K zb, then - cz b' a word at a time */
+    LoopStmt *st = low_store(L, bp, dst, word), *body = st;
+    if (!q->bf16) {    /* the column terms: cz K zb, then - cz b' a word at a time (in the word's lanes) */
         LoopExpr *ci = add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), nrv), low_v(L, c2));
         LoopStmt *init = low_store(L, q->col_sums, ci, ci32(L, q->K * q->cz * q->zb));
         LoopExpr *cj = add(L, mul(L, add(L, mul(L, low_v(L, g), NT), low_v(L, nt)), nrv), low_v(L, c));
-        LoopStmt *upd = low_store(L, q->col_sums, cj, low_bin(L, LOOP_SUB, low_load(L, q->col_sums, loop_expr_copy(L->p, cj), IR_DT_I32),
-                                                               low_bin(L, LOOP_MUL, ci32(L, q->cz), sum)));
-        if (!init || !upd || tile_vec_loop(L, pan, c2, init, (int)nrv))
+        LoopExpr *prev = low_load(L, q->col_sums, loop_expr_copy(L->p, cj), IR_DT_I32);
+        LoopStmt *upd = low_store(L, q->col_sums, cj, low_bin(L, LOOP_SUB, prev, low_bin(L, LOOP_MUL, ci32(L, q->cz), sum)));
+        body = loop_block(L->p);
+        if (!init || !upd || !body || tile_vec_loop(L, pan, c2, init, (int)nrv) || low_add(L, body, st) ||
+            low_add(L, body, upd))
             return low_oom(L);
-        /* (the column update rides in the word loop: the same lanes c) */
-        LoopStmt *wl = blk->u.block.items[blk->u.block.n - 1];
-        LoopStmt *wb = loop_block(L->p);
-        if (!wb || low_add(L, wb, wl->u.loop.body) || low_add(L, wb, upd))
-            return low_oom(L);
-        wl->u.loop.body = wb;
     }
+    if (!st || tile_vec_loop(L, blk, c, body, (int)nrv))
+        return low_oom(L);
     if (low_add(L, pan, loop_for(L->p, k2, low_i(L, q->K4), LOOP_SERIAL, blk)))
         return low_oom(L);
     int vars[2] = { g, nt };
