@@ -26,7 +26,9 @@ alternating in 3 rounds: the second table gives the medians and dlcc's int8 time
 Runtime's int8 time and of dlcc's own float time.
 
 Runs in bench/.venv (bench/peers.py makes it), adding onnx, ml_dtypes and sympy, which the
-quantizer needs, on first use.  Never run in CI (the quantizer and ONNX Runtime come from PyPI).
+quantizer needs, on first use (sympy 1.13 or later: the venv sees Debian's older one, whose
+conversion of NumPy 2 scalars fails in quant_pre_process's symbolic shape inference -- U-Net's
+Resize scales).  Never run in CI (the quantizer and ONNX Runtime come from PyPI).
 """
 import argparse
 import os
@@ -41,15 +43,18 @@ def ensure_env():
     try:
         import onnxruntime.quantization  # noqa: F401
         import onnx.reference  # noqa: F401
-        return
+        import sympy
+        if tuple(int(v) for v in sympy.__version__.split(".")[:2]) >= (1, 13):
+            return
     except ImportError:
-        if os.environ.get("DLCC_QUANT_REEXEC"):
-            raise
+        pass
+    if os.environ.get("DLCC_QUANT_REEXEC"):
+        sys.exit("bench/quant.py: the quantizer's packages (onnx >= 1.16, sympy >= 1.13) are missing from bench/.venv")
     py = os.path.join(VENV, "bin", "python")
     if not os.path.exists(py):
         sys.exit("bench/quant.py: run bench/peers.py once first (it makes bench/.venv)")
     # the venv sees Debian's onnx (too old for the quantizer): a newer one inside it
-    subprocess.run([py, "-m", "pip", "install", "-q", "onnx>=1.16", "ml_dtypes", "sympy"], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "onnx>=1.16", "ml_dtypes", "sympy>=1.13"], check=True)
     os.environ["DLCC_QUANT_REEXEC"] = "1"
     os.execv(py, [py] + sys.argv)
 
