@@ -608,6 +608,25 @@ static int plain(const LoopBuf *b)
     return !loop_buf_has_halo(b);
 }
 
+/* The rows' shape from A [.., R, K] (as) and B (bs) with q's K and N set:
+ * B constant [K][N], or at run time (q->b_rt) plain and [K][N] or of A's
+ * batch dims ([G][K][N]; batch dims that broadcast take the other forms).
+ * Sets q->R and q->G; 1 when the shapes do not qualify. */
+static int rows_shape(Low *L, QRows *q, const IrShape *as, const IrShape *bs)
+{
+    int rt = q->b_rt >= 0;
+    if ((!rt && bs->rank != 2) || (rt && (!plain(low_buf(L, q->b_rt)) || (bs->rank != 2 && bs->rank != as->rank))) ||
+        as->dims[as->rank - 1] != q->K)
+        return 1;
+    for (int i = 0; rt && bs->rank > 2 && i < as->rank - 2; i++)
+        if (as->dims[i] != bs->dims[i])
+            return 1;
+    q->R = ir_shape_numel(as) / q->K;
+    q->G = rt && bs->rank > 2 ? ir_shape_numel(bs) / (q->K * q->N) : 1;
+    q->R /= q->G;
+    return 0;
+}
+
 int tile_qmatmul(Low *L)
 {
     const LowSchedule *s = L->s;
@@ -620,21 +639,10 @@ int tile_qmatmul(Low *L)
     if (as.rank < 2 || bs.rank < 2 || !plain(low_buf(L, a)) || !plain(low_buf(L, y)))
         return 1;
     const int8_t *wk = known(L, 3, IR_DT_I8, -1);
-    int rt = !wk;      /* B at run time: A [G][R][K] by B [G][K][N] (or [K][N]), as bf16_rows */
-    if ((!rt && bs.rank != 2) || (rt && (!plain(low_buf(L, b)) || (bs.rank != 2 && bs.rank != as.rank))))
-        return 1;
-    for (int i = 0; rt && bs.rank > 2 && i < as.rank - 2; i++)
-        if (as.dims[i] != bs.dims[i])
-            return 1;
-    QRows q = { .a = a, .y = y, .K = bs.dims[bs.rank - 2], .N = bs.dims[bs.rank - 1], .w = wk, .b_rt = rt ? b : -1,
-                .G = 1 };
-    if (as.dims[as.rank - 1] != q.K || (rt && (q.K < 8 || q.K * 255 * 255 * 3 >= 2147483647LL)))
+    int rt = !wk;      /* B at run time: A [G][R][K] by B [G][K][N] (or [K][N]) */
+    QRows q = { .a = a, .y = y, .K = bs.dims[bs.rank - 2], .N = bs.dims[bs.rank - 1], .w = wk, .b_rt = rt ? b : -1 };
+    if (rows_shape(L, &q, &as, &bs) || (rt && (q.K < 8 || q.K * 255 * 255 * 3 >= 2147483647LL)))
         return 1;      /* (run time: the row and column terms and the sum stay in int32) */
-    q.R = ir_shape_numel(&as) / q.K;
-    if (rt && bs.rank > 2) {
-        q.G = ir_shape_numel(&bs) / (q.K * q.N);
-        q.R /= q.G;
-    }
     q.i16 = s->dot_i8 < 256;
     q.K4 = q.i16 ? (q.K + 1) / 2 : (q.K + 3) / 4;
     q.xs_signed = low_buf(L, a)->dtype == IR_DT_I8;
@@ -923,20 +931,12 @@ static int bf16_rows(Low *L, QRows *q, int nk)
         return 1;
     const float *wf = known(L, 1, IR_DT_F32, -1);
     int rt = !wf;                    /* B at run time: a MatMul of A [G][R][K] by B [G][K][N] (or [K][N]) */
-    if ((!rt && bs.rank != 2) || (rt && (nk || !plain(low_buf(L, b)) || (bs.rank != 2 && bs.rank != as.rank))))
+    if (rt && nk)
         return 1;
-    for (int i = 0; rt && bs.rank > 2 && i < as.rank - 2; i++)
-        if (as.dims[i] != bs.dims[i])
-            return 1;                /* (batch dims broadcast: the float32 forms) */
     *q = (QRows){ .a = a, .y = y, .K = bs.dims[bs.rank - (nk ? 1 : 2)], .N = bs.dims[bs.rank - (nk ? 2 : 1)],
-                  .w_nk = nk, .bf16 = 1, .wf = wf, .b_rt = rt ? b : -1, .G = 1 };
-    if (as.dims[as.rank - 1] != q->K || q->K < 8)
+                  .w_nk = nk, .bf16 = 1, .wf = wf, .b_rt = rt ? b : -1 };
+    if (rows_shape(L, q, &as, &bs) || q->K < 8)
         return 1;
-    q->R = ir_shape_numel(&as) / q->K;
-    if (rt && bs.rank > 2) {
-        q->G = ir_shape_numel(&bs) / (q->K * q->N);
-        q->R /= q->G;
-    }
     q->K4 = (q->K + 1) / 2;
     return 0;
 }

@@ -19,19 +19,6 @@
 #include "lower/tile/tile_impl.h"
 
 #include <math.h>
-#include <string.h>
-
-/* Does node n pad its window (pads or auto_pad other than VALID / NOTSET)? */
-static int pads_any(const IrNode *n)
-{
-    const int64_t *pv;
-    int np = ir_attr_ints(n, IR_A_pads, &pv);
-    for (int i = 0; i < np; i++)
-        if (pv[i] != 0)
-            return 1;
-    const char *ap = ir_attr_str(n, IR_A_auto_pad);
-    return ap && *ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0;
-}
 
 enum { QPOOL_VW = 16, QPOOL_MAX_TAPS = 64 };
 
@@ -93,17 +80,19 @@ int tile_qmaxpool(Low *L)
     if ((xt != IR_DT_I8 && xt != IR_DT_U8 && xt != IR_DT_F32) || low_buf(L, y)->dtype != xt ||
         loop_buf_has_halo(low_buf(L, x)) || loop_buf_has_halo(low_buf(L, y)))
         return 1;
-    /* float32: only an input its producer stored without a halo, which the
-     * float32 template (direct.c) would copy into a padded buffer first
-     * (a --precision bf16 convolution's output: ResNet-18's stem, the copy
-     * and the pool 274 us) */
-    if (xt == IR_DT_F32 && (low_buf(L, x)->storage != LOOP_ST_WORKSPACE || !pads_any(L->n)))
-        return 1;
     IrWindow w;
     if (ir_window(L->g, L->n, &low_buf(L, x)->shape, NULL, &w, L->d) != 0)
         return -1;
-    int S = w.rank;
+    int S = w.rank, padded = 0;
     if (S < 1 || S > 2)
+        return 1;
+    for (int i = 0; i < S; i++)
+        padded |= w.pad_begin[i] != 0 || w.pad_end[i] != 0;
+    /* float32: only a padded window over an input its producer stored
+     * without a halo, which the float32 template (direct.c) would copy into
+     * a padded buffer first (a --precision bf16 convolution's output:
+     * ResNet-18's stem, the copy and the pool 274 us) */
+    if (xt == IR_DT_F32 && (low_buf(L, x)->storage != LOOP_ST_WORKSPACE || !padded))
         return 1;
     int64_t taps = 1, ys[IR_MAX_RANK], xs[IR_MAX_RANK];
     for (int i = 0; i < S; i++) {
