@@ -225,5 +225,8 @@ int cg_dot_i16_bits(const CgOptions *o, int jit);
 /* The same for the bfloat16 dot product VDPBF16PS: 512 (AVX512-BF16 with
  * AVX512VL), 0 (none, or not x86). */
 int cg_dot_bf16_bits(const CgOptions *o, int jit);
+/* The same for byte permutes across two registers, VPERMI2B (the loop IR's
+ * table loads, loop_load_is_table): 512 (AVX512-VBMI), 0 (none, or not x86). */
+int cg_byte_permute_bits(const CgOptions *o, int jit);
 
 #endif

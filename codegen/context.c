@@ -55,40 +55,28 @@ static int has_feature(const char *features, const char *f)
     return 0;
 }
 
-/* What the code for o may use on x86: float SIMD bits (cg_simd_bits) and
- * the widest 8-bit dot product (cg_dot_i8_bits). */
-static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16, int *i16);
+/* What the code for o may use on x86, in bits (0: none): float SIMD
+ * (cg_simd_bits), the 8-bit, 16-bit pair and bfloat16 dot products
+ * (cg_dot_*_bits), byte permutes across two registers (cg_byte_permute_bits). */
+typedef struct X86Caps { int simd, dot, bf16, i16, perm; } X86Caps;
+static void x86_caps(const CgOptions *o, int jit, X86Caps *x);
 
-int cg_simd_bits(const CgOptions *o, int jit)
+static X86Caps caps_of(const CgOptions *o, int jit)
 {
-    int simd, dot, bf16, i16;
-    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
-    return simd;
+    X86Caps x;
+    x86_caps(o, jit, &x);
+    return x;
 }
 
-int cg_dot_i8_bits(const CgOptions *o, int jit)
-{
-    int simd, dot, bf16, i16;
-    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
-    return dot;
-}
+int cg_simd_bits(const CgOptions *o, int jit) { return caps_of(o, jit).simd; }
+int cg_dot_i8_bits(const CgOptions *o, int jit) { return caps_of(o, jit).dot; }
+int cg_dot_i16_bits(const CgOptions *o, int jit) { return caps_of(o, jit).i16; }
+int cg_dot_bf16_bits(const CgOptions *o, int jit) { return caps_of(o, jit).bf16; }
+int cg_byte_permute_bits(const CgOptions *o, int jit) { return caps_of(o, jit).perm; }
 
-int cg_dot_i16_bits(const CgOptions *o, int jit)
+static void x86_caps(const CgOptions *o, int jit, X86Caps *x)
 {
-    int simd, dot, bf16, i16;
-    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
-    return i16;
-}
-
-int cg_dot_bf16_bits(const CgOptions *o, int jit)
-{
-    int simd, dot, bf16, i16;
-    x86_caps(o, jit, &simd, &dot, &bf16, &i16);
-    return bf16;
-}
-
-static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16, int *i16)
-{
+    int *simd = &x->simd, *dot = &x->dot, *bf16 = &x->bf16, *i16 = &x->i16, *perm = &x->perm;
     char *host = cg_host_triple();
     char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
     const char *t = triple ? triple : host ? host : "";
@@ -97,7 +85,7 @@ static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16
     char *feat = o->features ? strdup(o->features) : native ? take_message(LLVMGetHostCPUFeatures()) : NULL;
     const char *cpu = o->cpu ? o->cpu : "generic";
     int bits = 0;
-    *dot = *bf16 = *i16 = 0;
+    *dot = *bf16 = *i16 = *perm = 0;
     if (strncmp(t, "x86_64", 6) == 0 || (t[0] == 'i' && strstr(t, "86-"))) {
         static const char *const avx512[] = { "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
                                               "icelake-client", "icelake-server", "tigerlake", "rocketlake",
@@ -163,6 +151,17 @@ static void x86_caps(const CgOptions *o, int jit, int *simd, int *dot, int *bf16
             *i16 = 512;
         if (*i16 > bits)
             *i16 = bits;
+        /* VPERMI2B on 512 bits: AVX512-VBMI (a 256-byte table in four registers, two permutes) */
+        static const char *const vbmicpu[] = { "cannonlake", "icelake-client", "icelake-server", "tigerlake",
+                                               "rocketlake", "sapphirerapids", "graniterapids", "emeraldrapids",
+                                               "znver4", "znver5", NULL };
+        for (int i = 0; !feat && vbmicpu[i]; i++)
+            if (strcmp(cpu, vbmicpu[i]) == 0)
+                *perm = 512;
+        if (feat && has_feature(feat, "+avx512vbmi") && has_feature(feat, "+avx512bw") && bits >= 512)
+            *perm = 512;
+        if (*perm > bits)
+            *perm = bits;
     } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
         bits = feat && has_feature(feat, "-neon") ? 0 : 128;
     } else if (strncmp(t, "arm", 3) == 0 || strncmp(t, "thumb", 5) == 0) {
@@ -298,6 +297,7 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
     c->x86_dot_i8 = c->x86_simd ? cg_dot_i8_bits(&c->o, jit) : 0;
     c->x86_dot_bf16 = c->x86_simd ? cg_dot_bf16_bits(&c->o, jit) : 0;
     c->x86_dot_i16 = c->x86_simd ? cg_dot_i16_bits(&c->o, jit) : 0;
+    c->x86_perm = c->x86_simd ? cg_byte_permute_bits(&c->o, jit) : 0;
     c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;
     c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
                                     reloc_for(c->triple), LLVMCodeModelDefault);

@@ -137,6 +137,23 @@ static int intrinsic_ok(const CgCtx *c, LoopIntrinsic fn)
     }
 }
 
+/* The byte a table load (loop_load_is_table) indexes by: its uint8 index
+ * with the conversions between 8-bit types (the same byte) taken off. */
+static const LoopExpr *table_byte(const LoopExpr *e)
+{
+    const LoopExpr *b = e->u.load.index->u.cast.a;
+    while (b->kind == LOOP_E_CAST && ir_dtype_size(b->u.cast.a->type) == 1 && ir_dtype_is_int(b->u.cast.a->type))
+        b = b->u.cast.a;
+    return b;
+}
+
+/* A table load read with byte permutes (table_load): VPERMI2B, 64 lanes at most. */
+static int table_ok(const Vec *v, const LoopExpr *e)
+{
+    return v->c->x86_perm >= 512 && v->w <= 64 && loop_load_is_table(v->c->p, e) &&
+           ir_dtype_size(table_byte(e)->type) == 1;
+}
+
 /* Can varying expression e be widened? (Uniform parts are always fine.) */
 static int expr_ok(const Vec *v, const LoopExpr *e)
 {
@@ -149,6 +166,8 @@ static int expr_ok(const Vec *v, const LoopExpr *e)
     case LOOP_E_VAR: return e->u.var != v->var;              /* a varying LET */
     case LOOP_E_LOAD: {
         IrDType t = c->p->bufs[e->u.load.buf].dtype;
+        if (table_ok(v, e))
+            return expr_ok(v, table_byte(e));
         return is_vmem(t) && !mentions_vlet(v, e->u.load.index) &&
                (!v->masked || coef(v, e->u.load.index) == 1);
     }
@@ -427,9 +446,43 @@ static int64_t const_term(const LoopExpr *e)
     return 0;
 }
 
+/* A table load (table_ok): the 256 table bytes in four 64-byte registers,
+ * the lanes' index bytes (widened to 64 lanes) select with two VPERMI2B from
+ * entries 0..127 and 128..255 by their low 7 bits, and their top bit picks
+ * between the two. */
+static LLVMValueRef table_load(const Vec *v, const LoopExpr *e)
+{
+    CgCtx *c = v->c;
+    LLVMValueRef x = vexpr(v, table_byte(e)), m[64];
+    if (!x)
+        return NULL;
+    LLVMTypeRef v64 = LLVMVectorType(c->t_i8, 64);
+    for (unsigned l = 0; l < 64; l++)
+        m[l] = l < v->w ? LLVMConstInt(c->t_i32, l, 0) : LLVMGetUndef(c->t_i32);
+    if (v->w < 64)
+        x = LLVMBuildShuffleVector(c->b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(m, 64), "");
+    LLVMValueRef t[4];
+    for (int k = 0; k < 4; k++) {
+        t[k] = LLVMBuildLoad2(c->b, v64, elem_ptr(c, e->u.load.buf, LLVMConstInt(c->t_i64, 64u * (unsigned)k, 0)), "");
+        LLVMSetAlignment(t[k], 1);
+    }
+    LLVMValueRef lo_args[3] = { t[0], x, t[1] }, hi_args[3] = { t[2], x, t[3] };
+    LLVMValueRef lo = cg_call_intrinsic(c, "llvm.x86.avx512.vpermi2var.qi.512", NULL, 0, lo_args, 3);
+    LLVMValueRef hi = cg_call_intrinsic(c, "llvm.x86.avx512.vpermi2var.qi.512", NULL, 0, hi_args, 3);
+    if (!lo || !hi)
+        return NULL;
+    LLVMValueRef top = LLVMBuildICmp(c->b, LLVMIntSLT, x, LLVMConstNull(v64), "");
+    LLVMValueRef r = LLVMBuildSelect(c->b, top, hi, lo, "");
+    if (v->w < 64)
+        r = LLVMBuildShuffleVector(c->b, r, LLVMGetPoison(v64), LLVMConstVector(m, v->w), "");
+    return r;
+}
+
 static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
+    if (table_ok(v, e))
+        return table_load(v, e);
     int buf = e->u.load.buf;
     IrDType t = c->p->bufs[buf].dtype;
     LLVMTypeRef et = cg_mem_type(c, t), vt = LLVMVectorType(et, v->w);

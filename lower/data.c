@@ -203,11 +203,45 @@ static LoopExpr *gather_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
     return guarded_load(L, x, low_index(L, x, xi), ok, low_const(L, out_t(L), 0), out_t(L));
 }
 
+/* A table of 256 bytes read at the bytes of an 8-bit tensor (passes/lut.c;
+ * the indices' Cast to int32 skipped, and the Cast to 8 bits before it,
+ * lower/lower.c): entry (uint8) q, which for an int8 q < 0 is Gather's
+ * index counted from the end, 256 + q.  Always in range: no check.  The load is one the vectorizer reads with byte
+ * permutes (loop_load_is_table). */
+static LoopExpr *table_elem(Low *L, void *ctx, const int *v, LoopStmt *body)
+{
+    (void)body;
+    int x = low_in(L, 0), ind = low_in(L, 1);
+    const LoopBuf *ib = low_buf(L, ind);
+    LoopExpr *q = low_load(L, ind, low_v(L, v[0]), ib->dtype);   /* one flat loop: the index carries over */
+    q = low_convert(L, low_convert(L, q, *(const IrDType *)ctx), IR_DT_U8);
+    return low_load(L, x, low_convert(L, q, IR_DT_I64), out_t(L));
+}
+
+/* The 8-bit type a table Gather's indices pass through: the indices'
+ * buffer's own, or for a float32 buffer (both Casts before the Gather
+ * skipped, lower/lower.c) the type of the first Cast; else IR_DT_UNDEF. */
+static IrDType table_via(Low *L)
+{
+    const IrGraph *g = L->g;
+    IrDType bt = low_buf(L, low_in(L, 1))->dtype;
+    if (bt == IR_DT_I8 || bt == IR_DT_U8)
+        return bt;
+    int p = g->tensors[L->n->in[1]].producer;
+    IrDType via = p >= 0 && g->nodes[p].op == IR_OP_Cast ? g->tensors[g->nodes[p].in[0]].v.dtype : IR_DT_UNDEF;
+    return bt == IR_DT_F32 && (via == IR_DT_I8 || via == IR_DT_U8) ? via : IR_DT_UNDEF;
+}
+
 int low_gather(Low *L)
 {
     int r = low_buf(L, low_in(L, 0))->shape.rank;
     int64_t ax = ir_attr_int(L->n, IR_A_axis);
     int axis = (int)(ax < 0 ? ax + r : ax);
+    const LoopBuf *xb = low_buf(L, low_in(L, 0)), *ib = low_buf(L, low_in(L, 1));
+    IrDType via = table_via(L);
+    if (r == 1 && xb->shape.dims[0] == 256 && ir_dtype_size(xb->dtype) == 1 && xb->storage == LOOP_ST_CONST &&
+        via != IR_DT_UNDEF && !loop_buf_has_halo(ib) && !loop_buf_has_halo(low_buf(L, low_out(L, 0))))
+        return low_map_flat(L, low_out(L, 0), table_elem, &via);
     return low_map(L, low_out(L, 0), gather_elem, &axis);
 }
 

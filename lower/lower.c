@@ -141,6 +141,60 @@ static int cast_into_pool(const Low *L, int i)
     return 0;
 }
 
+/* The one live node after node i that reads tensor y, or -1. */
+static int sole_reader(const IrGraph *g, int i, int y)
+{
+    for (int j = i + 1; j < g->n_nodes; j++)
+        for (int k = 0; !g->nodes[j].dead && k < g->nodes[j].n_in; k++)
+            if (g->nodes[j].in[k] == y)
+                return j;
+    return -1;
+}
+
+/* A Cast (node i, not a graph output, not in a fused group) whose output
+ * only reader j reads as the Gather's indices, or as the next Cast of such
+ * indices; its output tensor, or -1. */
+static int cast_read_once(const Low *L, int i)
+{
+    const IrGraph *g = L->g;
+    const IrNode *n = &g->nodes[i];
+    if (n->op != IR_OP_Cast || n->fused || L->fuse_n || !L->uses || n->in[0] < 0 || n->out[0] < 0 ||
+        g->tensors[n->in[0]].v.data || L->uses[n->out[0]] != 1 || low_graph_output(g, n->out[0]) >= 0)
+        return -1;
+    return n->out[0];
+}
+
+/* A Cast whose one reader is a Gather's indices: the Gather reads the
+ * Cast's input and converts each index as it loads it (the same value), so
+ * no index tensor is stored (node i's output; not a graph output, not in a
+ * fused group):
+ *  - int8 / uint8 to int32 or int64, for any Gather;
+ *  - float32 to int8 / uint8, read only by such a Cast to int32 / int64 of
+ *    the indices of a Gather from a 256-byte table: the table form applies
+ *    the saturating conversion to 8 bits as it loads (lower/data.c).
+ * The table lookups of passes/lut.c then read their source once. */
+static int cast_into_gather(const Low *L, int i)
+{
+    const IrGraph *g = L->g;
+    int y = cast_read_once(L, i), j = y >= 0 ? sole_reader(g, i, y) : -1;
+    if (j < 0)
+        return 0;
+    IrDType xt = g->tensors[g->nodes[i].in[0]].v.dtype, yt = g->tensors[y].v.dtype;
+    const IrNode *m = &g->nodes[j];
+    if ((xt == IR_DT_I8 || xt == IR_DT_U8) && (yt == IR_DT_I32 || yt == IR_DT_I64))
+        return m->op == IR_OP_Gather && m->in[1] == y && m->in[0] != y && !m->fused;
+    if (xt != IR_DT_F32 || (yt != IR_DT_I8 && yt != IR_DT_U8))
+        return 0;
+    int z = cast_read_once(L, j), k = z >= 0 ? sole_reader(g, j, z) : -1;
+    IrDType zt = z >= 0 ? g->tensors[z].v.dtype : IR_DT_UNDEF;
+    if (k < 0 || (zt != IR_DT_I32 && zt != IR_DT_I64))
+        return 0;
+    const IrNode *t = &g->nodes[k];
+    const IrTensor *tab = t->op == IR_OP_Gather && t->in[1] == z ? &g->tensors[t->in[0]] : NULL;
+    return tab && tab->v.data && tab->v.shape.rank == 1 && tab->v.shape.dims[0] == 256 &&
+           ir_dtype_size(tab->v.dtype) == 1 && !t->fused;
+}
+
 static int all_outputs_known(const IrGraph *g, const IrNode *n)
 {
     for (int k = 0; k < n->n_out; k++)
@@ -168,7 +222,7 @@ static int lower_node(Low *L, const LowSchedule *s)
             return 0;
         }
     }
-    if (cast_into_pool(L, L->node)) {
+    if (cast_into_pool(L, L->node) || cast_into_gather(L, L->node)) {
         int b = low_in(L, 0);
         if (b < 0)
             return low_oom(L);

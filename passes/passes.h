@@ -62,6 +62,7 @@ typedef struct PassQuantReport {
 } PassQuantReport;
 int pass_quantize(IrGraph *g, const IrArray *samples, int n_samples, double percentile, PassQuantReport *rep,
                   UtilDiag *d);
+int pass_lut(IrGraph *g, UtilDiag *d);             /* elementwise functions of one 8-bit tensor → Gather of a table */
 int pass_recognize(IrGraph *g, UtilDiag *d);       /* decomposed LayerNorm, Softmax, Gelu → one node */
 int pass_fuse(IrGraph *g, UtilDiag *d);            /* fused groups: contiguous, members IrNode.fused = 1 */
 

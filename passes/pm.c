@@ -23,6 +23,8 @@ static const PassInfo passes[] = {
     { "qdq-dot", pass_qdq_dot, "qdq, with the convolutions over whole input channels, the products by constant "
                                "int8 weights and those of two quantized run-time operands as QLinearConv / "
                                "QLinearMatMul, for targets with 8-bit dot products (x86 VNNI)" },
+    { "lut", pass_lut, "elementwise functions of one 8-bit tensor (QDQ activations) as a Gather from a 256-entry "
+                       "table" },
     { "fuse", pass_fuse, "group anchors (Conv, MatMul, Gemm) with elementwise epilogues, and elementwise chains, "
                          "into one kernel each" },
 };
@@ -31,7 +33,7 @@ static const PassInfo passes[] = {
 static const PassInfo *const P_FOLD = &passes[0], *const P_IDENT = &passes[1], *const P_SIMPLIFY = &passes[2],
                          *const P_BN = &passes[3], *const P_WEIGHTS = &passes[4], *const P_CSE = &passes[5],
                          *const P_DCE = &passes[6], *const P_RECOGNIZE = &passes[7], *const P_QDQ = &passes[8],
-                         *const P_QDQ8 = &passes[9], *const P_QDOT = &passes[10], *const P_FUSE = &passes[11];
+                         *const P_QDQ8 = &passes[9], *const P_QDOT = &passes[10], *const P_LUT = &passes[11], *const P_FUSE = &passes[12];
 
 /* -O0: the graph as the model file gives it. */
 static const PassInfo *const pipeline_o0[] = { NULL };
@@ -44,16 +46,18 @@ static const PassInfo *const pipeline_o1[] = { P_FOLD, P_IDENT, P_DCE, NULL };
  * which fold-weights then moves into the preceding Conv / Gemm / MatMul.
  * The quantized products go first, before folding turns their weights'
  * DequantizeLinear into float constants.  Recognition matches the
- * simplified forms (x * x for x ^ 2); fusion comes last: it orders the nodes
+ * simplified forms (x * x for x ^ 2); table lookups replace what the Q / DQ
+ * of the quantized forms left elementwise (dce then drops the float chains
+ * they read through); fusion comes last: it orders the nodes
  * of each group together, and no later pass may reorder them. */
 static const PassInfo *const pipeline_o2[] = {
-    P_QDQ, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
+    P_QDQ, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_LUT, P_DCE,
     P_FUSE, NULL,
 };
 
 /* -O2 and -O3 with --precision int8: the same with qdq-int8. */
 static const PassInfo *const pipeline_o2_int8[] = {
-    P_QDQ8, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
+    P_QDQ8, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_LUT, P_DCE,
     P_FUSE, NULL,
 };
 
@@ -73,7 +77,7 @@ const PassInfo *pass_find(const char *name)
 
 /* -O2 and -O3 for targets with 8-bit dot products: the same with qdq-dot. */
 static const PassInfo *const pipeline_o2_dot[] = {
-    P_QDOT, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_DCE,
+    P_QDOT, P_FOLD, P_IDENT, P_SIMPLIFY, P_BN, P_SIMPLIFY, P_WEIGHTS, P_FOLD, P_CSE, P_SIMPLIFY, P_RECOGNIZE, P_LUT, P_DCE,
     P_FUSE, NULL,
 };
 

@@ -239,6 +239,17 @@ static inline int loop_load_widens(const LoopProgram *p, const LoopExpr *e, int6
 {
     return p->bufs[e->u.load.buf].slack >= k - 1 || e->u.load.spare >= k - 1;
 }
+/* Is e a table load: from a constant table of 256 bytes at Cast(int64, b) of
+ * a uint8 expression b (lower/data.c's lookups), always in bounds?  The CPU
+ * code reads a vector of them with byte permutes where the target has them
+ * (codegen/vector.c). */
+static inline int loop_load_is_table(const LoopProgram *p, const LoopExpr *e)
+{
+    const LoopBuf *b = e->kind == LOOP_E_LOAD ? &p->bufs[e->u.load.buf] : NULL;
+    const LoopExpr *i = b ? e->u.load.index : NULL;
+    return b && b->storage == LOOP_ST_CONST && ir_dtype_size(b->dtype) == 1 && ir_shape_numel(&b->shape) == 256 &&
+           i->kind == LOOP_E_CAST && i->type == IR_DT_I64 && i->u.cast.a->type == IR_DT_U8;
+}
 int loop_add_kernel(LoopProgram *p, const char *name, LoopStmt *body);
 
 /* Expression builders (arena-allocated; NULL only on out-of-memory). */

@@ -166,6 +166,8 @@ static int loads_ok(Sched *c, const LoopExpr *e, int var)
         return 1;
     switch (e->kind) {
     case LOOP_E_LOAD: {
+        if (c->s->byte_permute && loop_load_is_table(c->p, e))   /* byte permutes (codegen/vector.c) */
+            return loads_ok(c, e->u.load.index, var);
         /* contiguous, or every k-th element (k <= 4) where the k-1 past the
          * last lane may be read: one wide load and a shuffle (codegen/vector.c) */
         int64_t k = coef(c, e->u.load.index, var);

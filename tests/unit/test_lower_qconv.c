@@ -157,12 +157,10 @@ static void build(TG *t, const QCase *q)
 /* Program p (lowered from g for schedule s) planned, compiled for cpu
  * (NULL: the host) and run on the inputs `in` (the workspace filled with
  * 0xa5); p freed.  Its output, out_bytes (+1) bytes, for the caller to free. */
-static void *jit_run(LoopProgram *p, IrGraph *g, const LowSchedule *s, const char *cpu, const void *const *in,
-                     size_t out_bytes)
+static void *jit_run_scheduled(LoopProgram *p, IrGraph *g, const char *cpu, const void *const *in, size_t out_bytes)
 {
     UtilDiag d;
     util_diag_init(&d);
-    tgt_cpu_apply_schedule(p, s);
     loop_simplify(p);
     if (low_plan_memory(p, g, &d) != 0 || loop_verify(p, &d) != 0)
         fail_diag("plan", &d);
@@ -183,6 +181,13 @@ static void *jit_run(LoopProgram *p, IrGraph *g, const LowSchedule *s, const cha
     return out;
 }
 
+static void *jit_run(LoopProgram *p, IrGraph *g, const LowSchedule *s, const char *cpu, const void *const *in,
+                     size_t out_bytes)
+{
+    tgt_cpu_apply_schedule(p, s);
+    return jit_run_scheduled(p, g, cpu, in, out_bytes);
+}
+
 /* Graph input i of t's graph as an array of random values of its type
  * (8-bit: the whole range; float32: multiples of 1/64 in [-15.6, 15.6]). */
 static IrArray random_input_at(const TG *t, int i, uint64_t seed)
@@ -198,6 +203,20 @@ static IrArray random_input_at(const TG *t, int i, uint64_t seed)
 }
 
 static IrArray random_input(const TG *t, uint64_t seed) { return random_input_at(t, 0, seed); }
+
+/* t's graph of one input inferred, a random input (returned) and the
+ * interpreter's output of it in ref[0]. */
+static IrArray reference(TG *t, uint64_t seed, IrArray *ref)
+{
+    if (pass_infer(t->g, &t->d) != 0)
+        fail_diag("infer", &t->d);
+    IrArray in = random_input(t, seed);
+    UtilDiag d;
+    util_diag_init(&d);
+    if (interp_run(t->g, &in, ref, &d) != 0)
+        fail_diag("interp", &d);
+    return in;
+}
 
 /* Interpreter vs JIT: dot products of `dot` bits (i16: of int16 pairs,
  * dot2, else of bytes, dot4), code for cpu (NULL: the host). */
@@ -379,6 +398,21 @@ static int has_vector_loop(const LoopStmt *st)
     }
 }
 
+/* g lowered for one thread of 512-bit vectors (byte permutes of that many
+ * bits, 0 none), the schedule in *s. */
+static LoopProgram *lower_512(IrGraph *g, LowSchedule *s, int byte_permute)
+{
+    UtilDiag d;
+    util_diag_init(&d);
+    *s = tgt_cpu_schedule(512);
+    s->threads = 1;
+    s->byte_permute = byte_permute;
+    LoopProgram *p = low_graph(g, s, &d);
+    if (!p)
+        fail_diag("lower", &d);
+    return p;
+}
+
 static void pcase(const PCase *q)
 {
     TG t;
@@ -399,23 +433,16 @@ static void pcase(const PCase *q)
     if (q->ceil)
         tg_int(&t, IR_A_ceil_mode, 1);
     tg_output(&t, y);
-    if (pass_infer(t.g, &t.d) != 0)
-        fail_diag("infer", &t.d);
-    IrArray in = random_input(&t, 9), ref[1] = { 0 };
+    IrArray ref[1] = { 0 }, in = reference(&t, 9, ref);
     UtilDiag d;
     util_diag_init(&d);
-    if (interp_run(t.g, &in, ref, &d) != 0)
-        fail_diag("interp", &d);
     for (int host = 0; host < 2; host++) {
 #if !defined(__x86_64__)
         if (!host)
             continue;
 #endif
-        LowSchedule s = tgt_cpu_schedule(512);
-        s.threads = 1;
-        LoopProgram *p = low_graph(t.g, &s, &d);
-        if (!p)
-            fail_diag("lower", &d);
+        LowSchedule s;
+        LoopProgram *p = lower_512(t.g, &s, 0);
         if (p->n_kernels != 1 + (q->xt == IR_DT_F32) || !has_vector_loop(p->kernels[p->n_kernels - 1].body) ||
             has_buf(p, "padded"))
             fail_msg("graph %s: the row-vector MaxPool form was not taken", q->name);
@@ -432,6 +459,91 @@ static void pcase(const PCase *q)
     free(in.data);
     interp_array_free(&ref[0]);
     ir_graph_free(t.g);
+}
+
+/* Table lookups (passes/lut.c, lower/data.c): QDQ SiLU on an 8-bit tensor,
+ * DQ → Sigmoid → Q → DQ → Mul by the first DQ → Q, is after the qdq, lut,
+ * dce and fuse passes one Gather from a 256-byte table of the 8-bit input (or of
+ * the float32 integers a Q → DQ of a float input leaves, read through the
+ * saturating conversion).
+ * Lowered with vector loops of table loads (LowSchedule.byte_permute: 64
+ * lanes for 1024 elements, 16 for 48) and without (a scalar loop for 37),
+ * compiled for the host (VPERMI2B where it has AVX512-VBMI) and for
+ * x86-64-v3 (the lanes looked up one by one): bit for bit the interpreter's
+ * output of the graph before the passes. */
+static void lut_case(const char *name, IrDType xt, int rank, const int64_t *dims, int vector_lanes, int float_in)
+{
+    TG t;
+    tg_start(&t, name);
+    int i8 = xt == IR_DT_I8;
+    int x = tg_input(&t, "x", float_in ? IR_DT_F32 : xt, rank, dims);
+    int xs = tg_const(&t, "xs", IR_DT_F32, 0, NULL, (double[]){ 0.0625 });
+    int xz = tg_const(&t, "xz", xt, 0, NULL, (double[]){ i8 ? -3 : 130 });
+    if (float_in)          /* Q → DQ: qdq writes the pair as float32 integers, the table reads them */
+        x = tg_node(&t, IR_OP_QuantizeLinear, "xq", 3, (int[]){ x, xs, xz }, 1);
+    int ss = tg_const(&t, "ss", IR_DT_F32, 0, NULL, (double[]){ 1.0 / 256 });
+    int sz = tg_const(&t, "sz", xt, 0, NULL, (double[]){ i8 ? -128 : 0 });
+    int ys = tg_const(&t, "ys", IR_DT_F32, 0, NULL, (double[]){ 0.05 });
+    int yz = tg_const(&t, "yz", xt, 0, NULL, (double[]){ i8 ? 5 : 120 });
+    int dx = tg_node(&t, IR_OP_DequantizeLinear, "dx", 3, (int[]){ x, xs, xz }, 1);
+    int sg = tg_node(&t, IR_OP_Sigmoid, "sg", 1, &dx, 1);
+    int qs = tg_node(&t, IR_OP_QuantizeLinear, "qs", 3, (int[]){ sg, ss, sz }, 1);
+    int ds = tg_node(&t, IR_OP_DequantizeLinear, "ds", 3, (int[]){ qs, ss, sz }, 1);
+    int m = tg_node(&t, IR_OP_Mul, "m", 2, (int[]){ dx, ds }, 1);
+    int y = tg_node(&t, IR_OP_QuantizeLinear, "y", 3, (int[]){ m, ys, yz }, 1);
+    tg_output(&t, y);
+    IrArray ref[1] = { 0 }, in = reference(&t, 11, ref);
+    UtilDiag d;
+    util_diag_init(&d);
+    const char *pipeline[] = { "qdq", "lut", "dce", "fuse" };
+    for (int k = 0; k < 4; k++)
+        if (pass_run_checked(t.g, pass_find(pipeline[k]), &d) < 0)
+            fail_diag(pipeline[k], &d);
+    int gathers = 0, live = 0;
+    for (int i = 0; i < t.g->n_nodes; i++) {
+        live += !t.g->nodes[i].dead;
+        gathers += !t.g->nodes[i].dead && t.g->nodes[i].op == IR_OP_Gather;
+    }
+    if (gathers != 1 || live != (float_in ? 7 : 2))   /* [Div Round Add Clip Cast] Cast to int32, Gather */
+        fail_msg("graph %s: %d nodes, %d Gathers after the lut pass", name, live, gathers);
+    for (int host = 0; host < 2; host++)
+        for (int perm = 0; perm < 2; perm++) {
+#if !defined(__x86_64__)
+            if (!host)
+                continue;
+#endif
+            LowSchedule s;
+            LoopProgram *p = lower_512(t.g, &s, perm ? 512 : 0);
+            tgt_cpu_apply_schedule(p, &s);
+            /* the Casts skipped: the lookup reads the 8-bit (or float32) source */
+            int nk = 1 + float_in, vec = p->n_kernels == nk && has_vector_loop(p->kernels[nk - 1].body);
+            if (p->n_kernels != nk || vec != (perm && vector_lanes > 0))
+                fail_msg("graph %s: %d kernels, vector loop %d (want %d, vectorized: %d)", name, p->n_kernels, vec,
+                         nk, perm && vector_lanes > 0);
+            void *out = jit_run_scheduled(p, t.g, host ? NULL : "x86-64-v3", (const void *[]){ in.data },
+                                          ir_array_bytes(&ref[0]));
+            for (int64_t i = 0; i < ir_array_numel(&ref[0]); i++) {
+                int64_t a = ir_load_i64(xt, ref[0].data, i), b = ir_load_i64(xt, out, i);
+                if (a != b)
+                    fail_msg("graph %s, cpu %s, byte permutes %d: element %lld of x = %lld: interpreter %lld, "
+                             "compiled %lld", name, host ? "host" : "x86-64-v3", perm, (long long)i,
+                             (long long)ir_load_i64(xt, in.data, i), (long long)a, (long long)b);
+            }
+            free(out);
+        }
+    free(in.data);
+    interp_array_free(&ref[0]);
+    ir_graph_free(t.g);
+}
+
+static void test_table_lookup(void **state)
+{
+    (void)state;
+    lut_case("silu_i8_64", IR_DT_I8, 4, (int64_t[]){ 2, 4, 8, 16 }, 64, 0);
+    lut_case("silu_u8_16", IR_DT_U8, 3, (int64_t[]){ 3, 4, 4 }, 16, 0);
+    lut_case("silu_i8_scalar", IR_DT_I8, 1, (int64_t[]){ 37 }, 0, 0);
+    lut_case("silu_f32_i8", IR_DT_I8, 2, (int64_t[]){ 4, 64 }, 64, 1);
+    lut_case("silu_f32_u8", IR_DT_U8, 2, (int64_t[]){ 3, 16 }, 16, 1);
 }
 
 static void test_qmaxpool(void **state)
@@ -630,7 +742,7 @@ int main(void)
         cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
         cmocka_unit_test(test_qmatmul_runtime_b),
-        cmocka_unit_test(test_qmaxpool),
+        cmocka_unit_test(test_qmaxpool),          cmocka_unit_test(test_table_lookup),
         cmocka_unit_test(test_bf16_conv),          cmocka_unit_test(test_bf16_matmul_gemm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

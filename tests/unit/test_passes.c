@@ -1069,6 +1069,62 @@ static void test_qdq_dot(void **state)
 #undef QX64
 }
 
+/* lut: an elementwise function of one 8-bit tensor (known single values
+ * besides) that ends in an 8-bit tensor, or in a float32 Clip of integers
+ * in an 8-bit range, and holds a costly node becomes a Gather from a
+ * 256-entry table made by the interpreter: the same outputs, bit for bit
+ * (check_pass at tolerance 0 on random inputs). */
+static void test_lut(void **state)
+{
+    (void)state;
+    /* QDQ SiLU on int8 (qdq's elementwise forms: Q → Div, Round, Add, Clip, Cast) */
+#define SILU(T, Z) "a = input " T " [2,3,4]; as = const f32 [] 0.0625; az = const " T " [] " Z ";" \
+    "da = DequantizeLinear a as az; s = Sigmoid da; ss = const f32 [] 0.00390625; sz = const " T " [] " Z ";" \
+    "q = QuantizeLinear s ss sz; dq = DequantizeLinear q ss sz; m = Mul da dq; ys = const f32 [] 0.05;" \
+    "yz = const " T " [] " Z "; y = QuantizeLinear m ys yz; out y"
+    const char *si8 = SILU("i8", "-3"), *su8 = SILU("u8", "130");
+    for (int k = 0; k < 2; k++) {
+        IrGraph *ref = build(k ? su8 : si8), *g = build(k ? su8 : si8);
+        UtilDiag d;
+        util_diag_init(&d);
+        const char *pl[] = { "qdq", "lut", "dce" };
+        for (int i = 0; i < 3; i++)
+            if (pass_run_checked(g, pass_find(pl[i]), &d) < 0)
+                fail_msg("%s: %s", pl[i], d.msg);
+        char *txt = print(g);
+        if (!strstr(txt, "= Gather(") || strstr(txt, "Sigmoid"))
+            fail_msg("lut left\n%s", txt);
+        free(txt);
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            IrArray *a = run(ref, seed * 0x9E3779B97F4A7C15ull), *b = run(g, seed * 0x9E3779B97F4A7C15ull);
+            if (max_rel_err(a, b, 1, 1e-6) != 0)
+                fail_msg("lut changed the outputs of %s", k ? su8 : si8);
+            free_outputs(a, 1);
+            free_outputs(b, 1);
+        }
+        ir_graph_free(ref);
+        ir_graph_free(g);
+    }
+#undef SILU
+    /* from a float32 of int8 integers (a Q that feeds a DQ) to one of uint8 integers, then scaled */
+    const char *fl = "x = input f32 [2,8]; k = const f32 [] 3.7; lo = const f32 [] -128; hi = const f32 [] 127;"
+                     "z = const f32 [] 0; h = const f32 [] 255; s = const f32 [] 0.125; d = const f32 [] 40;"
+                     "a = Mul x k; r = Round a; q = Clip r lo hi; f = Mul q s; e = Tanh f; g = Mul e d;"
+                     "gr = Round g; gc = Clip gr z h; o = Mul gc s; out o";
+    check_pass("lut", fl, NULL, 0);
+    assert_true(pass_leaves("lut", fl, "Gather"));
+    /* a requantization alone (no costly node), and a per-channel scale: no table */
+    const char *cheap = "a = input i8 [2,3]; b = Cast a {to=1}; s = const f32 [] 0.5; m = Mul b s; r = Round m;"
+                        "lo = const f32 [] -128; hi = const f32 [] 127; c = Clip r lo hi; y = Cast c {to=3}; out y";
+    assert_false(pass_leaves("lut", cheap, "Gather"));
+    const char *perch = "a = input i8 [2,3]; b = Cast a {to=1}; s = const f32 [3] 0.5; m = Mul b s; e = Exp m; r = Round e;"
+                        "lo = const f32 [] -128; hi = const f32 [] 127; c = Clip r lo hi; y = Cast c {to=3}; out y";
+    assert_false(pass_leaves("lut", perch, "Gather"));
+    const char *twice = "a = input i8 [2,3]; b = Cast a {to=1}; e = Exp b; r = Round e;"
+                        "lo = const f32 [] -128; hi = const f32 [] 127; c = Clip r lo hi; y = Cast c {to=3}; out y";
+    assert_true(pass_leaves("lut", twice, "Gather"));
+}
+
 /* qdq-int8 (--precision int8): pooling and reshapes between a DQ and a Q
  * run on the 8-bit tensor.  Scales are powers of two, so the float graph
  * is exact too and the outputs are equal. */
@@ -1128,7 +1184,7 @@ static void test_pipelines(void **state)
     for (const PassInfo *const *p = pass_pipeline(2); *p; p++, n++)
         seen_bn |= strcmp((*p)->name, "fold-batchnorm") == 0;
     assert_true(seen_bn);
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
     assert_ptr_equal(pass_pipeline(3), pass_pipeline(2));
     assert_null(pass_find("fusion"));
     /* --precision int8: qdq-int8 in qdq's place, the rest the same */
@@ -1171,7 +1227,7 @@ static void test_print_and_time(void **state)
     while ((p = strstr(p, "*** IR after simplify (pass ")))
         count++, p++;
     assert_int_equal(count, 3);
-    assert_non_null(strstr(log.data, "*** IR after simplify (pass 4 of 13, -O2) ***\ngraph t (opset 21) {\n"
+    assert_non_null(strstr(log.data, "*** IR after simplify (pass 4 of 14, -O2) ***\ngraph t (opset 21) {\n"
                                      "  input %x: float32[2,3]\n  %y: float32[2,3] = Relu(%x)\n"));
     assert_non_null(strstr(log.data, "=== pass timing (-O2) ===\n"));
     assert_non_null(strstr(log.data, "  remove-identity "));
@@ -1185,7 +1241,7 @@ static void test_print_and_time(void **state)
     util_diag_init(&d);
     assert_int_equal(pass_run_pipeline(g, &o, &d), -1);
     assert_string_equal(d.msg, "--print-after: no pass is named 'fusion' (passes: fold-constants, remove-identity, "
-                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, qdq-int8, qdq-dot, fuse)");
+                        "simplify, fold-batchnorm, fold-weights, cse, dce, recognize, qdq, qdq-int8, qdq-dot, lut, fuse)");
     ir_graph_free(g);
 }
 
@@ -1379,6 +1435,7 @@ int main(void)
         cmocka_unit_test(test_qdq_add),
         cmocka_unit_test(test_qdq_int8_pools),
         cmocka_unit_test(test_qdq_dot),
+        cmocka_unit_test(test_lut),
         cmocka_unit_test(test_pipelines),
         cmocka_unit_test(test_print_and_time),
         cmocka_unit_test(test_check),

@@ -450,7 +450,7 @@ static void test_compile_passes_flags(void **state)
     fclose(mf);
     char *cargv[] = { "dlcc", model, "--print-after", "simplify", "--time-passes", "-o", outdir, NULL };
     assert_int_equal(capture_stderr(dlcc_cmd_compile, 7, cargv, f->dir, err, sizeof err), 0);
-    assert_non_null(strstr(err, "*** IR after simplify (pass 4 of 13, -O2) ***\ngraph m (opset 13) {\n"
+    assert_non_null(strstr(err, "*** IR after simplify (pass 4 of 14, -O2) ***\ngraph m (opset 13) {\n"
                                 "  input %x: float32[2]\n  %y: float32[2] = Relu(%x)\n  return %y\n}\n"));
     assert_non_null(strstr(err, "=== pass timing (-O2) ===\n"));
     char *bad[] = { "dlcc", model, "--print-after", "fusion", "-o", outdir, NULL };
