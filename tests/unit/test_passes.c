@@ -1029,7 +1029,8 @@ static int pass_leaves(const char *pass, const char *src, const char *op)
 }
 
 /* qdq-dot (targets with 8-bit dot products): a convolution over whole
- * input channels (64 taps, 16 pixels), a MatMul by constant int8 weights
+ * input channels (64 taps, 16 pixels; 16 taps when it does not feed a
+ * depthwise layer), a MatMul by constant int8 weights
  * and a MatMul of two run-time operands that QuantizeLinear made become
  * the integer operators; a depthwise convolution, one of fewer taps or
  * pixels, and a product of run-time operands that are not a
@@ -1047,10 +1048,20 @@ static void test_qdq_dot(void **state)
                       "c = Conv dx dw {group=64 pads=1,1,1,1};" QY "y = QuantizeLinear c ys yz; out y";
     assert_false(pass_leaves("qdq-dot", dwc, "QLinearConv"));
     assert_true(pass_leaves("qdq-dot", dwc, "Conv"));
-    const char *small = "x = input i8 [1,16,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;"
-                        "w = const i8 [8,16,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
+    const char *small = "x = input i8 [1,8,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;"
+                        "w = const i8 [8,8,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
                         "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y";
     assert_false(pass_leaves("qdq-dot", small, "QLinearConv"));
+    /* 16 taps: dot products, unless the output goes (through its DQ) into a depthwise
+     * layer, with which the float32 form shares a kernel */
+#define QX16 "x = input i8 [1,16,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;" \
+             "w = const i8 [8,16,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws; c = Conv dx dw;" QY \
+             "y = QuantizeLinear c ys yz;"
+    assert_true(pass_leaves("qdq-dot", QX16 "out y", "QLinearConv"));
+    const char *to_dw = QX16 "dy = DequantizeLinear y ys yz; v = const i8 [8,1,3,3] 2; dv = DequantizeLinear v ws;"
+                             "e = Conv dy dv {group=8 pads=1,1,1,1}; q = QuantizeLinear e ys yz; out q";
+    assert_false(pass_leaves("qdq-dot", to_dw, "QLinearConv"));
+#undef QX16
     const char *mm = "a = input i8 [5,32]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
                      "b = const i8 [32,16] 2; bs = const f32 [] 0.01; db = DequantizeLinear b bs;"
                      "m = MatMul da db;" QY "y = QuantizeLinear m ys yz; out y";
