@@ -433,7 +433,8 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
 
 /* qdq-dot: does Conv n with weights w run on 8-bit dot products as a
  * QLinearConv (lower/tile/qconv.c: int8 weights with zero points 0, a
- * window over whole input channels, at least 16 output pixels)? */
+ * window over whole input channels or a small depthwise one, at least 16
+ * output pixels)? */
 /* The shortest reduction a convolution takes to 8-bit dot products: below
  * it the requantization and the 8-bit tensor's conversions cost more than
  * the products save.  Below DOT_FUSED_K a convolution whose quantized output
@@ -445,8 +446,26 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
  * HardSwish, table lookups), gain (0.97 -> 0.81 ms, 5.62 -> 5.08). */
 enum { DOT_MIN_K = 16, DOT_FUSED_K = 64 };
 
+/* A depthwise Conv (one input and one output channel a group) of at most
+ * DW_MAX_TAPS taps and DW_MIN_PIXELS output pixels or more: on dot products
+ * of its taps (lower/tile/qconv.c, dw_kernel).  On Zen 5, 5x5 layers (7
+ * words of taps a pixel to pack) ran slower than the float32 form
+ * (MobileNetV3 +11%, EfficientNet +6%), and so did planes under 28x28 (a
+ * block of 64 lanes over 49 or 196 pixels: MobileNetV1-0.25 +28% with
+ * every 3x3 layer, MobileNetV2 1.95 -> 2.15 ms). */
+enum { DW_MAX_TAPS = 9, DW_MIN_PIXELS = 784 };
+
+static int depthwise_dot(const IrGraph *g, const IrNode *c)
+{
+    const IrShape *ws = c->n_in > 1 && c->in[1] >= 0 ? &g->tensors[c->in[1]].v.shape : NULL;
+    const IrShape *ys = c->out[0] >= 0 ? &g->tensors[c->out[0]].v.shape : NULL;
+    int64_t G = ir_attr_int(c, IR_A_group);
+    return ws && ys && ws->rank == 4 && ys->rank == 4 && G > 1 && ws->dims[0] == G && ws->dims[1] == 1 &&
+           ws->dims[2] * ws->dims[3] <= DW_MAX_TAPS && ys->dims[2] * ys->dims[3] >= DW_MIN_PIXELS;
+}
+
 /* Does the 8-bit output of Q node q feed, through a DequantizeLinear, a
- * depthwise (grouped) Conv? */
+ * depthwise (grouped) Conv that stays in the float32 form? */
 static int feeds_depthwise(IrGraph *g, int q)
 {
     int y = g->nodes[q].out[0];
@@ -459,7 +478,7 @@ static int feeds_depthwise(IrGraph *g, int q)
         int x = d->out[0];
         for (int v = g->use_start[x]; v < g->use_start[x + 1]; v++) {
             const IrNode *c = &g->nodes[g->use_node[v]];
-            if (c->op == IR_OP_Conv && c->in[0] == x && ir_attr_int(c, IR_A_group) > 1)
+            if (c->op == IR_OP_Conv && c->in[0] == x && ir_attr_int(c, IR_A_group) > 1 && !depthwise_dot(g, c))
                 return 1;
         }
     }
@@ -503,8 +522,9 @@ static int dot_conv(IrGraph *g, const IrNode *n, const Deq *w, int q)
         px *= ys->dims[i];
     for (int i = 1; i < ws->rank; i++)
         K *= ws->dims[i];
-    return ir_attr_int(n, IR_A_group) == 1 && dot_weights(g, w) && ys->rank >= 3 && ys->rank <= 4 && px >= 16 &&
-           K >= DOT_MIN_K && (K >= DOT_FUSED_K || !feeds_depthwise(g, q));
+    int dw = depthwise_dot(g, n);
+    return (ir_attr_int(n, IR_A_group) == 1 || dw) && dot_weights(g, w) && ys->rank >= 3 && ys->rank <= 4 &&
+           px >= 16 && (K >= DOT_MIN_K || dw) && (K >= DOT_FUSED_K || !feeds_depthwise(g, q));
 }
 
 static int conv_at(IrGraph *g, int c, int mode, UtilDiag *d)

@@ -231,7 +231,7 @@ static void run_one(IrGraph *g, const IrArray *in, int n_in, const IrArray *ref,
     LoopProgram *p = low_graph(g, &s, &d);
     if (!p)
         fail_diag("lower", &d);
-    if (!has_buf(p, "packed_x"))
+    if (!has_buf(p, strncmp(g->name, "qdw", 3) == 0 ? "dw_packed" : "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
     if (n_in > 1 && !has_buf(p, "qcolterms"))
         fail_msg("graph %s at %d bits: B at run time was not packed", g->name, dot);
@@ -309,6 +309,25 @@ static void test_qconv_grouped_dilated(void **state)
     QCase q = { "qgd", IR_DT_I8, IR_DT_I8, 8, 12, 4, 2, { 12, 12 }, { 3, 2 }, { 2, 1, 2, 0 }, { 1, 1 }, { 2, 2 }, 1, 1,
                 0, 0 };
     qcase(&q);
+}
+
+/* Depthwise (one input and one output channel a group: the pack and the
+ * products per channel and block of rows, dw_kernel): 3x3 stride 1 with
+ * padding, rows of 200 in four blocks (the last overlapping), int8 with a
+ * per-channel scale and a bias; 3x3 stride 2 on uint8; 5x5 (7 words of
+ * taps) with asymmetric padding; a plane narrower than a vector. */
+static void test_qconv_depthwise(void **state)
+{
+    (void)state;
+    QCase a = { "qdw3", IR_DT_I8, IR_DT_I8, 6, 6, 6, 2, { 22, 200 }, { 3, 3 }, { 1, 1, 1, 1 }, { 1, 1 }, { 1, 1 },
+                1, 1, -5, 3 };
+    qcase(&a);
+    QCase b = { "qdw3s2", IR_DT_U8, IR_DT_U8, 5, 5, 5, 2, { 15, 33 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, { 1, 1 },
+                0, 0, 130, 120 };
+    qcase(&b);
+    QCase c = { "qdw5", IR_DT_I8, IR_DT_U8, 4, 4, 4, 2, { 11, 9 }, { 5, 5 }, { 2, 1, 2, 3 }, { 1, 1 }, { 1, 1 },
+                1, 1, 7, 100 };
+    qcase(&c);
 }
 
 static void test_qconv_wide_rows(void **state)
@@ -738,7 +757,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qconv_3x3),          cmocka_unit_test(test_qconv_uint8_strided),
         cmocka_unit_test(test_qconv_pointwise),    cmocka_unit_test(test_qconv_grouped_dilated),
-        cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
+        cmocka_unit_test(test_qconv_depthwise),    cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
         cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
         cmocka_unit_test(test_qmatmul_runtime_b),

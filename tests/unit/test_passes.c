@@ -1030,9 +1030,11 @@ static int pass_leaves(const char *pass, const char *src, const char *op)
 
 /* qdq-dot (targets with 8-bit dot products): a convolution over whole
  * input channels (64 taps, 16 pixels; 16 taps when it does not feed a
- * depthwise layer), a MatMul by constant int8 weights
+ * depthwise layer of the float32 form), a 3x3 depthwise one of 28x28 or
+ * more pixels (not a 5x5 nor a smaller plane),
+ * a MatMul by constant int8 weights
  * and a MatMul of two run-time operands that QuantizeLinear made become
- * the integer operators; a depthwise convolution, one of fewer taps or
+ * the integer operators; the other depthwise convolutions, one of fewer taps or
  * pixels, and a product of run-time operands that are not a
  * QuantizeLinear's output (here graph inputs) keep qdq's exact float32
  * form. */
@@ -1044,9 +1046,18 @@ static void test_qdq_dot(void **state)
                      "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y";
     assert_true(pass_leaves("qdq-dot", pw, "QLinearConv"));
     assert_false(pass_leaves("qdq", pw, "QLinearConv"));
+    /* depthwise: 3x3 over a plane of 28x28 or more on dot products; 5x5, or a smaller plane, not */
+#define QDW(T, P) "x = input i8 [1,8," #P "," #P "]; xs = const f32 [] 0.5; xz = const i8 [] 1;" \
+                  "dx = DequantizeLinear x xs xz; w = const i8 [8,1," #T "," #T "] 3; ws = const f32 [] 0.01;" \
+                  "dw = DequantizeLinear w ws; c = Conv dx dw {group=8 pads=1,1,1,1};" QY \
+                  "y = QuantizeLinear c ys yz; out y"
+    assert_true(pass_leaves("qdq-dot", QDW(3, 28), "QLinearConv"));
+    assert_false(pass_leaves("qdq-dot", QDW(3, 14), "QLinearConv"));
+    assert_false(pass_leaves("qdq-dot", QDW(5, 28), "QLinearConv"));
+    assert_true(pass_leaves("qdq-dot", QDW(5, 28), "Conv"));
+#undef QDW
     const char *dwc = QX64 "w = const i8 [64,1,3,3] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
                       "c = Conv dx dw {group=64 pads=1,1,1,1};" QY "y = QuantizeLinear c ys yz; out y";
-    assert_false(pass_leaves("qdq-dot", dwc, "QLinearConv"));
     assert_true(pass_leaves("qdq-dot", dwc, "Conv"));
     const char *small = "x = input i8 [1,8,4,4]; xs = const f32 [] 0.5; xz = const i8 [] 1; dx = DequantizeLinear x xs xz;"
                         "w = const i8 [8,8,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
@@ -1058,9 +1069,15 @@ static void test_qdq_dot(void **state)
              "w = const i8 [8,16,1,1] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws; c = Conv dx dw;" QY \
              "y = QuantizeLinear c ys yz;"
     assert_true(pass_leaves("qdq-dot", QX16 "out y", "QLinearConv"));
-    const char *to_dw = QX16 "dy = DequantizeLinear y ys yz; v = const i8 [8,1,3,3] 2; dv = DequantizeLinear v ws;"
-                             "e = Conv dy dv {group=8 pads=1,1,1,1}; q = QuantizeLinear e ys yz; out q";
+    const char *to_dw = QX16 "dy = DequantizeLinear y ys yz; v = const i8 [8,1,5,5] 2; dv = DequantizeLinear v ws;"
+                             "e = Conv dy dv {group=8 pads=2,2,2,2}; q = QuantizeLinear e ys yz; out q";
     assert_false(pass_leaves("qdq-dot", to_dw, "QLinearConv"));
+    const char *to_dw3 = "x = input i8 [1,16,28,28]; xs = const f32 [] 0.5; xz = const i8 [] 1;"
+                         "dx = DequantizeLinear x xs xz; w = const i8 [8,16,1,1] 3; ws = const f32 [] 0.01;"
+                         "dw = DequantizeLinear w ws; c = Conv dx dw;" QY "y = QuantizeLinear c ys yz;"
+                         "dy = DequantizeLinear y ys yz; v = const i8 [8,1,3,3] 2; dv = DequantizeLinear v ws;"
+                         "e = Conv dy dv {group=8 pads=1,1,1,1}; q = QuantizeLinear e ys yz; out q";
+    assert_true(pass_leaves("qdq-dot", to_dw3, "QLinearConv"));   /* the depthwise layer on dot products */
 #undef QX16
     const char *mm = "a = input i8 [5,32]; as = const f32 [] 0.5; az = const i8 [] 1; da = DequantizeLinear a as az;"
                      "b = const i8 [32,16] 2; bs = const f32 [] 0.01; db = DequantizeLinear b bs;"
