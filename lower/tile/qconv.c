@@ -802,7 +802,8 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
         L->p->bufs[mb].data = m;
     if (!q->flat && pad_for_pack(L, q) < 0)
         return -1;
-    if (q->cin == 1 && q->cout == 1 && q->G > 1 && !q->flat && S == 2 && !q->bf16)
+    if (q->cin == 1 && q->cout == 1 && q->G > 1 && !q->flat && S == 2 && !q->bf16 &&
+        4 * q->K4 * w->out[1] <= DW_PACK_BYTES)           /* a row's words fit the local buffer */
         return dw_kernel(L, q, nr, nv, wqb, bb, mb, m, ys);
     IrShape psh = { .rank = 1, .dims = { w->batch * q->G * q->K4 * q->Mp } };
     int pb = loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
