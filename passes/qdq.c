@@ -538,18 +538,19 @@ static int conv_at(IrGraph *g, int c, int mode, UtilDiag *d)
         (q = tail(g, n->out[0], &relu)) < 0)
         return 0;
     int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && dot_conv(g, n, &w, q));
-    int first_new = g->n_nodes, ys, yz, wf = -1;
-    const IrShape yshape = g->tensors[n->out[0]].v.shape;
+    int first_new = g->n_nodes, ys, yz, wf = -1, out0 = n->out[0];
+    const UtilLoc loc = n->loc;               /* n dies with the first node emitted (g->nodes grows) */
+    const IrShape yshape = g->tensors[out0].v.shape;
     int ex = keep8 ? 0 : exact_weights(g, &w, M, numel(g, w.q) / M, type_span(g->tensors[x.q].v.dtype,
                                                                                  zp_value(g, x.zp, 0)), b.q, &wf);
     if (ex < 0)
         return util_error(d, util_loc_file(g->file), "out of memory");
     if (ex) {
         IrShape ms = channel_shape(M, yshape.rank), bsh = { .rank = 1, .dims = { M } };
-        int xf = shifted(g, &x, n->loc, d), bf = b.q >= 0 ? float_copy(g, b.q, &bsh) : -1;
-        int acc = xf < 0 ? -1 : pass_emit(g, IR_OP_Conv, g->tensors[n->out[0]].name, bf >= 0 ? 3 : 2,
-                                          (int[]){ xf, wf, bf }, 1, c, n->loc, d);
-        int y = acc < 0 ? -1 : requant(g, acc, &x, &w, q, relu, &ms, n->loc, d);
+        int xf = shifted(g, &x, loc, d), bf = b.q >= 0 ? float_copy(g, b.q, &bsh) : -1;
+        int acc = xf < 0 ? -1 : pass_emit(g, IR_OP_Conv, g->tensors[out0].name, bf >= 0 ? 3 : 2,
+                                          (int[]){ xf, wf, bf }, 1, c, loc, d);
+        int y = acc < 0 ? -1 : requant(g, acc, &x, &w, q, relu, &ms, loc, d);
         return finish(g, q, c, y, relu, 0, first_new, d);
     }
     int sp = keep8 ? 0 : conv_split(g, c, &x, &w, &b, q, relu, type_span(g->tensors[x.q].v.dtype,
@@ -562,7 +563,7 @@ static int conv_at(IrGraph *g, int c, int mode, UtilDiag *d)
     for (int i = 0; i < 9; i++)
         if (in[i] < 0 && i != 8)
             return util_error(d, util_loc_file(g->file), "out of memory");
-    int y = pass_emit(g, IR_OP_QLinearConv, g->tensors[n->out[0]].name, b.q >= 0 ? 9 : 8, in, 1, c, n->loc, d);
+    int y = pass_emit(g, IR_OP_QLinearConv, g->tensors[out0].name, b.q >= 0 ? 9 : 8, in, 1, c, loc, d);
     return finish(g, q, c, y, relu, 1, first_new, d);
 }
 
@@ -578,7 +579,8 @@ static int matmul_at(IrGraph *g, int mm, int mode, UtilDiag *d)
     if (!(per_tensor8(g, &b) || (bs->rank == 2 && weights8(g, &b, 1) && numel(g, b.scale) == bs->dims[1] &&
                                  g->tensors[b.scale].v.shape.rank == 1)))
         return 0;
-    int first_new = g->n_nodes, ys, yz, bf = -1, ex = 0;
+    int first_new = g->n_nodes, ys, yz, bf = -1, ex = 0, out0 = n->out[0];
+    const UtilLoc loc = n->loc;               /* n dies with the first node emitted (g->nodes grows) */
     int64_t N = bs->dims[bs->rank - 1], K = g->tensors[a.q].v.shape.dims[g->tensors[a.q].v.shape.rank - 1];
     int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && ((bs->rank == 2 && N >= 16 && dot_weights(g, &b)) ||
                                                          dot_runtime(g, &a, &b)));
@@ -593,12 +595,12 @@ static int matmul_at(IrGraph *g, int mm, int mode, UtilDiag *d)
         return util_error(d, util_loc_file(g->file), "out of memory");
     if (ex) {
         IrShape ms = { .rank = 1, .dims = { numel(g, b.scale) } };
-        int af = shifted(g, &a, n->loc, d);
+        int af = shifted(g, &a, loc, d);
         if (af >= 0 && bf < 0)
-            bf = shifted(g, &b, n->loc, d);
-        int acc = af < 0 || bf < 0 ? -1 : pass_emit(g, IR_OP_MatMul, g->tensors[n->out[0]].name, 2, (int[]){ af, bf },
-                                                    1, -1, n->loc, d);
-        int y = acc < 0 ? -1 : requant(g, acc, &a, &b, q, relu, &ms, n->loc, d);
+            bf = shifted(g, &b, loc, d);
+        int acc = af < 0 || bf < 0 ? -1 : pass_emit(g, IR_OP_MatMul, g->tensors[out0].name, 2, (int[]){ af, bf },
+                                                    1, -1, loc, d);
+        int y = acc < 0 ? -1 : requant(g, acc, &a, &b, q, relu, &ms, loc, d);
         return finish(g, q, mm, y, relu, 0, first_new, d);
     }
     if (q_params(g, q, &ys, &yz))
@@ -607,7 +609,7 @@ static int matmul_at(IrGraph *g, int mm, int mode, UtilDiag *d)
     for (int i = 0; i < 8; i++)
         if (in[i] < 0)
             return util_error(d, util_loc_file(g->file), "out of memory");
-    int y = pass_emit(g, IR_OP_QLinearMatMul, g->tensors[n->out[0]].name, 8, in, 1, -1, n->loc, d);
+    int y = pass_emit(g, IR_OP_QLinearMatMul, g->tensors[out0].name, 8, in, 1, -1, loc, d);
     return finish(g, q, mm, y, relu, 1, first_new, d);
 }
 
@@ -635,9 +637,9 @@ static int gemm_at(IrGraph *g, int gm, int mode, UtilDiag *d)
         (n->n_in > 2 && n->in[2] >= 0 && (!dequant(g, n->in[2], 1, &b) || !bias_matches(g, &b, &a, &w, N))) ||
         (q = tail(g, n->out[0], &relu)) < 0)
         return 0;
-    int first_new = g->n_nodes, s, z, wf = -1;
+    int first_new = g->n_nodes, s, z, wf = -1, out0 = n->out[0];
     int keep8 = mode == QDQ_INT8 || (mode == QDQ_DOT && N >= 16 && dot_weights(g, &w));
-    UtilLoc loc = n->loc;
+    UtilLoc loc = n->loc;                     /* n dies with the first node emitted (g->nodes grows) */
     int ex = keep8 ? 0 : exact_weights(g, &w, N, tb ? K : 1, type_span(g->tensors[a.q].v.dtype, zp_value(g, a.zp, 0)),
                                        b.q, &wf);
     if (ex < 0)
@@ -645,7 +647,7 @@ static int gemm_at(IrGraph *g, int gm, int mode, UtilDiag *d)
     if (ex) {
         IrShape ms = { .rank = 1, .dims = { N } }, bsh = { .rank = 1, .dims = { N } };
         int af = shifted(g, &a, loc, d), bf = b.q >= 0 ? float_copy(g, b.q, &bsh) : -1;
-        int acc = af < 0 ? -1 : pass_emit(g, IR_OP_Gemm, g->tensors[n->out[0]].name, bf >= 0 ? 3 : 2,
+        int acc = af < 0 ? -1 : pass_emit(g, IR_OP_Gemm, g->tensors[out0].name, bf >= 0 ? 3 : 2,
                                           (int[]){ af, wf, bf }, 1, gm, loc, d);
         int y = acc < 0 ? -1 : requant(g, acc, &a, &w, q, relu, &ms, loc, d);
         return finish(g, q, gm, y, relu, 0, first_new, d);
@@ -726,12 +728,13 @@ static int pool_at(IrGraph *g, int p, UtilDiag *d)
     float xs = *(const float *)pass_value(g, x.scale)->data, ys = *(const float *)pass_value(g, qn->in[1])->data;
     double xz = zp_value(g, x.zp, 0), yz = zp_value(g, qn->n_in > 2 ? qn->in[2] : -1, 0);
     const char *h = g->tensors[yq].name;
-    UtilLoc loc = n->loc;
+    UtilLoc loc = n->loc;                     /* n dies with the first node emitted (g->nodes grows) */
+    IrOp op = n->op;
     int in[2] = { x.q, n->n_in > 1 ? n->in[1] : -1 }, y;
-    if (n->op == IR_OP_MaxPool || n->op == IR_OP_Flatten || n->op == IR_OP_Reshape) {
+    if (op == IR_OP_MaxPool || op == IR_OP_Flatten || op == IR_OP_Reshape) {
         if (xs != ys || xz != yz || g->tensors[x.q].v.dtype != yt)
             return 0;
-        y = pass_emit(g, n->op, h, n->op == IR_OP_Reshape ? 2 : 1, in, 1, p, loc, d);
+        y = pass_emit(g, op, h, op == IR_OP_Reshape ? 2 : 1, in, 1, p, loc, d);
     } else {
         /* every window divides by the taps it sums (no padding counted):
          * pool(x - xz) = pool(x) - xz, and the pool reads the 8-bit tensor
@@ -748,7 +751,7 @@ static int pool_at(IrGraph *g, int p, UtilDiag *d)
         int c = as_float(g, x.q, 1, loc, d);
         if (c >= 0 && xz != 0 && !late)
             c = emit(g, IR_OP_Sub, h, 2, (int[]){ c, pass_const_scalar(g, h, IR_DT_F32, xz) }, IR_A_INVALID, 0, loc, d);
-        int a = c < 0 ? -1 : pass_emit(g, n->op, h, 1, &c, 1, p, loc, d);
+        int a = c < 0 ? -1 : pass_emit(g, op, h, 1, &c, 1, p, loc, d);
         if (a >= 0 && xz != 0 && late)
             a = emit(g, IR_OP_Sub, h, 2, (int[]){ a, pass_const_scalar(g, h, IR_DT_F32, xz) }, IR_A_INVALID, 0, loc, d);
         int m = a < 0 ? -1 : emit(g, IR_OP_Mul, h, 2, (int[]){ a, pass_const_scalar(g, h, IR_DT_F32, xs / ys) },
