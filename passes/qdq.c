@@ -447,13 +447,12 @@ static int conv_split(IrGraph *g, int c, const Deq *x, const Deq *w, const Deq *
 enum { DOT_MIN_K = 16, DOT_FUSED_K = 64 };
 
 /* A depthwise Conv (one input and one output channel a group) of at most
- * DW_MAX_TAPS taps and DW_MIN_PIXELS output pixels or more: on dot products
- * of its taps (lower/tile/qconv.c, dw_kernel).  On Zen 5, 5x5 layers (7
- * words of taps a pixel to pack) ran slower than the float32 form
- * (MobileNetV3 +11%, EfficientNet +6%), and so did planes under 28x28 (a
- * block of 64 lanes over 49 or 196 pixels: MobileNetV1-0.25 +28% with
- * every 3x3 layer, MobileNetV2 1.95 -> 2.15 ms). */
-enum { DW_MAX_TAPS = 9, DW_MIN_PIXELS = 784 };
+ * DW_MAX_TAPS taps (5x5) and DW_MIN_PIXELS output pixels or more: on dot
+ * products of its taps (lower/tile/qconv.c, dw_kernel).  On Zen 5 planes
+ * under 28x28 ran slower than the float32 form (a block of 64 lanes over 49
+ * or 196 pixels: MobileNetV1-0.25 +28% with every 3x3 layer, MobileNetV2
+ * 1.95 -> 2.15 ms); EfficientNet-B0's 5x5 layers of 28x28 gained 5%. */
+enum { DW_MAX_TAPS = 25, DW_MIN_PIXELS = 784 };
 
 static int depthwise_dot(const IrGraph *g, const IrNode *c)
 {

@@ -1030,8 +1030,8 @@ static int pass_leaves(const char *pass, const char *src, const char *op)
 
 /* qdq-dot (targets with 8-bit dot products): a convolution over whole
  * input channels (64 taps, 16 pixels; 16 taps when it does not feed a
- * depthwise layer of the float32 form), a 3x3 depthwise one of 28x28 or
- * more pixels (not a 5x5 nor a smaller plane),
+ * depthwise layer of the float32 form), a 3x3 or 5x5 depthwise one of
+ * 28x28 or more pixels (not a 7x7 nor a smaller plane),
  * a MatMul by constant int8 weights
  * and a MatMul of two run-time operands that QuantizeLinear made become
  * the integer operators; the other depthwise convolutions, one of fewer taps or
@@ -1046,15 +1046,16 @@ static void test_qdq_dot(void **state)
                      "c = Conv dx dw;" QY "y = QuantizeLinear c ys yz; out y";
     assert_true(pass_leaves("qdq-dot", pw, "QLinearConv"));
     assert_false(pass_leaves("qdq", pw, "QLinearConv"));
-    /* depthwise: 3x3 over a plane of 28x28 or more on dot products; 5x5, or a smaller plane, not */
-#define QDW(T, P) "x = input i8 [1,8," #P "," #P "]; xs = const f32 [] 0.5; xz = const i8 [] 1;" \
-                  "dx = DequantizeLinear x xs xz; w = const i8 [8,1," #T "," #T "] 3; ws = const f32 [] 0.01;" \
-                  "dw = DequantizeLinear w ws; c = Conv dx dw {group=8 pads=1,1,1,1};" QY \
-                  "y = QuantizeLinear c ys yz; out y"
-    assert_true(pass_leaves("qdq-dot", QDW(3, 28), "QLinearConv"));
-    assert_false(pass_leaves("qdq-dot", QDW(3, 14), "QLinearConv"));
-    assert_false(pass_leaves("qdq-dot", QDW(5, 28), "QLinearConv"));
-    assert_true(pass_leaves("qdq-dot", QDW(5, 28), "Conv"));
+    /* depthwise: 3x3 or 5x5 over a plane of 28x28 or more on dot products; 7x7, or a smaller plane, not */
+#define QDW(T, P, H) "x = input i8 [1,8," #P "," #P "]; xs = const f32 [] 0.5; xz = const i8 [] 1;" \
+                     "dx = DequantizeLinear x xs xz; w = const i8 [8,1," #T "," #T "] 3; ws = const f32 [] 0.01;" \
+                     "dw = DequantizeLinear w ws; c = Conv dx dw {group=8 pads=" #H "," #H "," #H "," #H "};" QY \
+                     "y = QuantizeLinear c ys yz; out y"
+    assert_true(pass_leaves("qdq-dot", QDW(3, 28, 1), "QLinearConv"));
+    assert_false(pass_leaves("qdq-dot", QDW(3, 14, 1), "QLinearConv"));
+    assert_true(pass_leaves("qdq-dot", QDW(5, 28, 2), "QLinearConv"));
+    assert_false(pass_leaves("qdq-dot", QDW(7, 28, 3), "QLinearConv"));
+    assert_true(pass_leaves("qdq-dot", QDW(7, 28, 3), "Conv"));
 #undef QDW
     const char *dwc = QX64 "w = const i8 [64,1,3,3] 3; ws = const f32 [] 0.01; dw = DequantizeLinear w ws;"
                       "c = Conv dx dw {group=64 pads=1,1,1,1};" QY "y = QuantizeLinear c ys yz; out y";
