@@ -162,30 +162,32 @@ static int64_t coef(Sched *c, const LoopExpr *e, int var)
     }
 }
 
-/* Every load in e has an index with coefficient 0 or 1. */
-static int loads_ok(Sched *c, const LoopExpr *e, int var)
+/* Every load in e has an index with coefficient 0 or 1; unless `unit` (a
+ * masked vector body: masked loads, codegen/vector.c), also a table load
+ * where the target permutes bytes, or every k-th element (k <= 4) where the
+ * k-1 past the last lane may be read: one wide load and a shuffle. */
+static int loads_ok(Sched *c, const LoopExpr *e, int var, int unit)
 {
     if (!e)
         return 1;
     switch (e->kind) {
     case LOOP_E_LOAD: {
-        if (c->s->byte_permute && loop_load_is_table(c->p, e))   /* byte permutes (codegen/vector.c) */
-            return loads_ok(c, e->u.load.index, var);
-        /* contiguous, or every k-th element (k <= 4) where the k-1 past the
-         * last lane may be read: one wide load and a shuffle (codegen/vector.c) */
+        if (!unit && c->s->byte_permute && loop_load_is_table(c->p, e))
+            return loads_ok(c, e->u.load.index, var, unit);
         int64_t k = coef(c, e->u.load.index, var);
-        return k == 0 || k == 1 || (k >= 2 && k <= 4 && loop_load_widens(c->p, e, k));
+        return k == 0 || k == 1 || (!unit && k >= 2 && k <= 4 && loop_load_widens(c->p, e, k));
     }
-    case LOOP_E_BIN: return loads_ok(c, e->u.bin.a, var) && loads_ok(c, e->u.bin.b, var);
-    case LOOP_E_UN: return loads_ok(c, e->u.un.a, var);
+    case LOOP_E_BIN: return loads_ok(c, e->u.bin.a, var, unit) && loads_ok(c, e->u.bin.b, var, unit);
+    case LOOP_E_UN: return loads_ok(c, e->u.un.a, var, unit);
     case LOOP_E_SELECT:
-        return loads_ok(c, e->u.sel.cond, var) && loads_ok(c, e->u.sel.a, var) && loads_ok(c, e->u.sel.b, var);
+        return loads_ok(c, e->u.sel.cond, var, unit) && loads_ok(c, e->u.sel.a, var, unit) &&
+               loads_ok(c, e->u.sel.b, var, unit);
     case LOOP_E_CALL:
         for (int i = 0; i < e->u.call.n; i++)
-            if (!loads_ok(c, e->u.call.args[i], var))
+            if (!loads_ok(c, e->u.call.args[i], var, unit))
                 return 0;
         return 1;
-    case LOOP_E_CAST: return loads_ok(c, e->u.cast.a, var);
+    case LOOP_E_CAST: return loads_ok(c, e->u.cast.a, var, unit);
     default: return 1;
     }
 }
@@ -195,12 +197,12 @@ static int loads_ok(Sched *c, const LoopExpr *e, int var)
 static int vector_body(Sched *c, const LoopStmt *s, int var, size_t *bytes)
 {
     switch (s->kind) {
-    case LOOP_S_LET: return loads_ok(c, s->u.let.value, var);
+    case LOOP_S_LET: return loads_ok(c, s->u.let.value, var, 0);
     case LOOP_S_STORE: {
         size_t b = ir_dtype_size(c->p->bufs[s->u.store.buf].dtype);
         if (b > *bytes)
             *bytes = b;
-        return coef(c, s->u.store.index, var) == 1 && loads_ok(c, s->u.store.value, var);
+        return coef(c, s->u.store.index, var) == 1 && loads_ok(c, s->u.store.value, var, 0);
     }
     case LOOP_S_BLOCK:
         for (int i = 0; i < s->u.block.n; i++)
@@ -261,31 +263,6 @@ static void subst_stmt(LoopProgram *p, LoopStmt *s, int var, const LoopExpr *by)
     }
 }
 
-/* Every load in e has an index of coefficient 0 or 1 (what a masked
- * vector body reads: codegen/vector.c). */
-static int unit_loads(Sched *c, const LoopExpr *e, int var)
-{
-    if (!e)
-        return 1;
-    switch (e->kind) {
-    case LOOP_E_LOAD: {
-        int64_t k = coef(c, e->u.load.index, var);
-        return k == 0 || k == 1;
-    }
-    case LOOP_E_BIN: return unit_loads(c, e->u.bin.a, var) && unit_loads(c, e->u.bin.b, var);
-    case LOOP_E_UN: return unit_loads(c, e->u.un.a, var);
-    case LOOP_E_SELECT:
-        return unit_loads(c, e->u.sel.cond, var) && unit_loads(c, e->u.sel.a, var) && unit_loads(c, e->u.sel.b, var);
-    case LOOP_E_CALL:
-        for (int i = 0; i < e->u.call.n; i++)
-            if (!unit_loads(c, e->u.call.args[i], var))
-                return 0;
-        return 1;
-    case LOOP_E_CAST: return unit_loads(c, e->u.cast.a, var);
-    default: return 1;
-    }
-}
-
 /* Operations (not loads, variables or constants) in e. */
 static int ops_in(const LoopExpr *e)
 {
@@ -313,24 +290,22 @@ static int ops_in(const LoopExpr *e)
  * model (MobileNetV3 int8). */
 enum { MASK_MIN_OPS = 6 };
 
-/* A body of LETs ending with its one STORE, every load of coefficient 0 or
- * 1, of at least MASK_MIN_OPS operations. */
-static int maskable(Sched *c, const LoopStmt *b, int var)
+/* A body of LETs ending with its one STORE (or that STORE alone), every
+ * load of coefficient 0 or 1, of at least MASK_MIN_OPS operations. */
+static int maskable(Sched *c, LoopStmt *b, int var)
 {
-    if (b->kind == LOOP_S_STORE)
-        return unit_loads(c, b->u.store.value, var) && ops_in(b->u.store.value) >= MASK_MIN_OPS;
-    if (b->kind != LOOP_S_BLOCK || b->u.block.n < 1 || b->u.block.items[b->u.block.n - 1]->kind != LOOP_S_STORE)
-        return 0;
-    int ops = 0;
-    for (int i = 0; i < b->u.block.n; i++) {
-        const LoopStmt *t = b->u.block.items[i];
-        if ((t->kind == LOOP_S_LET && (t->u.let.mutable_ || !unit_loads(c, t->u.let.value, var))) ||
-            (t->kind == LOOP_S_STORE && (i != b->u.block.n - 1 || !unit_loads(c, t->u.store.value, var))) ||
-            (t->kind != LOOP_S_LET && t->kind != LOOP_S_STORE))
+    LoopStmt **items = b->kind == LOOP_S_BLOCK ? b->u.block.items : &b;
+    int n = b->kind == LOOP_S_BLOCK ? b->u.block.n : 1, ops = 0;
+    for (int i = 0; i < n; i++) {
+        const LoopStmt *t = items[i];
+        const LoopExpr *v = t->kind == LOOP_S_LET && !t->u.let.mutable_ && i < n - 1 ? t->u.let.value
+                          : t->kind == LOOP_S_STORE && i == n - 1                  ? t->u.store.value
+                                                                                   : NULL;
+        if (!v || !loads_ok(c, v, var, 1))
             return 0;
-        ops += ops_in(t->kind == LOOP_S_LET ? t->u.let.value : t->u.store.value);
+        ops += ops_in(v);
     }
-    return ops >= MASK_MIN_OPS;
+    return n > 0 && ops >= MASK_MIN_OPS;
 }
 
 /* Loop s (extent ext, vectorizable, no lane count of at least 128 bits
