@@ -77,6 +77,8 @@ int  cg_ctx_optimize(CgCtx *c);      /* LLVMVerifyModule + LLVMRunPasses */
 int  cg_internal_error(CgCtx *c, const char *what, char *llvm_msg);   /* disposes llvm_msg */
 int  cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack);  /* object or assembly of
                                                  c->mod; *stack (if not NULL): the stack bound */
+int  cg_emit_last(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out);  /* c->mod itself, its last use
+                                                 (NVPTX: see context.c) */
 
 /* emit.c: the module (entry points, kernels, buffers, statements); the
  * CPU's parallel regions when c->region (cg_region_prepare). */

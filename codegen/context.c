@@ -442,11 +442,11 @@ static int64_t stack_bound(const StackSizes *st)
     return st->sum + 16 * (int64_t)st->n + CG_STACK_LIBCALL_BYTES;
 }
 
-/* Code generation may change the IR it runs on, so every output is made
- * from a fresh clone of the optimized module. */
-int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack)
+/* Code generation may change the IR it runs on, so every output but the
+ * last is made from a fresh clone of the optimized module (last: c->mod
+ * itself, which may be changed). */
+static int emit_module(CgCtx *c, LLVMModuleRef m, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack)
 {
-    LLVMModuleRef m = LLVMCloneModule(c->mod);
     LLVMMemoryBufferRef mb = NULL;
     char *err = NULL;
     StackSizes st = { 0, 0 };
@@ -466,7 +466,8 @@ int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stac
         LLVMContextSetDiagnosticHandler(c->ctx, old_handler, old_ctx);
         *stack = stack_bound(&st);
     }
-    LLVMDisposeModule(m);
+    if (m != c->mod)
+        LLVMDisposeModule(m);
     if (bad)
         return cg_internal_error(c, kind == LLVMObjectFile ? "object emission failed" : "assembly emission failed",
                                  err);
@@ -474,4 +475,21 @@ int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stac
     util_buf_put(out, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
     LLVMDisposeMemoryBuffer(mb);
     return out->oom ? cg_fail(c, "out of memory") : 0;
+}
+
+int cg_emit_file(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out, int64_t *stack)
+{
+    return emit_module(c, LLVMCloneModule(c->mod), kind, out, stack);
+}
+
+/* NVPTX keeps each module's kernel annotations (kernel, maxntid) in a
+ * process-wide cache keyed by module and function address, filled by the
+ * optimization passes that read them and cleared only when its printer
+ * finishes that module.  Printing a clone left the optimized module's entry
+ * behind, and a later module allocated at the same addresses read it: a
+ * kernel printed as .func, a wrong .maxntid.  So the module printed is the
+ * one optimized, and it is printed once. */
+int cg_emit_last(CgCtx *c, LLVMCodeGenFileType kind, UtilBuf *out)
+{
+    return emit_module(c, c->mod, kind, out, NULL);
 }

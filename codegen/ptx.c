@@ -481,7 +481,7 @@ int cg_compile_gpu(const LoopProgram *p, const CgGpuOptions *o, CgGpuResult *r, 
         LLVMDisposeMessage(s);
     }
     if (rc == 0)
-        rc = cg_emit_file(&c, LLVMAssemblyFile, &r->ptx, NULL);
+        rc = cg_emit_last(&c, LLVMAssemblyFile, &r->ptx);
     if (rc == 0)
         rc = cg_ctx_init(&h, p, &host_o, NULL, 0, d);
     if (rc == 0)

@@ -383,6 +383,38 @@ static void test_ptx_text(void **state)
     loop_program_free(p);
 }
 
+/* The PTX of a program does not depend on what the process compiled before:
+ * three programs with different kernels and block shapes, compiled in turn
+ * many times, each print the same text every time.  (NVPTX caches kernel
+ * annotations by module and function address; a module freed with its
+ * cache entry left in place gave a later module at the same addresses a
+ * stale entry: a kernel printed as .func, a wrong .maxntid.) */
+static void test_ptx_repeatable(void **state)
+{
+    (void)state;
+    LoopProgram *(*make[3])(void) = { matmul, mixed, elementwise };
+    char *first[3] = { NULL, NULL, NULL };
+    CgGpuOptions o = { .arch = "sm_80", .opt_level = 2, .libdevice = libdevice() };
+    int n = o.libdevice ? 3 : 2;   /* exp needs libdevice */
+    for (int round = 0; round < 12; round++)
+        for (int m = 0; m < n; m++) {
+            LoopProgram *p = make[m]();
+            schedule_ok(p);
+            CgGpuResult r;
+            compile_ptx(p, &o, &r);
+            if (!first[m])
+                first[m] = strdup(r.ptx.data);
+            else
+                assert_string_equal(r.ptx.data, first[m]);
+            cg_gpu_result_free(&r);
+            loop_program_free(p);
+        }
+    for (int m = 0; m < n; m++) {
+        assert_non_null(strstr(first[m], ".entry "));
+        free(first[m]);
+    }
+}
+
 static void test_ptx_math_and_errors(void **state)
 {
     (void)state;
@@ -661,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_ptx_text),
         cmocka_unit_test(test_ptx_math_and_errors),
         cmocka_unit_test(test_split_sink_and_single_thread),
+        cmocka_unit_test(test_ptx_repeatable),
         cmocka_unit_test(test_no_split_across_local),
         cmocka_unit_test(test_coop_recurrence),
         cmocka_unit_test(test_coop_tasks_and_workspace_state),
