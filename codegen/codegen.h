@@ -215,10 +215,14 @@ char *cg_host_triple(void);
  * RISC-V without V, unknown).  Read off the feature string, or for a named
  * CPU without one, from a table of well-known x86 CPUs. */
 int cg_simd_bits(const CgOptions *o, int jit);
-/* Width in bits of the widest 8-bit dot product instruction (VPDPBUSD) the
- * code for o may use: 512 (AVX512-VNNI with AVX512VL), 256 (AVX-VNNI), 0
- * (none, or not x86). */
+/* Width in bits of the widest 8-bit dot product instruction the code for o
+ * may use: 512 (x86 AVX512-VNNI with AVX512VL), 256 (AVX-VNNI), 128
+ * (AArch64 DotProd: SDOT, and USDOT with I8MM), 0 (none). */
 int cg_dot_i8_bits(const CgOptions *o, int jit);
+/* 1 when that instruction multiplies unsigned by signed bytes (VPDPBUSD,
+ * USDOT), 0 when it takes signed bytes only (SDOT; the loop IR's dot4 then
+ * adds a correction, codegen/expr.c) or there is none. */
+int cg_dot_i8_mixed(const CgOptions *o, int jit);
 /* The same for the 16-bit pair dot product VPMADDWD (the loop IR's dot2):
  * 512 (AVX512BW), 256 (AVX2), 0 (none, or not x86). */
 int cg_dot_i16_bits(const CgOptions *o, int jit);

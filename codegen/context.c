@@ -55,16 +55,19 @@ static int has_feature(const char *features, const char *f)
     return 0;
 }
 
-/* What the code for o may use on x86, in bits (0: none): float SIMD
+/* What the code for o may use, in bits (0: none): float SIMD
  * (cg_simd_bits), the 8-bit, 16-bit pair and bfloat16 dot products
- * (cg_dot_*_bits), byte permutes across two registers (cg_byte_permute_bits). */
-typedef struct X86Caps { int simd, dot, bf16, i16, perm; } X86Caps;
-static void x86_caps(const CgOptions *o, int jit, X86Caps *x);
+ * (cg_dot_*_bits; x86, and AArch64's 8-bit ones), byte permutes across two
+ * registers (cg_byte_permute_bits); mixed: the 8-bit dot product multiplies
+ * unsigned by signed bytes itself (x86 VPDPBUSD, AArch64 USDOT), else only
+ * signed by signed (AArch64 SDOT). */
+typedef struct TargetCaps { int simd, dot, bf16, i16, perm, mixed; } TargetCaps;
+static void target_caps(const CgOptions *o, int jit, TargetCaps *x);
 
-static X86Caps caps_of(const CgOptions *o, int jit)
+static TargetCaps caps_of(const CgOptions *o, int jit)
 {
-    X86Caps x;
-    x86_caps(o, jit, &x);
+    TargetCaps x;
+    target_caps(o, jit, &x);
     return x;
 }
 
@@ -73,10 +76,32 @@ int cg_dot_i8_bits(const CgOptions *o, int jit) { return caps_of(o, jit).dot; }
 int cg_dot_i16_bits(const CgOptions *o, int jit) { return caps_of(o, jit).i16; }
 int cg_dot_bf16_bits(const CgOptions *o, int jit) { return caps_of(o, jit).bf16; }
 int cg_byte_permute_bits(const CgOptions *o, int jit) { return caps_of(o, jit).perm; }
+int cg_dot_i8_mixed(const CgOptions *o, int jit) { return caps_of(o, jit).mixed; }
 
-static void x86_caps(const CgOptions *o, int jit, X86Caps *x)
+/* AArch64 CPUs (LLVM's names) with the dot product extension (SDOT,
+ * Armv8.2 DotProd), and those of them with the Int8 matrix multiply one too
+ * (USDOT, Armv8.6 I8MM). */
+static const char *const a64_dotprod[] = { "cortex-a55", "cortex-a65", "cortex-a65ae", "cortex-a75", "cortex-a76",
+                                           "cortex-a76ae", "cortex-a77", "cortex-a78", "cortex-a78ae", "cortex-a78c",
+                                           "cortex-x1", "cortex-x1c", "neoverse-e1", "neoverse-n1", "apple-a13",
+                                           "apple-a14", "apple-m1", NULL };
+static const char *const a64_i8mm[] = { "cortex-a710", "cortex-a715", "cortex-a720", "cortex-x2", "cortex-x3",
+                                        "cortex-x4", "neoverse-n2", "neoverse-v1", "neoverse-v2", "apple-a15",
+                                        "apple-a16", "apple-a17", "apple-m2", "apple-m3", "ampere1", "ampere1a",
+                                        NULL };
+
+static int listed(const char *const *list, const char *cpu)
+{
+    for (int i = 0; list[i]; i++)
+        if (strcmp(cpu, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void target_caps(const CgOptions *o, int jit, TargetCaps *x)
 {
     int *simd = &x->simd, *dot = &x->dot, *bf16 = &x->bf16, *i16 = &x->i16, *perm = &x->perm;
+    x->mixed = 0;
     char *host = cg_host_triple();
     char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
     const char *t = triple ? triple : host ? host : "";
@@ -126,6 +151,7 @@ static void x86_caps(const CgOptions *o, int jit, X86Caps *x)
             *dot = 256;
         if (*dot > bits)
             *dot = bits;
+        x->mixed = *dot > 0;                                    /* VPDPBUSD: unsigned by signed */
         /* VDPBF16PS: AVX512-BF16 (with AVX512VL for the narrower forms) */
         static const char *const bf16cpu[] = { "cooperlake", "sapphirerapids", "graniterapids", "emeraldrapids",
                                                "znver4", "znver5", NULL };
@@ -164,6 +190,12 @@ static void x86_caps(const CgOptions *o, int jit, X86Caps *x)
             *perm = bits;
     } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
         bits = feat && has_feature(feat, "-neon") ? 0 : 128;
+        /* SDOT / USDOT on 128 bits (the features, else the CPU's name) */
+        int sdot = (has_feature(feat, "+dotprod") || listed(a64_dotprod, cpu) || listed(a64_i8mm, cpu)) &&
+                   !has_feature(feat, "-dotprod");
+        int usdot = sdot && (has_feature(feat, "+i8mm") || listed(a64_i8mm, cpu)) && !has_feature(feat, "-i8mm");
+        *dot = sdot && bits ? 128 : 0;
+        x->mixed = *dot && usdot;
     } else if (strncmp(t, "arm", 3) == 0 || strncmp(t, "thumb", 5) == 0) {
         bits = feat && has_feature(feat, "+neon") ? 128 : 0;    /* Cortex-M: none */
     }
@@ -298,6 +330,8 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
     c->x86_dot_bf16 = c->x86_simd ? cg_dot_bf16_bits(&c->o, jit) : 0;
     c->x86_dot_i16 = c->x86_simd ? cg_dot_i16_bits(&c->o, jit) : 0;
     c->x86_perm = c->x86_simd ? cg_byte_permute_bits(&c->o, jit) : 0;
+    if (strncmp(c->triple, "aarch64", 7) == 0 || strncmp(c->triple, "arm64", 5) == 0)
+        c->a64_dot = !cg_dot_i8_bits(&c->o, jit) ? 0 : cg_dot_i8_mixed(&c->o, jit) ? 2 : 1;
     c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;
     c->tm = LLVMCreateTargetMachine(target, c->triple, c->cpu, c->features, levels[c->o.opt_level],
                                     reloc_for(c->triple), LLVMCodeModelDefault);

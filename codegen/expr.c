@@ -297,9 +297,34 @@ static LLVMValueRef add_groups(CgCtx *c, LLVMValueRef sum, LLVMValueRef p, int v
     return sum;
 }
 
+/* AArch64's dot4 on 4 (or 2) lanes: USDOT (I8MM), the same unsigned by
+ * signed bytes; with SDOT only, signed bytes on both sides:
+ *     sum_j u_j b_j = sum_j (u_j - 128) b_j + 128 sum_j b_j
+ *                   = sdot(acc, u ^ 0x80, b) - sdot(0, 0x80808080, b),
+ * u ^ 0x80 being the signed byte u - 128 and 0x80 the byte -128 (when b is
+ * one word broadcast, as the register blocks' weights are, LLVM computes
+ * the second SDOT once for every vector that shares b). */
+static LLVMValueRef a64_dot4(CgCtx *c, LLVMValueRef *a, unsigned w, LLVMTypeRef bt)
+{
+    LLVMBuilderRef B = c->b;
+    LLVMTypeRef over[2] = { LLVMTypeOf(a[0]), bt };
+    LLVMValueRef x = LLVMBuildBitCast(B, a[1], bt, ""), y = LLVMBuildBitCast(B, a[2], bt, "");
+    if (c->a64_dot == 2)
+        return cg_call_intrinsic(c, "llvm.aarch64.neon.usdot", over, 2, (LLVMValueRef[]){ a[0], x, y }, 3);
+    LLVMValueRef m[16];
+    for (unsigned i = 0; i < 4 * w; i++)
+        m[i] = LLVMConstInt(c->t_i8, 0x80, 0);
+    LLVMValueRef bias = LLVMConstVector(m, 4 * w);
+    LLVMValueRef s = cg_call_intrinsic(c, "llvm.aarch64.neon.sdot", over, 2,
+                                       (LLVMValueRef[]){ a[0], LLVMBuildXor(B, x, bias, ""), y }, 3);
+    LLVMValueRef k = cg_call_intrinsic(c, "llvm.aarch64.neon.sdot", over, 2,
+                                       (LLVMValueRef[]){ LLVMConstNull(over[0]), bias, y }, 3);
+    return LLVMBuildSub(B, s, k, "");
+}
+
 /* dot4(acc, a, b) = acc + sum_j ubyte_j(a) * sbyte_j(b) on int32 words,
- * lane by lane: VPDPBUSD where the target has it for this many lanes, else
- * the bytes widened, multiplied and summed (any target). */
+ * lane by lane: VPDPBUSD, USDOT or SDOT where the target has one for this
+ * many lanes, else the bytes widened, multiplied and summed (any target). */
 static LLVMValueRef dot4(CgCtx *c, LLVMValueRef *a)
 {
     LLVMBuilderRef B = c->b;
@@ -312,6 +337,8 @@ static LLVMValueRef dot4(CgCtx *c, LLVMValueRef *a)
         return cg_call_intrinsic(c, name, NULL, 0, a, 3);
     }
     LLVMTypeRef bt = LLVMVectorType(c->t_i8, 4 * w), wt = LLVMVectorType(c->t_i32, 4 * w);
+    if (vec && c->a64_dot && (w == 2 || w == 4))
+        return a64_dot4(c, a, w, bt);
     LLVMValueRef x = LLVMBuildZExt(B, LLVMBuildBitCast(B, a[1], bt, ""), wt, "");
     LLVMValueRef y = LLVMBuildSExt(B, LLVMBuildBitCast(B, a[2], bt, ""), wt, "");
     return add_groups(c, a[0], LLVMBuildMul(B, x, y, ""), vec, w, 4);

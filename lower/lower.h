@@ -30,10 +30,10 @@ typedef struct LowSchedule {
     int tile_mr, tile_nr;    /* float32 Conv / MatMul / Gemm as register blocks of tile_mr rows x tile_nr
                                 lanes (lower/tile/); tile_nr 0 = the plain loop nests */
     int dot_i8;              /* widest 8-bit dot product (the loop IR's dot4 as one instruction: x86
-                                VPDPBUSD) in bits, 0 none: QLinearConv as register blocks of int32 words
-                                (lower/tile/qconv.c) when at least 256 */
+                                VPDPBUSD, AArch64 USDOT or SDOT) in bits, 0 none: QLinearConv as register
+                                blocks of int32 words (lower/tile/qconv.c) when at least 128 */
     int dot_i16;             /* widest dot product of two 16-bit pairs (dot2: x86 VPMADDWD) in bits, 0 none:
-                                QLinearConv on words of two int16 when dot_i8 is below 256 and this is not */
+                                QLinearConv on words of two int16 when dot_i8 is 0 and this at least 256 */
     int bf16;                /* --precision bf16: float32 Conv / MatMul / Gemm products by constant weights on
                                 bfloat16 words (dot2bf, lower/tile/qconv.c) in blocks of this many bits (the
                                 target's VDPBF16PS, or emulated lanes); 0: float32 */

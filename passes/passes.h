@@ -101,7 +101,8 @@ typedef struct PassOptions {
     int int8;                /* --precision int8: a quantized model's 8-bit tensors stay in memory (qdq-int8
                                 instead of qdq at -O2) */
     int dot_i8;              /* the target runs QLinearConv on dot products of 8-bit values (x86 VNNI,
-                                LowSchedule.dot_i8; without it int16 pairs on AVX2 / AVX512BW VPMADDWD,
+                                AArch64 DotProd, LowSchedule.dot_i8; without it int16 pairs on AVX2 /
+                                AVX512BW VPMADDWD,
                                 LowSchedule.dot_i16): qdq-dot instead of qdq at -O2 */
 } PassOptions;
 

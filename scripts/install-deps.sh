@@ -19,6 +19,7 @@ PKGS=(
   python3 python3-numpy python3-venv
   cmake
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+  qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 missing=()
 for p in "${PKGS[@]}"; do

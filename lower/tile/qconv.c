@@ -1,7 +1,7 @@
 /* lower/tile/qconv.c — QLinearConv and QLinearMatMul as register blocks of
  * 8-bit dot products (tile_impl.h; prefix tile_), for schedules whose
  * target has one (LowSchedule.dot_i8: x86 VPDPBUSD, AVX512-VNNI or
- * AVX-VNNI); docs/passes.md, "On 8-bit dot products".
+ * AVX-VNNI; AArch64 USDOT or SDOT); docs/passes.md, "On 8-bit dot products".
  *
  * The loop IR's dot4(acc, a, b) adds to an int32 the four products of the
  * unsigned bytes of word a and the signed bytes of word b.  Per image and
@@ -633,7 +633,7 @@ static int rows_shape(Low *L, QRows *q, const IrShape *as, const IrShape *bs)
 int tile_qmatmul(Low *L)
 {
     const LowSchedule *s = L->s;
-    if (!s || (s->dot_i8 < 256 && s->dot_i16 < 256) || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
+    if (!s || (s->dot_i8 < 128 && s->dot_i16 < 256) || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
         return 1;
     int a = low_in(L, 0), b = low_in(L, 3), y = low_out(L, 0);
     if (a < 0 || b < 0 || y < 0)
@@ -646,7 +646,7 @@ int tile_qmatmul(Low *L)
     QRows q = { .a = a, .y = y, .K = bs.dims[bs.rank - 2], .N = bs.dims[bs.rank - 1], .w = wk, .b_rt = rt ? b : -1 };
     if (rows_shape(L, &q, &as, &bs) || (rt && (q.K < 8 || q.K * 255 * 255 * 3 >= 2147483647LL)))
         return 1;      /* (run time: the row and column terms and the sum stay in int32) */
-    q.i16 = s->dot_i8 < 256;
+    q.i16 = s->dot_i8 < 128;
     q.K4 = q.i16 ? (q.K + 1) / 2 : (q.K + 3) / 4;
     q.xs_signed = low_buf(L, a)->dtype == IR_DT_I8;
     float *m;
@@ -887,9 +887,9 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
 int tile_qconv(Low *L)
 {
     const LowSchedule *s = L->s;
-    if (!s || (s->dot_i8 < 256 && s->dot_i16 < 256) || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
+    if (!s || (s->dot_i8 < 128 && s->dot_i16 < 256) || s->tile_nr <= 0 || L->fuse_n || L->n->n_out != 1)
         return 1;
-    QConv q = { .x = low_in(L, 0), .y = low_out(L, 0), .i16 = s->dot_i8 < 256 };
+    QConv q = { .x = low_in(L, 0), .y = low_out(L, 0), .i16 = s->dot_i8 < 128 };
     int wb = low_in(L, 3);
     if (q.x < 0 || q.y < 0 || wb < 0)
         return L->oom ? low_oom(L) : 1;

@@ -1144,10 +1144,40 @@ static void test_diagnostics(void **state)
     loop_program_free(p);
 }
 
+/* The dot product instructions a target may use: x86 by CPU name or
+ * features, AArch64 DotProd (SDOT: signed bytes only) and I8MM (USDOT:
+ * unsigned by signed), none on Armv8.0 or with the feature turned off. */
+static void test_dot_caps(void **state)
+{
+    (void)state;
+    static const struct { const char *triple, *cpu, *features; int dot, mixed; } cases[] = {
+        { "x86_64-linux-gnu", "znver5", NULL, 512, 1 },
+        { "x86_64-linux-gnu", "alderlake", NULL, 256, 1 },
+        { "x86_64-linux-gnu", "znver3", NULL, 0, 0 },
+        { "aarch64-linux-gnu", "cortex-a53", NULL, 0, 0 },
+        { "aarch64-linux-gnu", "generic", NULL, 0, 0 },
+        { "aarch64-linux-gnu", "neoverse-n1", NULL, 128, 0 },
+        { "aarch64-linux-gnu", "neoverse-v1", NULL, 128, 1 },
+        { "aarch64-linux-gnu", "neoverse-v1", "-i8mm", 128, 0 },
+        { "aarch64-linux-gnu", "neoverse-n1", "-dotprod", 0, 0 },
+        { "aarch64-linux-gnu", "generic", "+dotprod", 128, 0 },
+        { "aarch64-linux-gnu", "generic", "+dotprod,+i8mm", 128, 1 },
+        { "aarch64-linux-gnu", "generic", "+i8mm", 0, 0 },
+        { "aarch64-linux-gnu", "generic", "+dotprod,-neon", 0, 0 },
+        { "thumbv7em-none-eabihf", "cortex-m4", NULL, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        CgOptions o = { .triple = cases[i].triple, .cpu = cases[i].cpu, .features = cases[i].features };
+        assert_int_equal(cg_dot_i8_bits(&o, 0), cases[i].dot);
+        assert_int_equal(cg_dot_i8_mixed(&o, 0), cases[i].mixed);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_broadcast),
+        cmocka_unit_test(test_dot_caps),
         cmocka_unit_test(test_reduction_workspace_const_local),
         cmocka_unit_test(test_null_pointers),
         cmocka_unit_test(test_int_div_mod_if_select),

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""An int8 (QDQ) e2e model compiled for AArch64 with `--precision int8`, run under QEMU's user mode,
+against the interpreter bit for bit.
+
+    run_quant_aarch64.py DLCC MODEL_DIR
+
+MODEL_DIR is a tests/e2e/quant_<name> folder (run_quant.py).  The model is compiled three times with
+`--triple aarch64-linux-gnu -O2 --precision int8`, once per CPU:
+
+- cortex-a53 (Armv8.0: no dot product instruction): the integer products as plain loops;
+- neoverse-n1 (DotProd): the register blocks of 8-bit dot products on SDOT, signed bytes on both
+  sides (the unsigned activation bytes shifted by 128 and the shift's products taken off again,
+  codegen/expr.c);
+- neoverse-v1 (DotProd and I8MM): the same blocks on USDOT, unsigned by signed bytes.
+
+Checked: each object's assembly uses the instruction its CPU has (sdot and no usdot on the N1, usdot
+on the V1, neither on the A53); the object linked statically with the C driver of run_compiled.py
+by aarch64-linux-gnu-gcc and run by `qemu-aarch64 -cpu max` gives outputs bit for bit equal to
+`dlcc run -O2 --precision int8 --backend interp`.  QEMU emulates the instructions; the run says
+nothing about speed.  Exit status: 0 pass, 1 fail, 77 skipped (no qemu-aarch64 or
+aarch64-linux-gnu-gcc: scripts/install-deps.sh installs qemu-user and gcc-aarch64-linux-gnu).
+"""
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from run_compiled import driver_source
+
+CC = "aarch64-linux-gnu-gcc"
+QEMU = "qemu-aarch64"
+CPUS = [("cortex-a53", ()), ("neoverse-n1", ("sdot",)), ("neoverse-v1", ("usdot",))]
+
+
+def reference(dlcc, mdir, tmp):
+    out = tmp / "ref"
+    r = subprocess.run([dlcc, "run", str(mdir / "model.onnx"), "-O2", "--precision", "int8", "--backend",
+                        "interp", "-i", "input=" + str(mdir / "input_0.npy"), "-o", str(out)],
+                       capture_output=True, text=True)
+    files = sorted(out.glob("*.npy")) if r.returncode == 0 else []
+    if len(files) != 1:
+        print("FAIL dlcc run --backend interp: %s" % r.stderr.strip())
+        return None
+    return np.load(files[0])
+
+
+def check_cpu(dlcc, mdir, tmp, cpu, wants, ref):
+    d = tmp / cpu
+    d.mkdir()
+    cmd = [dlcc, str(mdir / "model.onnx"), "-O2", "--triple", "aarch64-linux-gnu", "--mcpu", cpu,
+           "--precision", "int8", "--emit", "obj,asm,header", "--name", "m", "-o", str(d)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        print("FAIL %s: dlcc exited with status %d\n%s" % (cpu, r.returncode, r.stderr))
+        return False
+    asm = (d / "m.s").read_text()
+    ok = True
+    for insn in ("sdot", "usdot"):
+        n = len(re.findall(r"^\s*%s\s" % insn, asm, re.M))
+        if (insn in wants) != (n > 0):
+            print("FAIL %s: %d %s instructions in the assembly, expected %s" % (cpu, n, insn,
+                                                                               "some" if insn in wants else "none"))
+            ok = False
+        elif n:
+            print("%s: %d %s instructions" % (cpu, n, insn))
+    source, ins, outs = driver_source((d / "m.h").read_text())
+    if len(ins) != 1 or len(outs) != 1:
+        print("FAIL %s: expected one input and one output, the header has %d and %d" % (cpu, len(ins), len(outs)))
+        return False
+    (d / "driver.c").write_text(source)
+    r = subprocess.run([CC, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1", "-static", "-I", str(d),
+                        str(d / "driver.c"), str(d / "m.o"), "-lm", "-o", str(d / "driver")],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print("FAIL %s: the driver did not link\n%s" % (cpu, r.stderr))
+        return False
+    r = subprocess.run([QEMU, "-cpu", "max", str(d / "driver"), str(mdir / "input_0.npy"), str(d / "out.bin")],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode:
+        print("FAIL %s: the driver exited with status %d under QEMU\n%s" % (cpu, r.returncode, r.stderr))
+        return False
+    got = np.fromfile(d / "out.bin", dtype=ref.dtype)
+    if got.size != ref.size or not np.array_equal(got.view(np.uint32), ref.reshape(-1).view(np.uint32)):
+        bad = int(np.sum(got != ref.reshape(-1))) if got.size == ref.size else -1
+        print("FAIL %s: %s elements differ from the interpreter's" % (cpu, bad if bad >= 0 else "the sizes"))
+        return False
+    print("%s: %d elements bit for bit equal to the interpreter's" % (cpu, got.size))
+    return ok
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 1
+    if not shutil.which(CC) or not shutil.which(QEMU):
+        print("SKIP: %s or %s not found" % (CC, QEMU))
+        return 77
+    dlcc, mdir = sys.argv[1], Path(sys.argv[2])
+    with tempfile.TemporaryDirectory(prefix="dlcc-a64-") as tmp:
+        tmp = Path(tmp)
+        ref = reference(dlcc, mdir, tmp)
+        if ref is None:
+            return 1
+        ok = True
+        for cpu, wants in CPUS:
+            ok &= check_cpu(dlcc, mdir, tmp, cpu, wants, ref)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
