@@ -39,6 +39,8 @@ struct CgCtx {
     int x86_dot_i16;                 /* x86 targets: VPMADDWD (512: AVX512BW, 256: AVX2); else 0 */
     int x86_dot_bf16;                /* x86 targets: VDPBF16PS (512: AVX512-BF16 with AVX512VL); else 0 */
     int x86_perm;                    /* x86 targets: VPERMI2B (512: AVX512-VBMI); else 0 */
+    int mask_bytes;                  /* narrowest element masked vector moves take as one instruction
+                                        (cg_masked_bytes), 0 none */
     int a64_dot;                     /* AArch64 targets: 2 USDOT (I8MM), 1 SDOT only (DotProd), else 0 */
     int n_params;                    /* GPU kernel: number of parameters */
     int *param_of;                   /* GPU kernel: per root buffer, its parameter number or -1 */

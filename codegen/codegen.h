@@ -229,6 +229,11 @@ int cg_dot_i16_bits(const CgOptions *o, int jit);
 /* The same for the bfloat16 dot product VDPBF16PS: 512 (AVX512-BF16 with
  * AVX512VL), 0 (none, or not x86). */
 int cg_dot_bf16_bits(const CgOptions *o, int jit);
+/* The narrowest element, in bytes, that the code for o loads and stores
+ * under a mask as one instruction: 1 (AVX-512 with BW), 4 (AVX, AVX2,
+ * AVX-512F alone: 32- and 64-bit elements), 0 (none: SSE, NEON, others,
+ * where LLVM turns a masked access into a branch per lane). */
+int cg_masked_bytes(const CgOptions *o, int jit);
 /* The same for byte permutes across two registers, VPERMI2B (the loop IR's
  * table loads, loop_load_is_table): 512 (AVX512-VBMI), 0 (none, or not x86). */
 int cg_byte_permute_bits(const CgOptions *o, int jit);

@@ -60,8 +60,9 @@ static int has_feature(const char *features, const char *f)
  * (cg_dot_*_bits; x86, and AArch64's 8-bit ones), byte permutes across two
  * registers (cg_byte_permute_bits); mixed: the 8-bit dot product multiplies
  * unsigned by signed bytes itself (x86 VPDPBUSD, AArch64 USDOT), else only
- * signed by signed (AArch64 SDOT). */
-typedef struct TargetCaps { int simd, dot, bf16, i16, perm, mixed; } TargetCaps;
+ * signed by signed (AArch64 SDOT); mask: the narrowest element, in bytes,
+ * that masked vector loads and stores take as one instruction (0: none). */
+typedef struct TargetCaps { int simd, dot, bf16, i16, perm, mixed, mask; } TargetCaps;
 static void target_caps(const CgOptions *o, int jit, TargetCaps *x);
 
 static TargetCaps caps_of(const CgOptions *o, int jit)
@@ -77,6 +78,7 @@ int cg_dot_i16_bits(const CgOptions *o, int jit) { return caps_of(o, jit).i16; }
 int cg_dot_bf16_bits(const CgOptions *o, int jit) { return caps_of(o, jit).bf16; }
 int cg_byte_permute_bits(const CgOptions *o, int jit) { return caps_of(o, jit).perm; }
 int cg_dot_i8_mixed(const CgOptions *o, int jit) { return caps_of(o, jit).mixed; }
+int cg_masked_bytes(const CgOptions *o, int jit) { return caps_of(o, jit).mask; }
 
 /* AArch64 CPUs (LLVM's names) with the dot product extension (SDOT,
  * Armv8.2 DotProd), and those of them with the Int8 matrix multiply one too
@@ -101,7 +103,7 @@ static int listed(const char *const *list, const char *cpu)
 static void target_caps(const CgOptions *o, int jit, TargetCaps *x)
 {
     int *simd = &x->simd, *dot = &x->dot, *bf16 = &x->bf16, *i16 = &x->i16, *perm = &x->perm;
-    x->mixed = 0;
+    x->mixed = x->mask = 0;
     char *host = cg_host_triple();
     char *triple = o->triple && *o->triple ? take_message(LLVMNormalizeTargetTriple(o->triple)) : NULL;
     const char *t = triple ? triple : host ? host : "";
@@ -188,6 +190,10 @@ static void target_caps(const CgOptions *o, int jit, TargetCaps *x)
             *perm = 512;
         if (*perm > bits)
             *perm = bits;
+        /* masked moves: AVX-512 of any element with BW (every CPU of the avx512
+         * list has it), of 4 and 8 bytes without; AVX VMASKMOVPS / AVX2
+         * VPMASKMOVD of 4 and 8 bytes; SSE none (LLVM branches per lane) */
+        x->mask = bits >= 512 ? (!feat || has_feature(feat, "+avx512bw") ? 1 : 4) : bits >= 256 ? 4 : 0;
     } else if (strncmp(t, "aarch64", 7) == 0 || strncmp(t, "arm64", 5) == 0) {
         bits = feat && has_feature(feat, "-neon") ? 0 : 128;
         /* SDOT / USDOT on 128 bits (the features, else the CPU's name) */
@@ -330,6 +336,7 @@ int cg_ctx_init(CgCtx *c, const LoopProgram *p, const CgOptions *o, LLVMContextR
     c->x86_dot_bf16 = c->x86_simd ? cg_dot_bf16_bits(&c->o, jit) : 0;
     c->x86_dot_i16 = c->x86_simd ? cg_dot_i16_bits(&c->o, jit) : 0;
     c->x86_perm = c->x86_simd ? cg_byte_permute_bits(&c->o, jit) : 0;
+    c->mask_bytes = cg_masked_bytes(&c->o, jit);
     if (strncmp(c->triple, "aarch64", 7) == 0 || strncmp(c->triple, "arm64", 5) == 0)
         c->a64_dot = !cg_dot_i8_bits(&c->o, jit) ? 0 : cg_dot_i8_mixed(&c->o, jit) ? 2 : 1;
     c->bare_metal = reloc_for(c->triple) == LLVMRelocStatic;

@@ -551,6 +551,72 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
  * Index i0 + k*v (k = 2..4): one k*W-element masked load, element j read
  * when j % k == 0 and lane j / k is taken, then every k-th element.  Any
  * other index: lane by lane, a lane not taken reading element 0. */
+/* Elements of buf that a plain load may read, from index 0: the buffer's
+ * own allocation (slack included); -1 for a view or a halo, whose bounds
+ * are another buffer's. */
+static int64_t readable(const CgCtx *c, int buf)
+{
+    const LoopBuf *b = &c->p->bufs[buf];
+    if (b->alias_of >= 0 || b->halo_rows || b->halo_cols || b->base)
+        return -1;
+    return b->bytes / (int64_t)ir_dtype_size(b->dtype);
+}
+
+/* The guarded load of lanes i0 + kk*l (kk = 1..4, l < w; mask k, b where
+ * not taken) on a target that cannot mask elements this narrow (AVX2 bytes,
+ * NEON): LLVM expands such a masked load to a branch and an insert per
+ * lane (MobileNetV2 int8 on Zen 3 spent 40% of its time in them).  When
+ * the kk*w elements from i0 all lie in the buffer, a plain load (every
+ * kk-th element) and a select; else (the first and last rows of a padded
+ * window) NULL after a branch, and the caller's masked load on that path. */
+static LLVMValueRef narrow_plain(const Vec *v, int buf, LLVMValueRef i0, unsigned kk, LLVMValueRef k, LLVMValueRef b,
+                                 int64_t n, LLVMBasicBlockRef *plain, LLVMBasicBlockRef *join)
+{
+    CgCtx *c = v->c;
+    LLVMBuilderRef B = c->b;
+    IrDType t = c->p->bufs[buf].dtype;
+    unsigned w = v->w, nw = w * kk;
+    LLVMTypeRef it = LLVMTypeOf(i0), wt = LLVMVectorType(cg_mem_type(c, t), nw);
+    LLVMValueRef inside = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, i0, LLVMConstInt(it, 0, 0), ""),
+                                       LLVMBuildICmp(B, LLVMIntSLE, i0, LLVMConstInt(it, (unsigned long long)(n - nw), 0), ""),
+                                       "");
+    LLVMBasicBlockRef edge = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "guard.edge");
+    *plain = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "guard.plain");
+    *join = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "guard.join");
+    LLVMBuildCondBr(B, inside, *plain, edge);
+    LLVMPositionBuilderAtEnd(B, *plain);
+    LLVMValueRef x = LLVMBuildLoad2(B, wt, elem_ptr(c, buf, i0), "");
+    LLVMSetAlignment(x, (unsigned)ir_dtype_size(t));
+    if (kk > 1) {
+        LLVMValueRef m[64];
+        for (unsigned l = 0; l < w && l < 64; l++)
+            m[l] = LLVMConstInt(c->t_i32, l * kk, 0);
+        x = LLVMBuildShuffleVector(B, x, LLVMGetPoison(wt), LLVMConstVector(m, w), "");
+    }
+    x = LLVMBuildSelect(B, k, x, b, "");
+    *plain = LLVMGetInsertBlock(B);
+    LLVMBuildBr(B, *join);
+    LLVMPositionBuilderAtEnd(B, edge);
+    return x;
+}
+
+/* The phi that joins narrow_plain's value x (from block plain) and the
+ * masked path's r (ending in the current block). */
+static LLVMValueRef narrow_join(CgCtx *c, LLVMValueRef x, LLVMBasicBlockRef plain, LLVMValueRef r,
+                                LLVMBasicBlockRef join)
+{
+    if (!r)
+        return NULL;
+    LLVMBasicBlockRef edge = LLVMGetInsertBlock(c->b);
+    LLVMBuildBr(c->b, join);
+    LLVMPositionBuilderAtEnd(c->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(c->b, LLVMTypeOf(x), "");
+    LLVMValueRef in_v[2] = { x, r };
+    LLVMBasicBlockRef in_b[2] = { plain, edge };
+    LLVMAddIncoming(phi, in_v, in_b, 2);
+    return phi;
+}
+
 static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
@@ -565,32 +631,42 @@ static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
     IrDType t = c->p->bufs[buf].dtype;
     LLVMTypeRef et = cg_mem_type(c, t);
     unsigned align = (unsigned)ir_dtype_size(t), w = v->w;
-    int64_t kk = coef(v, ld->u.load.index);
+    int64_t kk = coef(v, ld->u.load.index), n = readable(c, buf);
+    int narrow = align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64) && kk >= 1 && kk <= 4 && n >= kk * (int64_t)w;
     LLVMValueRef r;
     if (kk == 1) {
         LLVMValueRef i0 = lane_index(v, ld->u.load.index, 0);
+        if (!i0)
+            return NULL;
+        LLVMBasicBlockRef plain = NULL, join = NULL;
+        LLVMValueRef x = narrow ? narrow_plain(v, buf, i0, 1, k, b, n, &plain, &join) : NULL;
         LLVMTypeRef vt = LLVMVectorType(et, w), ovl[2] = { vt, c->t_ptr };
-        LLVMValueRef args[4] = { i0 ? elem_ptr(c, buf, i0) : NULL, LLVMConstInt(c->t_i32, align, 0), k, b };
-        return i0 ? cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4) : NULL;
+        LLVMValueRef args[4] = { elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), k, b };
+        r = cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4);
+        return x ? narrow_join(c, x, plain, r, join) : r;
     }
     if (kk >= 2 && kk <= 4) {
-        unsigned n = w * (unsigned)kk;
-        LLVMValueRef *m = calloc(n, sizeof *m);
+        unsigned nw = w * (unsigned)kk;
+        LLVMValueRef *m = calloc(nw, sizeof *m);
         LLVMValueRef i0 = m ? lane_index(v, ld->u.load.index, 0) : NULL;
         if (!i0) {
             free(m);
             return NULL;
         }
-        for (unsigned j = 0; j < n; j++)            /* the wide mask: lane j/k's, at every k-th element */
+        LLVMBasicBlockRef plain = NULL, join = NULL;
+        LLVMValueRef x = narrow ? narrow_plain(v, buf, i0, (unsigned)kk, k, b, n, &plain, &join) : NULL;
+        for (unsigned j = 0; j < nw; j++)           /* the wide mask: lane j/k's, at every k-th element */
             m[j] = j % (unsigned)kk ? LLVMConstInt(c->t_i32, w, 0) : LLVMConstInt(c->t_i32, j / (unsigned)kk, 0);
-        LLVMValueRef wk = LLVMBuildShuffleVector(B, k, LLVMConstNull(LLVMTypeOf(k)), LLVMConstVector(m, n), "");
-        LLVMTypeRef wt = LLVMVectorType(et, n), ovl[2] = { wt, c->t_ptr };
+        LLVMValueRef wk = LLVMBuildShuffleVector(B, k, LLVMConstNull(LLVMTypeOf(k)), LLVMConstVector(m, nw), "");
+        LLVMTypeRef wt = LLVMVectorType(et, nw), ovl[2] = { wt, c->t_ptr };
         LLVMValueRef args[4] = { elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), wk, LLVMGetPoison(wt) };
         LLVMValueRef wide = cg_call_intrinsic(c, "llvm.masked.load", ovl, 2, args, 4);
         for (unsigned l = 0; l < w; l++)
             m[l] = LLVMConstInt(c->t_i32, l * (unsigned)kk, 0);
         r = wide ? LLVMBuildShuffleVector(B, wide, LLVMGetPoison(wt), LLVMConstVector(m, w), "") : NULL;
         free(m);
+        if (x)
+            return narrow_join(c, x, plain, r ? LLVMBuildSelect(B, k, r, b, "") : NULL, join);
     } else {
         r = LLVMGetPoison(LLVMVectorType(et, w));
         for (unsigned l = 0; r && l < w; l++) {
@@ -858,10 +934,35 @@ static int vstmt(const Vec *v, const LoopStmt *s)
         if (!i0)
             return -1;
         LLVMTypeRef ovl[2] = { LLVMTypeOf(x), c->t_ptr };
-        LLVMValueRef args[4] = { x, elem_ptr(c, buf, i0),
-                                 LLVMConstInt(c->t_i32, ir_dtype_size(c->p->bufs[buf].dtype), 0), k };
+        unsigned align = (unsigned)ir_dtype_size(c->p->bufs[buf].dtype);
+        LLVMValueRef args[4] = { x, elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), k };
         ((Vec *)v)->mask = NULL;
-        return cg_call_intrinsic(c, "llvm.masked.store", ovl, 2, args, 4) ? 0 : -1;
+        LLVMBasicBlockRef join = NULL;
+        if (align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64)) {
+            /* a target that masks no elements this narrow (AVX2 bytes, NEON)
+             * stores each lane under a branch: every lane taken (a register
+             * block's lanes short of the plane's end: all but its last
+             * block) is one plain store */
+            LLVMTypeRef mt = LLVMTypeOf(k);
+            LLVMValueRef every = cg_call_intrinsic(c, "llvm.vector.reduce.and", &mt, 1, &k, 1);
+            if (!every)
+                return -1;
+            LLVMBasicBlockRef plain = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store.plain");
+            LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store.part");
+            join = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "store.join");
+            LLVMBuildCondBr(c->b, every, plain, part);
+            LLVMPositionBuilderAtEnd(c->b, plain);
+            LLVMSetAlignment(LLVMBuildStore(c->b, x, args[1]), align);
+            LLVMBuildBr(c->b, join);
+            LLVMPositionBuilderAtEnd(c->b, part);
+        }
+        if (!cg_call_intrinsic(c, "llvm.masked.store", ovl, 2, args, 4))
+            return -1;
+        if (join) {
+            LLVMBuildBr(c->b, join);
+            LLVMPositionBuilderAtEnd(c->b, join);
+        }
+        return 0;
     }
     default:
         return cg_fail(c, "internal error: statement kind %d in a vector loop", (int)s->kind);

@@ -37,6 +37,9 @@ typedef struct LowSchedule {
     int bf16;                /* --precision bf16: float32 Conv / MatMul / Gemm products by constant weights on
                                 bfloat16 words (dot2bf, lower/tile/qconv.c) in blocks of this many bits (the
                                 target's VDPBF16PS, or emulated lanes); 0: float32 */
+    int mask_bytes;          /* narrowest element masked loads and stores move as one instruction (1
+                                AVX-512BW, 4 AVX / AVX2), 0 none: the CPU schedule's masked rows
+                                (targets/cpu/schedule.c) only where every access is at least this wide */
     int byte_permute;        /* widest permute of bytes across two registers (x86 VPERMI2B) in bits, 0 none:
                                 loops of table loads (loop_load_is_table) are vectorized */
     int prefetch;            /* register blocks fetch into L2 the weights (GEMM panels, pointwise rows,

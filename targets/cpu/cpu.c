@@ -31,6 +31,7 @@ LoopProgram *tgt_cpu_program(const IrGraph *g, const TgtOptions *o, int for_host
     sched.dot_i8 = cg_dot_i8_bits(&cgo, for_host);                        /* VNNI */
     sched.dot_i16 = cg_dot_i16_bits(&cgo, for_host);                      /* VPMADDWD (AVX2, AVX512BW) */
     sched.byte_permute = cg_byte_permute_bits(&cgo, for_host);            /* VPERMI2B (AVX512-VBMI) */
+    sched.mask_bytes = cg_masked_bytes(&cgo, for_host);                   /* masked rows */
     if (o->bf16)                       /* VDPBF16PS where the target has it, else its lanes emulated */
         sched.bf16 = cg_dot_bf16_bits(&cgo, for_host) ? cg_dot_bf16_bits(&cgo, for_host) : sched.vector_bits;
     int64_t flops = 0;

@@ -33,7 +33,10 @@ LowSchedule tgt_cpu_schedule(int vector_bits)
                            .vectorize = vector_bits > 0, .parallel = 1, .parallel_min_flops = 1 << 17,
                            .parallel_min_model_flops = 1 << 25, .unroll_max = 7,
                            .tile_mr = simd ? 6 : 0, .tile_nr = simd ? 2 * simd / 32 : 0,
-                           .prefetch = simd > 0 };
+                           .prefetch = simd > 0,
+                           /* the masked moves of an x86 this wide (AVX-512BW, AVX2); tgt_cpu_program
+                            * sets the target's own */
+                           .mask_bytes = vector_bits >= 512 ? 1 : vector_bits >= 256 ? 4 : 0 };
 }
 
 /* ------------------------------------------------------------ analysis */
@@ -162,10 +165,18 @@ static int64_t coef(Sched *c, const LoopExpr *e, int var)
     }
 }
 
+/* Elements of buffer b move under a mask as one instruction (LowSchedule.mask_bytes). */
+static int maskable_buf(const Sched *c, int b)
+{
+    return c->s->mask_bytes > 0 && ir_dtype_size(c->p->bufs[b].dtype) >= (size_t)c->s->mask_bytes;
+}
+
 /* Every load in e has an index with coefficient 0 or 1; unless `unit` (a
- * masked vector body: masked loads, codegen/vector.c), also a table load
- * where the target permutes bytes, or every k-th element (k <= 4) where the
- * k-1 past the last lane may be read: one wide load and a shuffle. */
+ * masked vector body: masked loads, codegen/vector.c, so those of
+ * coefficient 1 only from buffers whose elements the target masks), also a
+ * table load where the target permutes bytes, or every k-th element (k <=
+ * 4) where the k-1 past the last lane may be read: one wide load and a
+ * shuffle. */
 static int loads_ok(Sched *c, const LoopExpr *e, int var, int unit)
 {
     if (!e)
@@ -175,6 +186,8 @@ static int loads_ok(Sched *c, const LoopExpr *e, int var, int unit)
         if (!unit && c->s->byte_permute && loop_load_is_table(c->p, e))
             return loads_ok(c, e->u.load.index, var, unit);
         int64_t k = coef(c, e->u.load.index, var);
+        if (unit && k == 1 && !maskable_buf(c, e->u.load.buf))
+            return 0;
         return k == 0 || k == 1 || (!unit && k >= 2 && k <= 4 && loop_load_widens(c->p, e, k));
     }
     case LOOP_E_BIN: return loads_ok(c, e->u.bin.a, var, unit) && loads_ok(c, e->u.bin.b, var, unit);
@@ -291,7 +304,10 @@ static int ops_in(const LoopExpr *e)
 enum { MASK_MIN_OPS = 6 };
 
 /* A body of LETs ending with its one STORE (or that STORE alone), every
- * load of coefficient 0 or 1, of at least MASK_MIN_OPS operations. */
+ * load of coefficient 0 or 1, of at least MASK_MIN_OPS operations; the
+ * store and the contiguous loads of elements the target masks (AVX2 has no
+ * masked byte moves: LLVM made each a branch and an insert per lane, and
+ * MobileNetV2 int8 on Zen 3 spent 40% of its time in them). */
 static int maskable(Sched *c, LoopStmt *b, int var)
 {
     LoopStmt **items = b->kind == LOOP_S_BLOCK ? b->u.block.items : &b;
@@ -301,7 +317,7 @@ static int maskable(Sched *c, LoopStmt *b, int var)
         const LoopExpr *v = t->kind == LOOP_S_LET && !t->u.let.mutable_ && i < n - 1 ? t->u.let.value
                           : t->kind == LOOP_S_STORE && i == n - 1                  ? t->u.store.value
                                                                                    : NULL;
-        if (!v || !loads_ok(c, v, var, 1))
+        if (!v || !loads_ok(c, v, var, 1) || (t->kind == LOOP_S_STORE && !maskable_buf(c, t->u.store.buf)))
             return 0;
         ops += ops_in(v);
     }
