@@ -546,11 +546,6 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
     return r;
 }
 
-/* cond ? buf[index] : b for a guarded load (SELECT with a LOAD): the lanes
- * not taken read nothing.  Index i0 + v: one masked load, b passed through.
- * Index i0 + k*v (k = 2..4): one k*W-element masked load, element j read
- * when j % k == 0 and lane j / k is taken, then every k-th element.  Any
- * other index: lane by lane, a lane not taken reading element 0. */
 /* Elements of buf that a plain load may read, from index 0: the buffer's
  * own allocation (slack included); -1 for a view or a halo, whose bounds
  * are another buffer's. */
@@ -617,6 +612,12 @@ static LLVMValueRef narrow_join(CgCtx *c, LLVMValueRef x, LLVMBasicBlockRef plai
     return phi;
 }
 
+/* cond ? buf[index] : b for a guarded load (SELECT with a LOAD): the lanes
+ * not taken read nothing.  Index i0 + v: one masked load, b passed through.
+ * Index i0 + k*v (k = 2..4): one k*W-element masked load, element j read
+ * when j % k == 0 and lane j / k is taken, then every k-th element.  Any
+ * other index: lane by lane, a lane not taken reading element 0.  The
+ * first two on a CPU that cannot mask such elements: narrow_plain first. */
 static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
 {
     CgCtx *c = v->c;
@@ -632,7 +633,8 @@ static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
     LLVMTypeRef et = cg_mem_type(c, t);
     unsigned align = (unsigned)ir_dtype_size(t), w = v->w;
     int64_t kk = coef(v, ld->u.load.index), n = readable(c, buf);
-    int narrow = align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64) && kk >= 1 && kk <= 4 && n >= kk * (int64_t)w;
+    int narrow = !c->gpu && align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64) && kk >= 1 && kk <= 4 &&
+                 n >= kk * (int64_t)w;
     LLVMValueRef r;
     if (kk == 1) {
         LLVMValueRef i0 = lane_index(v, ld->u.load.index, 0);
@@ -938,8 +940,8 @@ static int vstmt(const Vec *v, const LoopStmt *s)
         LLVMValueRef args[4] = { x, elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), k };
         ((Vec *)v)->mask = NULL;
         LLVMBasicBlockRef join = NULL;
-        if (align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64)) {
-            /* a target that masks no elements this narrow (AVX2 bytes, NEON)
+        if (!c->gpu && align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64)) {
+            /* a CPU that masks no elements this narrow (AVX2 bytes, NEON)
              * stores each lane under a branch: every lane taken (a register
              * block's lanes short of the plane's end: all but its last
              * block) is one plain store */
