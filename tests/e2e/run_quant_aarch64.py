@@ -48,6 +48,30 @@ def reference(dlcc, mdir, tmp):
     return np.load(files[0])
 
 
+def run_driver(d, cpu, mdir, dtypes):
+    """Links d/m.o (dlcc's object, header d/m.h) with run_compiled.py's C driver by aarch64-linux-gnu-gcc
+    and runs it under QEMU on mdir/input_K.npy; the outputs as flat arrays of `dtypes`, or None (printed
+    why)."""
+    source, ins, outs = driver_source((d / "m.h").read_text())
+    if len(outs) != len(dtypes):
+        print("FAIL %s: the header has %d outputs, expected %d" % (cpu, len(outs), len(dtypes)))
+        return None
+    (d / "driver.c").write_text(source)
+    r = subprocess.run([CC, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1", "-static", "-I", str(d),
+                        str(d / "driver.c"), str(d / "m.o"), "-lm", "-o", str(d / "driver")],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print("FAIL %s: the driver did not link\n%s" % (cpu, r.stderr))
+        return None
+    args = [str(mdir / ("input_%d.npy" % i)) for i in range(len(ins))] + [str(d / ("out_%d.bin" % k))
+                                                                       for k in range(len(outs))]
+    r = subprocess.run([QEMU, "-cpu", "max", str(d / "driver")] + args, capture_output=True, text=True, timeout=600)
+    if r.returncode:
+        print("FAIL %s: the driver exited with status %d under QEMU\n%s" % (cpu, r.returncode, r.stderr))
+        return None
+    return [np.fromfile(d / ("out_%d.bin" % k), dtype=t) for k, t in enumerate(dtypes)]
+
+
 def check_cpu(dlcc, mdir, tmp, cpu, wants, ref):
     d = tmp / cpu
     d.mkdir()
@@ -67,23 +91,10 @@ def check_cpu(dlcc, mdir, tmp, cpu, wants, ref):
             ok = False
         elif n:
             print("%s: %d %s instructions" % (cpu, n, insn))
-    source, ins, outs = driver_source((d / "m.h").read_text())
-    if len(ins) != 1 or len(outs) != 1:
-        print("FAIL %s: expected one input and one output, the header has %d and %d" % (cpu, len(ins), len(outs)))
+    outs = run_driver(d, cpu, mdir, [ref.dtype])
+    if outs is None:
         return False
-    (d / "driver.c").write_text(source)
-    r = subprocess.run([CC, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-O1", "-static", "-I", str(d),
-                        str(d / "driver.c"), str(d / "m.o"), "-lm", "-o", str(d / "driver")],
-                       capture_output=True, text=True)
-    if r.returncode:
-        print("FAIL %s: the driver did not link\n%s" % (cpu, r.stderr))
-        return False
-    r = subprocess.run([QEMU, "-cpu", "max", str(d / "driver"), str(mdir / "input_0.npy"), str(d / "out.bin")],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode:
-        print("FAIL %s: the driver exited with status %d under QEMU\n%s" % (cpu, r.returncode, r.stderr))
-        return False
-    got = np.fromfile(d / "out.bin", dtype=ref.dtype)
+    got = outs[0]
     if got.size != ref.size or not np.array_equal(got.view(np.uint32), ref.reshape(-1).view(np.uint32)):
         bad = int(np.sum(got != ref.reshape(-1))) if got.size == ref.size else -1
         print("FAIL %s: %s elements differ from the interpreter's" % (cpu, bad if bad >= 0 else "the sizes"))
