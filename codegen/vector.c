@@ -546,6 +546,15 @@ static LLVMValueRef vload(const Vec *v, const LoopExpr *e)
     return r;
 }
 
+/* A CPU that cannot mask elements of `bytes` in one instruction (AVX2
+ * bytes, SSE and NEON anything: cg_masked_bytes), where LLVM expands a
+ * masked access to a branch and an insert per lane (GPU kernels keep the
+ * masked forms). */
+static int unmaskable(const CgCtx *c, unsigned bytes)
+{
+    return !c->gpu && bytes < (unsigned)(c->mask_bytes ? c->mask_bytes : 64);
+}
+
 /* Elements of buf that a plain load may read, from index 0: the buffer's
  * own allocation (slack included); -1 for a view or a halo, whose bounds
  * are another buffer's. */
@@ -633,8 +642,7 @@ static LLVMValueRef guarded_load(const Vec *v, const LoopExpr *e)
     LLVMTypeRef et = cg_mem_type(c, t);
     unsigned align = (unsigned)ir_dtype_size(t), w = v->w;
     int64_t kk = coef(v, ld->u.load.index), n = readable(c, buf);
-    int narrow = !c->gpu && align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64) && kk >= 1 && kk <= 4 &&
-                 n >= kk * (int64_t)w;
+    int narrow = unmaskable(c, align) && kk >= 1 && kk <= 4 && n >= kk * (int64_t)w;
     LLVMValueRef r;
     if (kk == 1) {
         LLVMValueRef i0 = lane_index(v, ld->u.load.index, 0);
@@ -940,11 +948,9 @@ static int vstmt(const Vec *v, const LoopStmt *s)
         LLVMValueRef args[4] = { x, elem_ptr(c, buf, i0), LLVMConstInt(c->t_i32, align, 0), k };
         ((Vec *)v)->mask = NULL;
         LLVMBasicBlockRef join = NULL;
-        if (!c->gpu && align < (unsigned)(c->mask_bytes ? c->mask_bytes : 64)) {
-            /* a CPU that masks no elements this narrow (AVX2 bytes, NEON)
-             * stores each lane under a branch: every lane taken (a register
-             * block's lanes short of the plane's end: all but its last
-             * block) is one plain store */
+        if (unmaskable(c, align)) {
+            /* every lane taken (a register block's lanes short of the
+             * plane's end: all but its last block): one plain store */
             LLVMTypeRef mt = LLVMTypeOf(k);
             LLVMValueRef every = cg_call_intrinsic(c, "llvm.vector.reduce.and", &mt, 1, &k, 1);
             if (!every)

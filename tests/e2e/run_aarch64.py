@@ -12,7 +12,6 @@ their run-time test for a vector inside its buffer (codegen/vector.c) on float32
 nothing about speed.  Exit status: 0 pass, 1 fail, 77
 skipped (no qemu-aarch64 or aarch64-linux-gnu-gcc).
 """
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,17 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from run_e2e import compare
-from run_quant_aarch64 import CC, QEMU, run_driver
+from run_quant_aarch64 import arguments, run_driver
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 1
-    if not shutil.which(CC) or not shutil.which(QEMU):
-        print("SKIP: %s or %s not found" % (CC, QEMU))
-        return 77
-    dlcc, mdir = sys.argv[1], Path(sys.argv[2])
+    a = arguments(__doc__)
+    if isinstance(a, int):
+        return a
+    dlcc, mdir = a
     refs = []
     while (mdir / ("output_%d.npy" % len(refs))).exists():
         refs.append(np.load(mdir / ("output_%d.npy" % len(refs))))

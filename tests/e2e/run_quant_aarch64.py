@@ -103,14 +103,23 @@ def check_cpu(dlcc, mdir, tmp, cpu, wants, ref):
     return ok
 
 
-def main():
+def arguments(doc):
+    """(DLCC, MODEL_DIR) from the command line, or the exit status: 1 (usage), 77 (no cross compiler or
+    QEMU: skipped)."""
     if len(sys.argv) != 3:
-        print(__doc__)
+        print(doc)
         return 1
     if not shutil.which(CC) or not shutil.which(QEMU):
         print("SKIP: %s or %s not found" % (CC, QEMU))
         return 77
-    dlcc, mdir = sys.argv[1], Path(sys.argv[2])
+    return sys.argv[1], Path(sys.argv[2])
+
+
+def main():
+    a = arguments(__doc__)
+    if isinstance(a, int):
+        return a
+    dlcc, mdir = a
     with tempfile.TemporaryDirectory(prefix="dlcc-a64-") as tmp:
         tmp = Path(tmp)
         ref = reference(dlcc, mdir, tmp)
