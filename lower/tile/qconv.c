@@ -761,6 +761,25 @@ static int dw_kernel(Low *L, QConv *q, int nr, int nv, int wqb, int bb, int mb, 
     return low_kernel(L, low_nest(L, 3, vars, ext, body));
 }
 
+/* The weight words wq [G * cout][K4] as panels of mr channels,
+ * [G][MT][K4][mr] (the rows past cout repeat row cout - 1, as the blocks'
+ * channels do): a block reads its weights as one stream, k4 after k4, and
+ * the next block's follow.  In rows, a block read mr streams of K4 words
+ * each, too short for the hardware's prefetchers where K4 is small
+ * (MobileNetV2's 320 -> 1280 at 7x7: 640-byte rows).  NULL out of memory. */
+static int32_t *weight_panels(Low *L, const QConv *q, const int32_t *wq, int mr, int64_t MT)
+{
+    int32_t *wp = util_arena_array(&L->p->arena, (size_t)(q->G * MT * q->K4 * mr), sizeof *wp);
+    for (int64_t g = 0; wp && g < q->G; g++)
+        for (int64_t mt = 0; mt < MT; mt++)
+            for (int64_t k4 = 0; k4 < q->K4; k4++)
+                for (int r = 0; r < mr; r++) {
+                    int64_t c = mt * mr + r < q->cout ? mt * mr + r : q->cout - 1;
+                    wp[((g * MT + mt) * q->K4 + k4) * mr + r] = wq[(g * q->cout + c) * q->K4 + k4];
+                }
+    return wp;
+}
+
 static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, float *m)
 {
     const IrWindow *w = &q->w;
@@ -789,7 +808,12 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
     q->OW1 = q->flat ? q->M : w->out[S - 1];
     if (ys[S + 1] != 1 || (S == 2 && ys[2] != w->out[1]) || xs[S + 1] != 1)
         return 1;
-    IrShape wsh = { .rank = 1, .dims = { C * q->K4 } }, csh = { .rank = 1, .dims = { C } };
+    int dw = q->cin == 1 && q->cout == 1 && q->G > 1 && !q->flat && S == 2 && !q->bf16 &&
+             4 * q->K4 * w->out[1] <= DW_PACK_BYTES;      /* a row's words fit the local buffer */
+    int64_t MT = (q->cout + mr - 1) / mr;
+    if (!dw && !(wq = weight_panels(L, q, wq, mr, MT)))
+        return low_oom(L);
+    IrShape wsh = { .rank = 1, .dims = { dw ? C * q->K4 : q->G * MT * q->K4 * mr } }, csh = { .rank = 1, .dims = { C } };
     IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
     int wqb = loop_add_buf(L->p, q->bf16 ? "bweights" : "qweights", IR_DT_I32, &wsh, LOOP_ST_CONST);
     int bb = wqb < 0 ? -1 : loop_add_buf(L->p, q->bf16 ? "bbias" : "qbias", at, &csh, LOOP_ST_CONST);
@@ -802,8 +826,7 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
         L->p->bufs[mb].data = m;
     if (!q->flat && pad_for_pack(L, q) < 0)
         return -1;
-    if (q->cin == 1 && q->cout == 1 && q->G > 1 && !q->flat && S == 2 && !q->bf16 &&
-        4 * q->K4 * w->out[1] <= DW_PACK_BYTES)           /* a row's words fit the local buffer */
+    if (dw)
         return dw_kernel(L, q, nr, nv, wqb, bb, mb, m, ys);
     IrShape psh = { .rank = 1, .dims = { w->batch * q->G * q->K4 * q->Mp } };
     int pb = loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
@@ -824,7 +847,10 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
     int pbase = p0 < 0 ? -1
                        : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4 * q->Mp),
                                                     low_v(L, p0)), 0);
-    if (pbase < 0)
+    /* the block's weight panel: (g, mt)'s K4 x mr words in a row */
+    int wpan = pbase < 0 ? -1
+                         : low_let(L, tile, "wp", mul(L, add(L, mul(L, low_v(L, g), MT), low_v(L, mt)), q->K4 * mr), 0);
+    if (wpan < 0)
         return low_oom(L);
     int co[TILE_MAX_MR];
     for (int r = 0; r < mr; r++) {
@@ -843,7 +869,8 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
     }
     /* k step: NV vectors of P, each shared by the MR broadcast weight words */
     for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, mul(L, low_v(L, co[r]), q->K4), low_v(L, k4)), IR_DT_I32), 0);
+        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, low_v(L, wpan), add(L, mul(L, low_v(L, k4), mr), low_i(L, r))),
+                                              IR_DT_I32), 0);
         if (wv < 0)
             return low_oom(L);
         for (int v = 0; v < nv; v++) {
@@ -880,7 +907,7 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
                 return low_oom(L);
         }
     int vars[4] = { n, g, pt, mt };
-    int64_t ext[4] = { w->batch, q->G, (q->M + nrv - 1) / nrv, (q->cout + mr - 1) / mr };
+    int64_t ext[4] = { w->batch, q->G, (q->M + nrv - 1) / nrv, MT };
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
 }
 
