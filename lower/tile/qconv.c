@@ -780,6 +780,175 @@ static int32_t *weight_panels(Low *L, const QConv *q, const int32_t *wq, int mr,
     return wp;
 }
 
+/* ------------------------------------------------------------ the channel form
+ *
+ * A plane that fills the pixel lanes badly (ResNet-18's 7x7 maps: 49 pixels
+ * in 64 lanes; its 14x14 ones in blocks of 2 vectors) runs with the output
+ * channels in the lanes instead: per block, MR pixels' pack words broadcast
+ * by NV vectors of channels' weight words,
+ *
+ *   acc[r][c] = bias[n0 + c] + sum_k4 dot(P[n][k4][p_r], Wc[nt][k4][c]),
+ *
+ * each accumulator stored along its channel's plane (lanes ys[1] apart).
+ * Its reduction is cut in chunks of KC words (the pack's rows and the
+ * weights' padded to K4p = nch KC with zero words), the loops
+ * n, nt, kc, mt: a chunk of a panel's weights (CHAN_CHUNK_BYTES) stays in
+ * L1 while every pixel block uses it, and the blocks carry their sums from
+ * chunk to chunk in a partial buffer [n][M][N] (the chunk's first loads
+ * them, its last stores the outputs).  Uncut, a panel of the 7x7 layers'
+ * weights (4608 taps by 48 channels: 442 KB) and their pack (450 KB) did
+ * not both stay in a 1 MB L2: no faster than the pixel form. */
+enum { CHAN_CHUNK_BYTES = 16384 };
+
+/* The channel form's block for q (the conv_blocks sizes nr, nvmax and the
+ * pixel form's nv), or 0 when the pixel form fills its lanes as well:
+ * *cnv vectors of channels (3 when the last panel's overlap redoes at most
+ * 1/16 of the channels, else the count that redoes the fewest) by *cmr
+ * pixels (4 to 7, the fewest idle in the last block).  One group, a
+ * reduction of 64 words at least (the scattered stores then count little). */
+static int channel_form(const QConv *q, int nr, int nvmax, int nv, int *cnv, int *cmr)
+{
+    int best = 0;
+    int64_t best_dup = 0;
+    for (int k = nvmax; k >= 1 && !(best == 3 && best_dup * 16 <= q->cout); k--) {
+        int64_t nrv = (int64_t)k * nr, dup = (q->cout + nrv - 1) / nrv * nrv - q->cout;
+        if (q->cout >= nrv && (!best || dup < best_dup || (k == 3 && dup * 16 <= q->cout)))
+            best = k, best_dup = dup;
+    }
+    if (q->G != 1 || !best || q->K4 < 64)
+        return 0;
+    int64_t nrv = (int64_t)best * nr, NT = (q->cout + nrv - 1) / nrv;
+    int hi = (nvmax >= 4 ? 24 : 12) / best, mr = tile_fewest_idle(q->M, hi > 8 ? 8 : hi, hi < 4 ? hi : 4);
+    int64_t Mp = (q->M + (int64_t)nv * nr - 1) / ((int64_t)nv * nr) * nv * nr, Mr = (q->M + mr - 1) / mr * mr;
+    double ep = (double)q->M / (double)Mp, ec = (double)q->M / (double)Mr * (double)q->cout / (double)(NT * nrv);
+    *cnv = best;
+    *cmr = mr;
+    return ec > ep + 0.02 || (nv < nvmax && ec >= ep);
+}
+
+static int chan_blocks(Low *L, QConv *q, int bits, const int32_t *wq, const void *bias, const float *m,
+                       const int64_t *ys, int nv, int mr)
+{
+    const IrWindow *w = &q->w;
+    int nr = bits / 32;
+    int64_t N = q->cout, M = q->M, K4 = q->K4, nrv = (int64_t)nv * nr, NT = (N + nrv - 1) / nrv;
+    int64_t kcmax = CHAN_CHUNK_BYTES / (4 * nrv), nch = (K4 + kcmax - 1) / kcmax, KC = (K4 + nch - 1) / nch;
+    int64_t K4p = nch * KC, MB = (M + mr - 1) / mr;
+    int32_t *wc = util_arena_array(&L->p->arena, (size_t)(NT * K4p * nrv), sizeof *wc);
+    if (!wc)
+        return low_oom(L);
+    for (int64_t nt = 0; nt < NT; nt++) {    /* panel nt: channels n0 .. n0 + nrv - 1, the last overlapping */
+        int64_t n0 = nt * nrv < N - nrv ? nt * nrv : N - nrv;
+        for (int64_t k4 = 0; k4 < K4p; k4++)
+            for (int64_t c = 0; c < nrv; c++)
+                wc[(nt * K4p + k4) * nrv + c] = k4 < K4 ? wq[(n0 + c) * K4 + k4] : 0;
+    }
+    IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;
+    IrShape wsh = { .rank = 1, .dims = { NT * K4p * nrv } }, csh = { .rank = 1, .dims = { N } };
+    IrShape psh = { .rank = 1, .dims = { w->batch * K4p * M } }, zsh = { .rank = 1, .dims = { w->batch * M * N } };
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
+    int wcb = loop_add_buf(L->p, q->bf16 ? "bweights_ch" : "qweights_ch", IR_DT_I32, &wsh, LOOP_ST_CONST);
+    int bb = wcb < 0 ? -1 : loop_add_buf(L->p, q->bf16 ? "bbias" : "qbias", at, &csh, LOOP_ST_CONST);
+    int mb = bb < 0 || !m ? -1 : loop_add_buf(L->p, "qmul", IR_DT_F32, &csh, LOOP_ST_CONST);
+    int pb = bb < 0 || (m && mb < 0) ? -1 : loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
+    int zb = pb < 0 || nch == 1 ? -1 : loop_add_buf(L->p, "chan_partial", at, &zsh, LOOP_ST_WORKSPACE);
+    int acc = pb < 0 || (nch > 1 && zb < 0) ? -1 : loop_add_buf(L->p, "acc", at, &ash, LOOP_ST_LOCAL);
+    if (acc < 0)
+        return low_oom(L);
+    L->p->bufs[wcb].data = wc;
+    L->p->bufs[bb].data = (void *)bias;
+    if (m)
+        L->p->bufs[mb].data = (void *)m;
+    q->K4 = K4p;                            /* the pack's rows past K: words of the value past K */
+    q->Mp = M;
+    if (pack_kernel(L, q, pb))
+        return -1;
+    int n, nt, kc, mt, kk;
+    LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p), *first = loop_block(L->p), *more = loop_block(L->p);
+    LoopStmt *last = loop_block(L->p), *carry = loop_block(L->p);
+    if (!tile || !kb || !first || !more || !last || !carry || low_vars(L, 1, "n", &n) || low_vars(L, 1, "nt", &nt) ||
+        low_vars(L, 1, "kc", &kc) || low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &kk))
+        return low_oom(L);
+    int n0 = low_let(L, tile, "n0", low_bin(L, LOOP_MIN, mul(L, low_v(L, nt), nrv), low_i(L, N - nrv)), 0);
+    int k0 = n0 < 0 ? -1 : low_let(L, tile, "k0", mul(L, low_v(L, kc), KC), 0);
+    if (k0 < 0)
+        return low_oom(L);
+    int px[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++)
+        if ((px[r] = low_let(L, tile, "px", low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)),
+                                                    low_i(L, M - 1)), 0)) < 0)
+            return low_oom(L);
+    /* the starting sums (bias, or the chunk before's) and the k4 step */
+    for (int r = 0; r < mr; r++) {
+        int av = low_let(L, kb, "a", low_load(L, pb, add(L, mul(L, add(L, mul(L, low_v(L, n), K4p),
+                                                                           add(L, low_v(L, k0), low_v(L, kk))), M),
+                                                         low_v(L, px[r])), IR_DT_I32), 0);
+        if (av < 0)
+            return low_oom(L);
+        for (int v = 0; v < nv; v++) {
+            int c, c2, c3;
+            if (low_vars(L, 1, "c", &c) || low_vars(L, 1, "c", &c2) || low_vars(L, 1, "c", &c3))
+                return low_oom(L);
+            int64_t a0 = (int64_t)(r * nv + v) * nr;
+            LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            if (tile_vec_loop(L, first, c, low_store(L, acc, add(L, low_i(L, a0), low_v(L, c)), low_load(L, bb, col, at)),
+                              nr))
+                return low_oom(L);
+            if (zb >= 0) {
+                LoopExpr *zi = add(L, mul(L, add(L, mul(L, low_v(L, n), M), low_v(L, px[r])), N),
+                                   add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c2))));
+                LoopStmt *ld = low_store(L, acc, add(L, low_i(L, a0), low_v(L, c2)), low_load(L, zb, zi, at));
+                LoopExpr *zj = add(L, mul(L, add(L, mul(L, low_v(L, n), M), low_v(L, px[r])), N),
+                                   add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c3))));
+                LoopStmt *stz = low_store(L, zb, zj, low_load(L, acc, add(L, low_i(L, a0), low_v(L, c3)), at));
+                if (tile_vec_loop(L, more, c2, ld, nr) || tile_vec_loop(L, carry, c3, stz, nr))
+                    return low_oom(L);
+            }
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *ai = add(L, low_i(L, a0), low_v(L, c));
+            LoopExpr *bi = add(L, mul(L, add(L, mul(L, low_v(L, nt), K4p), add(L, low_v(L, k0), low_v(L, kk))), nrv),
+                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, wcb, bi, IR_DT_I32) };
+            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
+            if (tile_vec_loop(L, kb, c, st, nr))
+                return low_oom(L);
+        }
+    }
+    /* the next chunk's weights (the next panel's first after a panel's last) into L2, the MB
+     * blocks a share each: else each chunk's first block waited on memory for all of them */
+    LoopExpr *next = mul(L, add(L, mul(L, low_v(L, nt), K4p), add(L, low_v(L, k0), low_i(L, KC))), nrv);
+    if (tile_prefetch(L, kb, wcb, next, KC * nrv, low_v(L, mt), MB, low_v(L, kk), KC, M))
+        return low_oom(L);
+    LoopStmt *init = zb < 0 ? first : loop_if(L->p, low_bin(L, LOOP_EQ, low_v(L, kc), low_i(L, 0)), first, more);
+    if (!init || low_add(L, tile, init) || low_add(L, tile, low_nest(L, 1, &kk, &KC, kb)))
+        return low_oom(L);
+    /* the last chunk's stores: channel col's plane at pixel p_r */
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return low_oom(L);
+            LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
+            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, loop_expr_copy(L->p, col), ys[1])),
+                               low_v(L, px[r]));
+            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32,
+                                                                     low_in(L, 7)))
+                             : tile_out_store(L, yi, low_v(L, n), loop_expr_copy(L->p, col), low_v(L, px[r]), NULL,
+                                              NULL, a);
+            if (tile_vec_loop(L, last, c, st, nr))
+                return low_oom(L);
+        }
+    LoopStmt *fin = zb < 0 ? last
+                           : loop_if(L->p, low_bin(L, LOOP_EQ, low_v(L, kc), low_i(L, nch - 1)), last, carry);
+    if (!fin || low_add(L, tile, fin))
+        return low_oom(L);
+    int vars[4] = { n, nt, kc, mt };
+    int64_t ext[4] = { w->batch, NT, nch, MB };
+    return low_kernel(L, low_nest(L, 4, vars, ext, tile));
+}
+
 static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, float *m)
 {
     const IrWindow *w = &q->w;
@@ -808,6 +977,12 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
     q->OW1 = q->flat ? q->M : w->out[S - 1];
     if (ys[S + 1] != 1 || (S == 2 && ys[2] != w->out[1]) || xs[S + 1] != 1)
         return 1;
+    int cnv, cmr;
+    if (channel_form(q, nr, nvmax, nv, &cnv, &cmr)) {
+        if (!q->flat && pad_for_pack(L, q) < 0)
+            return -1;
+        return chan_blocks(L, q, bits, wq, bias, m, ys, cnv, cmr);
+    }
     int dw = q->cin == 1 && q->cout == 1 && q->G > 1 && !q->flat && S == 2 && !q->bf16 &&
              4 * q->K4 * w->out[1] <= DW_PACK_BYTES;      /* a row's words fit the local buffer */
     int64_t MT = (q->cout + mr - 1) / mr;

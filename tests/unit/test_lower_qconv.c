@@ -233,6 +233,10 @@ static void run_one(IrGraph *g, const IrArray *in, int n_in, const IrArray *ref,
         fail_diag("lower", &d);
     if (!has_buf(p, strncmp(g->name, "qdw", 3) == 0 ? "dw_packed" : "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
+    if (strncmp(g->name, "qchan", 5) == 0 && !has_buf(p, "qweights_ch"))
+        fail_msg("graph %s at %d bits: the channel form was not taken", g->name, dot);
+    if (strncmp(g->name, "qchan_k", 7) == 0 && dot == 512 && !has_buf(p, "chan_partial"))   /* (chunks of 16 KB) */
+        fail_msg("graph %s at %d bits: the reduction was not cut in chunks", g->name, dot);
     if (n_in > 1 && !has_buf(p, "qcolterms"))
         fail_msg("graph %s at %d bits: B at run time was not packed", g->name, dot);
     if (strcmp(g->name, "qmm_chain") == 0 && !i16 && !has_buf(p, "qmm_out0_words"))
@@ -350,6 +354,23 @@ static void test_qconv_one_pixel(void **state)
     (void)state;   /* the Gemm form: 37 images of one pixel, 50 channels (K not a multiple of 4) -> 21 */
     QCase q = { "qgemm", IR_DT_U8, IR_DT_I8, 50, 21, 1, 1, { 1 }, { 1 }, { 0, 0 }, { 0 }, { 0 }, 1, 1, 90, 3, 37, 0 };
     qcase(&q);
+}
+
+static void test_qconv_channel_form(void **state)
+{
+    (void)state;   /* 7x7 planes (49 pixels in 64 lanes): pixels broadcast, channels in the lanes, each accumulator
+                      stored along its channel's plane (qconv.c, chan_blocks); two images of 32 -> 64 channels */
+    QCase q = { "qchan", IR_DT_I8, IR_DT_I8, 32, 64, 1, 2, { 7, 7 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 1, 1,
+                -3, 5, 2, 0 };
+    qcase(&q);
+    /* 630 taps: the reduction in chunks carried in chan_partial, the last chunk's words past K zero */
+    QCase k = { "qchan_k", IR_DT_U8, IR_DT_I8, 70, 64, 1, 2, { 7, 7 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 1, 1,
+                120, -2, 1, 0 };
+    qcase(&k);
+    /* 40 channels: panels of one vector, the last overlapping the one before; chunks of 1080 taps */
+    QCase o = { "qchan_k_overlap", IR_DT_I8, IR_DT_U8, 120, 40, 1, 2, { 7, 7 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 },
+                1, 0, 4, 128, 1, 0 };
+    qcase(&o);
 }
 
 static void test_qmatmul(void **state)
@@ -668,6 +689,8 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const 
         fail_diag("lower", &d);
     if (!has_buf(p, "bweights"))
         fail_msg("graph %s at %d bits: the bfloat16 form was not taken", q->name, bits);
+    if (strncmp(q->name, "b_chan", 6) == 0 && (!has_buf(p, "bweights_ch") || (bits == 512 && !has_buf(p, "chan_partial"))))
+        fail_msg("graph %s at %d bits: the channel form in chunks was not taken", q->name, bits);
     float *out = jit_run(p, g, &s, cpu, (const void *[]){ in[0].data, n_in > 1 ? in[1].data : NULL },
                          (size_t)ir_array_numel(ref) * sizeof *out);
     double worst = 0;
@@ -734,6 +757,12 @@ static void test_bf16_conv(void **state)
     bcase(&c);
     BCase e = { "b_1d", IR_OP_Conv, 13, 7, 1, { 40 }, { 5 }, { 2, 1 }, { 1 }, 1, 0 };
     bcase(&e);
+    /* 7x7 planes by 64 channels over 144 and 261 taps, stride 2: the channel form, its reduction in
+     * chunks (chan_blocks; the second's last chunk ends in a zero word) */
+    BCase f = { "b_chan", IR_OP_Conv, 16, 64, 2, { 13, 13 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, 1, 0 };
+    bcase(&f);
+    BCase g = { "b_chan_odd", IR_OP_Conv, 29, 64, 2, { 13, 13 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, 0, 0 };
+    bcase(&g);
 }
 
 static void test_bf16_matmul_gemm(void **state)
@@ -758,7 +787,8 @@ int main(void)
         cmocka_unit_test(test_qconv_3x3),          cmocka_unit_test(test_qconv_uint8_strided),
         cmocka_unit_test(test_qconv_pointwise),    cmocka_unit_test(test_qconv_grouped_dilated),
         cmocka_unit_test(test_qconv_depthwise),    cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
-        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qmatmul),
+        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qconv_channel_form),
+        cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
         cmocka_unit_test(test_qmatmul_runtime_b),
         cmocka_unit_test(test_qmaxpool),          cmocka_unit_test(test_table_lookup),
