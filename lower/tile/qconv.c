@@ -800,28 +800,44 @@ static int32_t *weight_panels(Low *L, const QConv *q, const int32_t *wq, int mr,
  * not both stay in a 1 MB L2: no faster than the pixel form. */
 enum { CHAN_CHUNK_BYTES = 16384 };
 
-/* The channel form's block for q (the conv_blocks sizes nr, nvmax and the
- * pixel form's nv), or 0 when the pixel form fills its lanes as well:
- * *cnv vectors of channels (3 when the last panel's overlap redoes at most
- * 1/16 of the channels, else the count that redoes the fewest) by *cmr
- * pixels (4 to 7, the fewest idle in the last block).  One group, a
- * reduction of 64 words at least (the scattered stores then count little). */
-static int channel_form(const QConv *q, int nr, int nvmax, int nv, int *cnv, int *cmr)
+/* Vectors of channels a channel-form block (0: none fits N): 3 when the
+ * last panel's overlap redoes at most 1/16 of the channels (ResNet-18's
+ * 512: 21 accumulators by 7 pixels, its 49 in whole blocks), else the count
+ * that redoes the fewest, the wider on a tie. */
+static int chan_nv(int64_t N, int nr, int nvmax)
 {
     int best = 0;
     int64_t best_dup = 0;
-    for (int k = nvmax; k >= 1 && !(best == 3 && best_dup * 16 <= q->cout); k--) {
-        int64_t nrv = (int64_t)k * nr, dup = (q->cout + nrv - 1) / nrv * nrv - q->cout;
-        if (q->cout >= nrv && (!best || dup < best_dup || (k == 3 && dup * 16 <= q->cout)))
-            best = k, best_dup = dup;
+    for (int nv = nvmax; nv >= 1; nv--) {
+        int64_t nrv = (int64_t)nv * nr, dup = (N + nrv - 1) / nrv * nrv - N;
+        if (N < nrv)
+            continue;
+        if (nv == 3 && dup * 16 <= N)
+            return 3;
+        if (!best || dup < best_dup)
+            best = nv, best_dup = dup;
     }
-    if (q->G != 1 || !best || q->K4 < 64)
+    return best;
+}
+
+/* Does convolution q take the channel form (its block *cnv vectors of
+ * channels by *cmr pixels) rather than the pixel form's nv vectors (of
+ * nvmax) of nr pixels?  When its pixels fill the pixel lanes worse than
+ * its channels and the channel form's pixels fill theirs (or as well, with
+ * narrower pixel blocks).  The pixels: 4 to 8, the fewest idle in the last
+ * block, at most 24 accumulators on 32 registers (12 on 16; with 28 a
+ * 14x14 layer of 256 channels ran 11% slower).  One group, a reduction of 64 words at least
+ * (the scattered stores then count little). */
+static int channel_form(const QConv *q, int nr, int nvmax, int nv, int *cnv, int *cmr)
+{
+    int cv = chan_nv(q->cout, nr, nvmax);
+    if (q->G != 1 || !cv || q->K4 < 64)
         return 0;
-    int64_t nrv = (int64_t)best * nr, NT = (q->cout + nrv - 1) / nrv;
-    int hi = (nvmax >= 4 ? 24 : 12) / best, mr = tile_fewest_idle(q->M, hi > 8 ? 8 : hi, hi < 4 ? hi : 4);
+    int64_t nrv = (int64_t)cv * nr, NT = (q->cout + nrv - 1) / nrv;
+    int hi = (nvmax >= 4 ? 24 : 12) / cv, mr = tile_fewest_idle(q->M, hi > 8 ? 8 : hi, hi < 4 ? hi : 4);
     int64_t Mp = (q->M + (int64_t)nv * nr - 1) / ((int64_t)nv * nr) * nv * nr, Mr = (q->M + mr - 1) / mr * mr;
     double ep = (double)q->M / (double)Mp, ec = (double)q->M / (double)Mr * (double)q->cout / (double)(NT * nrv);
-    *cnv = best;
+    *cnv = cv;
     *cmr = mr;
     return ec > ep + 0.02 || (nv < nvmax && ec >= ep);
 }
