@@ -398,6 +398,42 @@ static LLVMValueRef bf16_bits(CgCtx *c, LLVMValueRef x)
     return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, x, x, ""), q, r, "");
 }
 
+/* Lanes [i*n, i*n + n) of vector x. */
+static LLVMValueRef lanes_of(CgCtx *c, LLVMValueRef x, unsigned i, unsigned n)
+{
+    LLVMValueRef m[16];
+    for (unsigned l = 0; l < n; l++)
+        m[l] = LLVMConstInt(c->t_i32, i * n + l, 0);
+    return LLVMBuildShuffleVector(c->b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(m, n), "");
+}
+
+/* f over the k operands a (vectors of w lanes, w = 2, 4 or 8 times the
+ * target's n) piece by piece, n lanes at a time, the pieces joined:
+ * a 32-lane bfloat16 block (the pointwise template's two registers) runs
+ * as two VDPBF16PS, not as the float32 emulation.  NULL when w is not so. */
+static LLVMValueRef by_pieces(CgCtx *c, LLVMValueRef (*f)(CgCtx *, LLVMValueRef *), LLVMValueRef *a, unsigned k,
+                              unsigned w, unsigned n)
+{
+    if (n < 4 || w <= n || w % n || w / n > 8 || ((w / n) & (w / n - 1)))
+        return NULL;
+    LLVMValueRef part[8];
+    for (unsigned i = 0; i < w / n; i++) {
+        LLVMValueRef b[3];
+        for (unsigned j = 0; j < k; j++)
+            b[j] = lanes_of(c, a[j], i, n);
+        part[i] = f(c, b);
+    }
+    for (unsigned len = 1; len < w / n; len *= 2)         /* join pairs: n, 2n, 4n lanes ... */
+        for (unsigned i = 0; i + len < w / n; i += 2 * len) {
+            unsigned have = n * len;
+            LLVMValueRef m[128];
+            for (unsigned l = 0; l < 2 * have; l++)
+                m[l] = LLVMConstInt(c->t_i32, l, 0);
+            part[i] = LLVMBuildShuffleVector(c->b, part[i], part[i + len], LLVMConstVector(m, 2 * have), "");
+        }
+    return part[0];
+}
+
 /* bf16pack(lo, hi): the two rounded halves of one word.  Where the target
  * has AVX512-BF16 for this many lanes, VCVTNE2PS2BF16 (the same rounding
  * and quiet NaN; a denormal becomes a zero of its sign, which VDPBF16PS
@@ -420,6 +456,10 @@ static LLVMValueRef bf16pack(CgCtx *c, LLVMValueRef *a)
         LLVMValueRef pairs = LLVMBuildShuffleVector(c->b, h, LLVMGetUndef(LLVMTypeOf(h)), LLVMConstVector(m, 2 * w), "");
         return LLVMBuildBitCast(c->b, pairs, LLVMVectorType(c->t_i32, w), "");
     }
+    LLVMValueRef wide = LLVMGetTypeKind(t) == LLVMVectorTypeKind && c->x86_dot_bf16 >= 128
+                            ? by_pieces(c, bf16pack, a, 2, w, (unsigned)c->x86_dot_bf16 / 32) : NULL;
+    if (wide)
+        return wide;
     LLVMValueRef lo = bf16_bits(c, a[0]), hi = bf16_bits(c, a[1]);
     return LLVMBuildOr(c->b, lo, LLVMBuildShl(c->b, hi, int_like(hi, 16), ""), "");
 }
@@ -440,6 +480,9 @@ static LLVMValueRef dot2bf(CgCtx *c, LLVMValueRef *a)
         LLVMValueRef args[3] = { a[0], LLVMBuildBitCast(B, a[1], bt, ""), LLVMBuildBitCast(B, a[2], bt, "") };
         return cg_call_intrinsic(c, name, NULL, 0, args, 3);
     }
+    LLVMValueRef wide = vec && c->x86_dot_bf16 >= 128 ? by_pieces(c, dot2bf, a, 3, w, (unsigned)c->x86_dot_bf16 / 32) : NULL;
+    if (wide)
+        return wide;
     LLVMTypeRef ft = same_shape(a[1], c->t_f32);
     LLVMValueRef hm = int_like(a[1], 0xffff0000u), sh = int_like(a[1], 16);
     LLVMValueRef ah = LLVMBuildBitCast(B, LLVMBuildAnd(B, a[1], hm, ""), ft, "");

@@ -11,24 +11,79 @@
 
 /* Step k of a pointwise block's reduction: acc[r*npos + j][:] += W[co_r, k]
  * * X[xb_j + k*xs1 + lane] — MR weights broadcast, each piece's vector of X
- * shared by the MR rows. */
+ * shared by the MR rows.  With bf16: W and X words of two bfloat16 (k a
+ * pair of channels, cin the words a row of W), acc = dot2bf(acc, X, W). */
 static int pw_step(Low *L, LoopStmt *kb, int acc, int mr, int npos, int vw, const int *co, int wb, int64_t cin, int x,
-                   const int *xb, int64_t xs1, int k)
+                   const int *xb, int64_t xs1, int k, int bf16)
 {
+    IrDType t = bf16 ? IR_DT_I32 : IR_DT_F32;
     for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, k)), IR_DT_F32), 0);
+        int wv = low_let(L, kb, "w", low_load(L, wb, add(L, mul(L, low_v(L, co[r]), cin), low_v(L, k)), t), 0);
         if (wv < 0)
             return -1;
         for (int j = 0; j < npos; j++) {
             int c;
             if (low_vars(L, 1, "c", &c))
                 return -1;
-            LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, k), xs1)), low_v(L, c)), IR_DT_F32);
-            if (tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
+            LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, k), xs1)), low_v(L, c)), t);
+            LoopExpr *args[3] = { tile_acc_at(L, acc, r * npos + j, vw, c), xv, low_v(L, wv) };
+            if (bf16 ? tile_acc_set(L, kb, acc, r * npos + j, vw, c, loop_call(L->p, LOOP_I_dot2bf, 3, args))
+                     : tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
                 return -1;
         }
     }
     return 0;
+}
+
+/* X's element (n, ch, p0 + c) at strides xs. */
+static LoopExpr *pw_at(Low *L, const int64_t *xs, int n, LoopExpr *ch, int p0, int c)
+{
+    return add(L, add(L, mul(L, low_v(L, n), xs[0]), mul(L, ch, xs[1])), add(L, low_v(L, p0), low_v(L, c)));
+}
+
+/* --precision bf16 (LowSchedule.bf16) for a pointwise layer that the
+ * bfloat16 blocks of qconv.c leave to this template (a reduction under 64
+ * channels, MobileNetV2's 16- to 32-channel expansions, which fuse with the
+ * depthwise layer after them, or an output with a halo): X's channel pairs
+ * as words of two bfloat16 (bf16pack), in X's own layout over K2 =
+ * ceil(C/2) channels,
+ *   Xw[n][k2][pos] = bf16pack(X[n][2 k2][pos], X[n][2 k2 + 1][pos] or 0),
+ * written for X's interior only, by rows of W in pieces of up to 16 lanes (the last
+ * overlapping); the weights' words at compile time (tile_bf16_words).  The
+ * buffer of words (its strides: X's, K2 channels an image), or -1. */
+static int pw_bf16_pack(Low *L, const IrWindow *w, int x, int64_t cin, int64_t K2, const int64_t *xs)
+{
+    int S = w->rank;
+    int64_t H = S == 2 ? w->in[0] : 1, W = w->in[S - 1], VW = W < 16 ? W : 16, nq = (W + VW - 1) / VW;
+    IrShape sh = { .rank = 1, .dims = { w->batch * K2 * xs[1] } };
+    int xw = loop_add_buf(L->p, "packed_bf16", IR_DT_I32, &sh, LOOP_ST_WORKSPACE);
+    int n, k2, ih, q, c;
+    LoopStmt *blk = xw < 0 ? NULL : loop_block(L->p);
+    if (!blk || low_vars(L, 1, "n", &n) || low_vars(L, 1, "k2", &k2) || low_vars(L, 1, "ih", &ih) ||
+        low_vars(L, 1, "q", &q) || low_vars(L, 1, "c", &c))
+        return low_oom(L);
+    LoopExpr *row = add(L, mul(L, low_v(L, ih), S == 2 ? xs[2] : 0), low_bin(L, LOOP_MIN, mul(L, low_v(L, q), VW), low_i(L, W - VW)));
+    int p0 = low_let(L, blk, "p0", row, 0);
+    if (p0 < 0)
+        return low_oom(L);
+    LoopExpr *hc = add(L, mul(L, low_v(L, k2), 2), low_i(L, 1)), *hi;
+    if (cin % 2 == 0)
+        hi = low_load(L, x, pw_at(L, xs, n, hc, p0, c), IR_DT_F32);
+    else                 /* the last word's high half: 0 (its weights' too) */
+        hi = loop_select(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, hc), low_i(L, cin)),
+                         low_load(L, x, pw_at(L, xs, n, low_bin(L, LOOP_MIN, hc, low_i(L, cin - 1)), p0, c), IR_DT_F32),
+                         low_const(L, IR_DT_F32, 0));
+    LoopExpr *half[2] = { low_load(L, x, pw_at(L, xs, n, mul(L, low_v(L, k2), 2), p0, c), IR_DT_F32), hi };
+    LoopExpr *dst = add(L, add(L, mul(L, low_v(L, n), K2 * xs[1]), mul(L, low_v(L, k2), xs[1])),
+                        add(L, low_v(L, p0), low_v(L, c)));
+    LoopStmt *st = low_store(L, xw, dst, loop_call(L->p, LOOP_I_bf16pack, 2, half));
+    if (!st || tile_vec_loop(L, blk, c, st, (int)VW))
+        return low_oom(L);
+    int vars[4] = { n, k2, ih, q };
+    int64_t ext[4] = { w->batch, K2, H, nq };
+    if (low_kernel_prepares(L, low_nest(L, 4, vars, ext, blk), w->batch * K2 * H * W))
+        return -1;
+    return xw;
 }
 
 /* A pointwise layer that reduces the channels (C_in >= KSPLIT_MIN C_out,
@@ -67,7 +122,7 @@ static int pw_ksplit(Low *L, const IrWindow *w, int x, int y, int nr, int mr)
     if (k0 < 0 || tile_channel_rows(L, tile, acc, mr, nr, g, mt, cout, -1, co))
         return low_oom(L);
     int kv = low_let(L, kb, "k", add(L, low_v(L, k0), low_v(L, ci)), 0);
-    if (kv < 0 || pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &p0, xs[1], kv))
+    if (kv < 0 || pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &p0, xs[1], kv, 0))
         return low_oom(L);
     if (low_add(L, tile, low_nest(L, 1, &ci, &Cs, kb)))
         return low_oom(L);
@@ -124,7 +179,7 @@ static LoopStmt *pw_tail(Low *L, int x, int64_t P, int nr, int mr, int n, int g,
     int xb = p0 < 0 ? -1 : low_let(L, tile, "xb", xbe, 0);
     int64_t ci_n = cin;
     if (xb < 0 || tile_channel_rows(L, tile, acc, mr, nr, g, mt, cout, bb, co) ||
-        pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &xb, xs[1], ci) || low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
+        pw_step(L, kb, acc, mr, 1, nr, co, wb, cin, x, &xb, xs[1], ci, 0) || low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
         return NULL;
     for (int r = 0; r < mr; r++) {
         int c;
@@ -185,7 +240,11 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
      * 32 and one of 16, 208 lanes instead of 224 (MobileNetV2's 14x14
      * projections -8%, expansions -3 to -6%). */
     int px_outer = mt_n > 1 && ((cout <= 32 && cin * P * 4 > (512 << 10)) || (L->s->threads > 1 && cout < cin));
-    int tail = !rows && !px_outer && npos == 1 && nr >= 32 && nr == L->s->tile_nr && OW > nr && OW % nr &&
+    const IrArray *wk = low_known(L, 1);
+    int bf = L->s->bf16 >= 256 && G == 1 && cin >= 2 && wk && wk->dtype == IR_DT_F32 &&
+             low_buf(L, x)->dtype == IR_DT_F32;              /* bfloat16 words (pw_bf16_pack) */
+    int64_t kn = bf ? (cin + 1) / 2 : cin;                 /* the reduction's steps: channels, or their pairs */
+    int tail = !bf && !rows && !px_outer && npos == 1 && nr >= 32 && nr == L->s->tile_nr && OW > nr && OW % nr &&
                OW % nr <= nr / 2;
     if (tail)
         n_pt = OW / nr;
@@ -206,8 +265,8 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
      * the 3x3 layer after it reads with a halo, ran unpacked at 31-43
      * GFLOPS (256 -> 128 at 32x32 and its 3x3 / 2 consumer, alone: 3.3 ->
      * 2.3 ms; resnet_bottleneck -10% at 1 thread, -4% at 2; Zen 3, AVX2). */
-    int packed = (!rows || npos == 1) && G == 1 && w->batch == 1 && OH * n_pt > 1 && mt_n >= 32;
-    if (!rows && !packed && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * KSPLIT_MIN <= cin &&
+    int packed = !bf && (!rows || npos == 1) && G == 1 && w->batch == 1 && OH * n_pt > 1 && mt_n >= 32;
+    if (!rows && !packed && !bf && G == 1 && w->batch == 1 && L->s->threads > 1 && cout * KSPLIT_MIN <= cin &&
         cin % L->s->threads == 0 && P >= nr)
         return pw_ksplit(L, w, x, y, nr, mr);
     int64_t lead = low_halo_take_rows(L);         /* its halo's rows: with the channels' first blocks */
@@ -227,6 +286,16 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
         if (!st || low_kernel_prepares(L, low_nest(L, 4, v, e4, st), OH * n_pt * cin * nr))
             return low_oom(L);
         xs[1] = nr;
+    }
+    if (bf) {
+        IrShape wsh = { .rank = 1, .dims = { cout * kn } };
+        int32_t *words = tile_bf16_words(L, wk->data, cout, cin, kn);
+        if (!words || (wb = loop_add_buf(L->p, "bweights_pw", IR_DT_I32, &wsh, LOOP_ST_CONST)) < 0)
+            return low_oom(L);
+        L->p->bufs[wb].data = words;
+        if ((xk = pw_bf16_pack(L, w, x, cin, kn, xs)) < 0)
+            return -1;
+        xs[0] = kn * xs[1];
     }
     int acc;
     LoopStmt *tile, *kb;
@@ -249,7 +318,7 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
     LoopExpr *first = low_bin(L, LOOP_EQ, add(L, low_v(L, oh), low_v(L, pt)), low_i(L, 0));
     if (lead && tile_halo_rows(L, tile, first, n, co, mr, lead))
         return low_oom(L);
-    if (pw_step(L, kb, acc, mr, npos, vw, co, wb, cin, xk, xb, xs[1], ci))
+    if (pw_step(L, kb, acc, mr, npos, vw, co, wb, kn, xk, xb, xs[1], ci, bf))
         return low_oom(L);
     /* Blocks of output channels outermost: each block sweeps the whole
      * input X, MR weight rows staying in L1.  When X is large and there are
@@ -264,9 +333,9 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
      * plane, a layer reducing at least KSPLIT_MIN-fold splits its
      * reduction instead: pw_ksplit).  With channel blocks outermost, the next
      * block's MR weight rows are fetched ahead (tile_prefetch). */
-    LoopExpr *next_w = mul(L, add(L, mul(L, low_v(L, g), cout), mul(L, add(L, low_v(L, mt), low_i(L, 1)), mr)), cin);
-    if (!px_outer && tile_prefetch(L, kb, wb, next_w, mr * cin, add(L, mul(L, low_v(L, oh), n_pt), low_v(L, pt)),
-                                   OH * n_pt, low_v(L, ci), cin, P))
+    LoopExpr *next_w = mul(L, add(L, mul(L, low_v(L, g), cout), mul(L, add(L, low_v(L, mt), low_i(L, 1)), mr)), kn);
+    if (!px_outer && tile_prefetch(L, kb, wb, next_w, mr * kn, add(L, mul(L, low_v(L, oh), n_pt), low_v(L, pt)),
+                                   OH * n_pt, low_v(L, ci), kn, P))
         return low_oom(L);
     /* A block reads its NR pixels of all C_in channel rows, C_in lines
      * apart a few lines at a time: too many streams for the hardware to
@@ -286,8 +355,7 @@ int tile_pw_emit(Low *L, const IrWindow *w, int x, int y)
         if (low_add(L, kb, loop_prefetch(L->p, xk, at)))
             return low_oom(L);
     }
-    int64_t ci_n = cin;
-    if (low_add(L, tile, low_nest(L, 1, &ci, &ci_n, kb)))
+    if (low_add(L, tile, low_nest(L, 1, &ci, &kn, kb)))
         return low_oom(L);
     for (int r = 0; r < mr; r++) {
         LoopExpr *row = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])),

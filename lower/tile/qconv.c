@@ -1182,7 +1182,7 @@ int tile_qconv(Low *L)
  * members. */
 
 /* The weight words of C rows of K float32 weights (row c at w + c*K). */
-static int32_t *bf16_words(Low *L, const float *w, int64_t C, int64_t K, int64_t K2)
+int32_t *tile_bf16_words(Low *L, const float *w, int64_t C, int64_t K, int64_t K2)
 {
     int32_t *wq = util_arena_array(&L->p->arena, (size_t)(C * K2), sizeof *wq);
     for (int64_t c = 0; wq && c < C; c++)
@@ -1232,7 +1232,7 @@ int tile_bconv(Low *L)
         return 1;
     if (S == 2 && tile_wino_pays(s, w))
         return 1;      /* Winograd's float32 F(2x2, 3x3) does 2.25x fewer products: faster than bfloat16 words */
-    int32_t *wq = bf16_words(L, wt, C, q.K, q.K4);
+    int32_t *wq = tile_bf16_words(L, wt, C, q.K, q.K4);
     float *bias = util_arena_array(&L->p->arena, (size_t)C, sizeof *bias);
     if (!wq || !bias)
         return low_oom(L);

@@ -44,6 +44,10 @@ int tile_acc_update(Low *L, LoopStmt *blk, int acc, int r, int nr, int c, LoopBi
 int tile_regs_tight(const LowSchedule *s, int mr, int nr);
 /* Rows of a block of nr lanes over `rows` rows, as the registers allow. */
 int tile_pick_mr(Low *L, int nr, int64_t rows);
+/* The words of two bfloat16 (rounded to nearest even) of C rows of K float32
+ * weights (row c at w + c*K), K2 = ceil(K/2) a row, the last word's high half
+ * 0 for an odd K (qconv.c).  NULL out of memory. */
+int32_t *tile_bf16_words(Low *L, const float *w, int64_t C, int64_t K, int64_t K2);
 /* Items left idle in the last of the blocks of k covering n (n >= 0). */
 static inline int64_t tile_idle(int64_t n, int64_t k) { return (k - n % k) % k; }
 /* The block size in [lo, hi] leaving the fewest of n idle, the larger on a tie. */

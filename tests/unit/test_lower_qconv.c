@@ -689,6 +689,8 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const 
         fail_diag("lower", &d);
     if (!has_buf(p, "bweights"))
         fail_msg("graph %s at %d bits: the bfloat16 form was not taken", q->name, bits);
+    if (strncmp(q->name, "b_pw_", 5) == 0 && !has_buf(p, "packed_bf16"))
+        fail_msg("graph %s at %d bits: the pointwise template's bfloat16 words were not taken", q->name, bits);
     if (strncmp(q->name, "b_chan", 6) == 0 && (!has_buf(p, "bweights_ch") || (bits == 512 && !has_buf(p, "chan_partial"))))
         fail_msg("graph %s at %d bits: the channel form in chunks was not taken", q->name, bits);
     float *out = jit_run(p, g, &s, cpu, (const void *[]){ in[0].data, n_in > 1 ? in[1].data : NULL },
@@ -755,6 +757,12 @@ static void test_bf16_conv(void **state)
     bcase(&b);
     BCase c = { "b_pw", IR_OP_Conv, 65, 13, 2, { 9, 10 }, { 1, 1 }, { 0 }, { 0 }, 1, 0 };
     bcase(&c);
+    /* 1x1 reductions under 64 channels: the pointwise template on bfloat16 words (pw_bf16_pack),
+     * an even and an odd count of channels (the last word's high half 0) */
+    BCase c2 = { "b_pw_short", IR_OP_Conv, 16, 40, 2, { 9, 10 }, { 1, 1 }, { 0 }, { 0 }, 1, 0 };
+    bcase(&c2);
+    BCase c3 = { "b_pw_odd", IR_OP_Conv, 15, 20, 2, { 7, 13 }, { 1, 1 }, { 0 }, { 0 }, 0, 0 };
+    bcase(&c3);
     BCase e = { "b_1d", IR_OP_Conv, 13, 7, 1, { 40 }, { 5 }, { 2, 1 }, { 1 }, 1, 0 };
     bcase(&e);
     /* 7x7 planes by 64 channels over 144 and 261 taps, stride 2: the channel form, its reduction in
