@@ -965,6 +965,168 @@ static int chan_blocks(Low *L, QConv *q, int bits, const int32_t *wq, const void
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));
 }
 
+/* The pixel form's register block into tile (in the nest's variables n, g,
+ * mt; LETs p0, the block's first output pixel, and pbase, its words'
+ * index in P, rows of ps words a step k4 of the reduction): MR output
+ * channels (panel mt of the weights) by NV vectors of nr pixels,
+ *   acc[r][v] = bias[co_r];  acc[r][v] += dot(P[pbase + k4 ps + v nr : +nr], Wp[g][mt][k4][r]);
+ * stored through the fused members (or requantized by m), the lanes past
+ * the plane left unstored when mask.  0, or -1 out of memory. */
+static int pixel_block(Low *L, const QConv *q, LoopStmt *tile, int nr, int nv, int mr, int64_t MT, int wqb, int bb,
+                       int mb, const float *m, const int64_t *ys, int n, int g, int mt, int p0, int pb, int pbase,
+                       int64_t ps, int mask)
+{
+    IrDType at = q->bf16 ? IR_DT_F32 : IR_DT_I32;           /* the accumulators' type */
+    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nv * nr } };
+    int acc = loop_add_buf(L->p, "acc", at, &ash, LOOP_ST_LOCAL), k4;
+    LoopStmt *kb = loop_block(L->p);
+    if (acc < 0 || !kb || low_vars(L, 1, "k4", &k4))
+        return -1;
+    /* the block's weight panel: (g, mt)'s K4 x mr words in a row */
+    int wpan = low_let(L, tile, "wp", mul(L, add(L, mul(L, low_v(L, g), MT), low_v(L, mt)), q->K4 * mr), 0);
+    if (wpan < 0)
+        return -1;
+    int co[TILE_MAX_MR];
+    for (int r = 0; r < mr; r++) {
+        LoopExpr *ch = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q->cout - 1));
+        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), q->cout), ch), 0)) < 0)
+            return -1;
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return -1;
+            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
+                                     low_load(L, bb, low_v(L, co[r]), at));
+            if (tile_vec_loop(L, tile, c, st, nr))
+                return -1;
+        }
+    }
+    /* k step: NV vectors of P, each shared by the MR broadcast weight words */
+    for (int r = 0; r < mr; r++) {
+        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, low_v(L, wpan), add(L, mul(L, low_v(L, k4), mr), low_i(L, r))),
+                                              IR_DT_I32), 0);
+        if (wv < 0)
+            return -1;
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return -1;
+            LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
+            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), ps)),
+                                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
+            LoopExpr *args[3] = { low_load(L, acc, ai, at), pv, low_v(L, wv) };
+            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
+                                     loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
+            if (tile_vec_loop(L, kb, c, st, nr))
+                return -1;
+        }
+    }
+    int64_t K4 = q->K4;
+    if (low_add(L, tile, low_nest(L, 1, &k4, &K4, kb)))
+        return -1;
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++) {
+            int c;
+            if (low_vars(L, 1, "c", &c))
+                return -1;
+            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
+            LoopExpr *px = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
+            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), px);
+            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32),
+                                                                     IR_DT_F32, low_in(L, 7)))
+                             : tile_out_store(L, yi, low_v(L, n), low_v(L, co[r]), loop_expr_copy(L->p, px), NULL,
+                                              NULL, a);
+            if (st && mask)                       /* the last block's lanes past the plane */
+                st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, px), low_i(L, q->M)), st, NULL);
+            if (tile_vec_loop(L, tile, c, st, nr))
+                return -1;
+        }
+    return 0;
+}
+
+/* The pack and the products in one kernel, a block of PB pixels at a time:
+ * the block's words packed into a LOCAL buffer [K4][PB] (at most
+ * PACK_BLOCK_BYTES: it stays in L2 while its PB / (NV nr) pixel blocks by
+ * the MT channel blocks read it), instead of the whole image's pack
+ * written to memory by one kernel and read back by the next (ResNet-18's
+ * 7x7 / 2 stem: 3.7 MB of bfloat16 words, 0.44 ms of packing).  A block is
+ * R whole output rows (R OW1 a multiple of NV nr), or for a single pack row
+ * (a 1x1 plane, a 1-D window) PB pixels of it; the last block starts PB
+ * pixels before the end (overlapping the one before: the same values
+ * stored twice).  pack_block: PB (0 when no such block fits; then the
+ * separate kernels) and R (1 for a single row). */
+enum { PACK_BLOCK_BYTES = 196608 };
+
+static int64_t pack_block(const QConv *q, int64_t nrv, int64_t *R)
+{
+    int64_t row = 4 * q->K4 * q->OW1, most = PACK_BLOCK_BYTES / (4 * q->K4);
+    *R = 1;
+    if (q->rows > 1) {
+        int64_t r0 = 1;
+        while (r0 <= q->rows && (r0 * q->OW1) % nrv)
+            r0++;
+        if (r0 > q->rows || r0 * row > PACK_BLOCK_BYTES || r0 * 2 > q->rows)
+            return 0;
+        int64_t r = r0 * (PACK_BLOCK_BYTES / (r0 * row));
+        *R = r < q->rows ? r : q->rows;
+        *R = *R / r0 * r0;
+        return *R * q->OW1;
+    }
+    int64_t unit = nrv % PACK_VW ? nrv * PACK_VW : nrv, pbk = most / unit * unit;    /* whole pieces and blocks */
+    return pbk >= unit && pbk * 2 <= q->M ? pbk : 0;
+}
+
+static int conv_fused(Low *L, QConv *q, int nr, int nv, int mr, int64_t MT, int wqb, int bb, int mb, const float *m,
+                      const int64_t *ys, int64_t R, int64_t PB)
+{
+    const IrWindow *w = &q->w;
+    int64_t nrv = (int64_t)nr * nv, M = q->M, one = q->rows == 1;
+    int64_t NB = one ? (M + PB - 1) / PB : (q->rows + R - 1) / R;
+    int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = one ? PB / VW : (q->OW1 + VW - 1) / VW;
+    IrShape psh = { .rank = 1, .dims = { q->K4 * PB } };
+    int pl = loop_add_buf(L->p, "packed_x_rows", IR_DT_I32, &psh, LOOP_ST_LOCAL);
+    int n, g, b, k4, r, qv, c, pt, mt;
+    LoopStmt *body = loop_block(L->p), *pk = loop_block(L->p), *tile = loop_block(L->p);
+    if (pl < 0 || !body || !pk || !tile || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) ||
+        low_vars(L, 1, "b", &b) || low_vars(L, 1, "k4", &k4) || low_vars(L, 1, "r", &r) || low_vars(L, 1, "q", &qv) ||
+        low_vars(L, 1, "c", &c) || low_vars(L, 1, "pt", &pt) || low_vars(L, 1, "mt", &mt))
+        return low_oom(L);
+    /* the block's first pixel (a single row) or row */
+    int64_t last = one ? M - PB : q->rows - R;
+    int s0 = low_let(L, body, one ? "px0" : "row0", low_bin(L, LOOP_MIN, mul(L, low_v(L, b), one ? PB : R), low_i(L, last)), 0);
+    if (s0 < 0)
+        return low_oom(L);
+    /* the pack: pieces of VW lanes (a row's last overlapping) of rows s0 .. s0 + R - 1, or of pixels s0 .. s0 + PB - 1 */
+    int oh = low_let(L, pk, "oh", one ? low_i(L, 0) : add(L, low_v(L, s0), low_v(L, r)), 0);
+    LoopExpr *ow0e = one ? add(L, low_v(L, s0), mul(L, low_v(L, qv), VW))
+                         : low_bin(L, LOOP_MIN, mul(L, low_v(L, qv), VW), low_i(L, q->OW1 - VW));
+    int ow0 = oh < 0 ? -1 : low_let(L, pk, "ow0", ow0e, 0);
+    if (ow0 < 0)
+        return low_oom(L);
+    LoopExpr *dst = add(L, mul(L, low_v(L, k4), PB),
+                        one ? add(L, mul(L, low_v(L, qv), VW), low_v(L, c))
+                            : add(L, mul(L, low_v(L, r), q->OW1), add(L, low_v(L, ow0), low_v(L, c))));
+    LoopStmt *st = low_store(L, pl, dst, pack_word(L, q, n, g, k4, oh, ow0, c));
+    if (!st || tile_vec_loop(L, pk, c, st, (int)VW))
+        return low_oom(L);
+    int pvars[3] = { k4, r, qv };
+    int64_t pext[3] = { q->K4, R, nq };
+    if (low_add(L, body, low_nest(L, 3, pvars, pext, pk)))
+        return low_oom(L);
+    /* the products: the block's pixel blocks by the channel blocks */
+    int p0 = low_let(L, tile, "p0", add(L, one ? low_v(L, s0) : mul(L, low_v(L, s0), q->OW1), mul(L, low_v(L, pt), nrv)), 0);
+    int pbase = p0 < 0 ? -1 : low_let(L, tile, "pb", mul(L, low_v(L, pt), nrv), 0);
+    if (pbase < 0 || pixel_block(L, q, tile, nr, nv, mr, MT, wqb, bb, mb, m, ys, n, g, mt, p0, pl, pbase, PB, 0))
+        return low_oom(L);
+    int tvars[2] = { pt, mt };
+    int64_t text[2] = { PB / nrv, MT };
+    if (low_add(L, body, low_nest(L, 2, tvars, text, tile)))
+        return low_oom(L);
+    int vars[3] = { n, g, b };
+    int64_t ext[3] = { w->batch, q->G, NB };
+    return low_kernel(L, low_nest(L, 3, vars, ext, body));
+}
+
 static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, float *m)
 {
     const IrWindow *w = &q->w;
@@ -1019,84 +1181,28 @@ static int conv_blocks(Low *L, QConv *q, int bits, int32_t *wq, void *bias, floa
         return -1;
     if (dw)
         return dw_kernel(L, q, nr, nv, wqb, bb, mb, m, ys);
+    int64_t R, PB = pack_block(q, nrv, &R);
+    if (PB)
+        return conv_fused(L, q, nr, nv, mr, MT, wqb, bb, mb, m, ys, R, PB);
     IrShape psh = { .rank = 1, .dims = { w->batch * q->G * q->K4 * q->Mp } };
     int pb = loop_add_buf(L->p, "packed_x", IR_DT_I32, &psh, LOOP_ST_WORKSPACE);
     if (pb < 0)
         return low_oom(L);
     if (pack_kernel(L, q, pb))
         return -1;
-
     /* the compute kernel: n, g, pixel block pt, channel block mt */
-    int n, g, pt, mt, k4;
-    IrShape ash = { .rank = 1, .dims = { (int64_t)mr * nrv } };
-    int acc = loop_add_buf(L->p, "acc", at, &ash, LOOP_ST_LOCAL);
-    LoopStmt *tile = loop_block(L->p), *kb = loop_block(L->p);
-    if (acc < 0 || !tile || !kb || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "pt", &pt) ||
-        low_vars(L, 1, "mt", &mt) || low_vars(L, 1, "k4", &k4))
+    int n, g, pt, mt;
+    LoopStmt *tile = loop_block(L->p);
+    if (!tile || low_vars(L, 1, "n", &n) || low_vars(L, 1, "g", &g) || low_vars(L, 1, "pt", &pt) ||
+        low_vars(L, 1, "mt", &mt))
         return low_oom(L);
     int p0 = low_let(L, tile, "p0", mul(L, low_v(L, pt), nrv), 0);
     int pbase = p0 < 0 ? -1
                        : low_let(L, tile, "pb", add(L, mul(L, add(L, mul(L, low_v(L, n), q->G), low_v(L, g)), q->K4 * q->Mp),
                                                     low_v(L, p0)), 0);
-    /* the block's weight panel: (g, mt)'s K4 x mr words in a row */
-    int wpan = pbase < 0 ? -1
-                         : low_let(L, tile, "wp", mul(L, add(L, mul(L, low_v(L, g), MT), low_v(L, mt)), q->K4 * mr), 0);
-    if (wpan < 0)
+    if (pbase < 0 || pixel_block(L, q, tile, nr, nv, mr, MT, wqb, bb, mb, m, ys, n, g, mt, p0, pb, pbase, q->Mp,
+                                 q->Mp != q->M))
         return low_oom(L);
-    int co[TILE_MAX_MR];
-    for (int r = 0; r < mr; r++) {
-        LoopExpr *ch = low_bin(L, LOOP_MIN, add(L, mul(L, low_v(L, mt), mr), low_i(L, r)), low_i(L, q->cout - 1));
-        if ((co[r] = low_let(L, tile, "co", add(L, mul(L, low_v(L, g), q->cout), ch), 0)) < 0)
-            return low_oom(L);
-        for (int v = 0; v < nv; v++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopStmt *st = low_store(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)),
-                                     low_load(L, bb, low_v(L, co[r]), at));
-            if (tile_vec_loop(L, tile, c, st, nr))
-                return low_oom(L);
-        }
-    }
-    /* k step: NV vectors of P, each shared by the MR broadcast weight words */
-    for (int r = 0; r < mr; r++) {
-        int wv = low_let(L, kb, "w", low_load(L, wqb, add(L, low_v(L, wpan), add(L, mul(L, low_v(L, k4), mr), low_i(L, r))),
-                                              IR_DT_I32), 0);
-        if (wv < 0)
-            return low_oom(L);
-        for (int v = 0; v < nv; v++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
-            LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), q->Mp)),
-                                               add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
-            LoopExpr *args[3] = { low_load(L, acc, ai, at), pv, low_v(L, wv) };
-            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
-            if (tile_vec_loop(L, kb, c, st, nr))
-                return low_oom(L);
-        }
-    }
-    if (low_add(L, tile, low_nest(L, 1, &k4, &q->K4, kb)))
-        return low_oom(L);
-    for (int r = 0; r < mr; r++)
-        for (int v = 0; v < nv; v++) {
-            int c;
-            if (low_vars(L, 1, "c", &c))
-                return low_oom(L);
-            LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
-            LoopExpr *px = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), px);
-            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32),
-                                                                     IR_DT_F32, low_in(L, 7)))
-                             : tile_out_store(L, yi, low_v(L, n), low_v(L, co[r]), loop_expr_copy(L->p, px), NULL,
-                                              NULL, a);
-            if (st && q->Mp != q->M)              /* the last block's lanes past the plane: masked */
-                st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, px), low_i(L, q->M)), st, NULL);
-            if (tile_vec_loop(L, tile, c, st, nr))
-                return low_oom(L);
-        }
     int vars[4] = { n, g, pt, mt };
     int64_t ext[4] = { w->batch, q->G, (q->M + nrv - 1) / nrv, MT };
     return low_kernel(L, low_nest(L, 4, vars, ext, tile));

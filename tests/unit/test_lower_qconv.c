@@ -233,6 +233,8 @@ static void run_one(IrGraph *g, const IrArray *in, int n_in, const IrArray *ref,
         fail_diag("lower", &d);
     if (!has_buf(p, strncmp(g->name, "qdw", 3) == 0 ? "dw_packed" : "packed_x"))
         fail_msg("graph %s at %d bits: the dot-product form was not taken", g->name, dot);
+    if (strstr(g->name, "_rows") && !has_buf(p, "packed_x_rows"))
+        fail_msg("graph %s at %d bits: the pack was not made a block of rows at a time", g->name, dot);
     if (strncmp(g->name, "qchan", 5) == 0 && !has_buf(p, "qweights_ch"))
         fail_msg("graph %s at %d bits: the channel form was not taken", g->name, dot);
     if (strncmp(g->name, "qchan_k", 7) == 0 && dot == 512 && !has_buf(p, "chan_partial"))   /* (chunks of 16 KB) */
@@ -354,6 +356,18 @@ static void test_qconv_one_pixel(void **state)
     (void)state;   /* the Gemm form: 37 images of one pixel, 50 channels (K not a multiple of 4) -> 21 */
     QCase q = { "qgemm", IR_DT_U8, IR_DT_I8, 50, 21, 1, 1, { 1 }, { 1 }, { 0, 0 }, { 0 }, { 0 }, 1, 1, 90, 3, 37, 0 };
     qcase(&q);
+}
+
+static void test_qconv_pack_rows(void **state)
+{
+    (void)state;   /* the pack and the products in one kernel, blocks of whole output rows (qconv.c, conv_fused): 30
+                      rows of 16 in two blocks of 21 (at 512 bits; the second starting at row 9, overlapping) */
+    QCase q = { "q3x3_rows", IR_DT_I8, IR_DT_I8, 64, 20, 1, 2, { 30, 16 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 1,
+                1, -3, 5 };
+    qcase(&q);
+    /* a 1x1 plane of 6400 pixels in blocks of 3072 (the last overlapping) */
+    QCase p = { "qpw_rows", IR_DT_U8, IR_DT_I8, 64, 16, 1, 2, { 80, 80 }, { 1, 1 }, { 0 }, { 0 }, { 0 }, 1, 1, 100, 3 };
+    qcase(&p);
 }
 
 static void test_qconv_channel_form(void **state)
@@ -689,6 +703,8 @@ static void brun(const BCase *q, IrGraph *g, const IrArray *in, int n_in, const 
         fail_diag("lower", &d);
     if (!has_buf(p, "bweights"))
         fail_msg("graph %s at %d bits: the bfloat16 form was not taken", q->name, bits);
+    if (strstr(q->name, "_rows") && bits == 512 && !has_buf(p, "packed_x_rows"))
+        fail_msg("graph %s at %d bits: the pack was not made a block of rows at a time", q->name, bits);
     if (strncmp(q->name, "b_pw_", 5) == 0 && !has_buf(p, "packed_bf16"))
         fail_msg("graph %s at %d bits: the pointwise template's bfloat16 words were not taken", q->name, bits);
     if (strncmp(q->name, "b_chan", 6) == 0 && (!has_buf(p, "bweights_ch") || (bits == 512 && !has_buf(p, "chan_partial"))))
@@ -759,6 +775,9 @@ static void test_bf16_conv(void **state)
     bcase(&c);
     /* 1x1 reductions under 64 channels: the pointwise template on bfloat16 words (pw_bf16_pack),
      * an even and an odd count of channels (the last word's high half 0) */
+    /* 31 output rows of 16 (stride 2) in blocks of 28 rows, the pack in the products' kernel (conv_fused) */
+    BCase c1 = { "b_s2_rows", IR_OP_Conv, 16, 24, 2, { 61, 32 }, { 3, 3 }, { 1, 1, 1, 1 }, { 2, 2 }, 1, 0 };
+    bcase(&c1);
     BCase c2 = { "b_pw_short", IR_OP_Conv, 16, 40, 2, { 9, 10 }, { 1, 1 }, { 0 }, { 0 }, 1, 0 };
     bcase(&c2);
     BCase c3 = { "b_pw_odd", IR_OP_Conv, 15, 20, 2, { 7, 13 }, { 1, 1 }, { 0 }, { 0 }, 0, 0 };
@@ -795,7 +814,8 @@ int main(void)
         cmocka_unit_test(test_qconv_3x3),          cmocka_unit_test(test_qconv_uint8_strided),
         cmocka_unit_test(test_qconv_pointwise),    cmocka_unit_test(test_qconv_grouped_dilated),
         cmocka_unit_test(test_qconv_depthwise),    cmocka_unit_test(test_qconv_wide_rows),    cmocka_unit_test(test_qconv_1d),
-        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qconv_channel_form),
+        cmocka_unit_test(test_qconv_one_pixel),    cmocka_unit_test(test_qconv_pack_rows),
+        cmocka_unit_test(test_qconv_channel_form),
         cmocka_unit_test(test_qmatmul),
         cmocka_unit_test(test_qmatmul_uint8_odd_k), cmocka_unit_test(test_qmatmul_chain),
         cmocka_unit_test(test_qmatmul_runtime_b),
