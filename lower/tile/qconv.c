@@ -1067,13 +1067,16 @@ static int64_t pack_block(const QConv *q, int64_t nrv, int64_t *R)
             r0++;
         if (r0 > q->rows || r0 * row > PACK_BLOCK_BYTES || r0 * 2 > q->rows)
             return 0;
-        int64_t r = r0 * (PACK_BLOCK_BYTES / (r0 * row));
-        *R = r < q->rows ? r : q->rows;
-        *R = *R / r0 * r0;
+        int64_t r = r0 * (PACK_BLOCK_BYTES / (r0 * row)), nb = (q->rows + r - 1) / r;
+        r = ((q->rows + nb - 1) / nb + r0 - 1) / r0 * r0;    /* as even as whole r0 allow: the overlap small */
+        *R = r < q->rows ? r : q->rows / r0 * r0;
         return *R * q->OW1;
     }
     int64_t unit = nrv % PACK_VW ? nrv * PACK_VW : nrv, pbk = most / unit * unit;    /* whole pieces and blocks */
-    return pbk >= unit && pbk * 2 <= q->M ? pbk : 0;
+    if (pbk < unit || pbk * 2 > q->M)
+        return 0;
+    int64_t nb = (q->M + pbk - 1) / pbk;
+    return ((q->M + nb - 1) / nb + unit - 1) / unit * unit;
 }
 
 static int conv_fused(Low *L, QConv *q, int nr, int nv, int mr, int64_t MT, int wqb, int bb, int mb, const float *m,
