@@ -360,12 +360,12 @@ static void test_qconv_one_pixel(void **state)
 
 static void test_qconv_pack_rows(void **state)
 {
-    (void)state;   /* the pack and the products in one kernel, blocks of whole output rows (qconv.c, conv_fused): 30
-                      rows of 16 in two blocks of 21 (at 512 bits; the second starting at row 9, overlapping) */
-    QCase q = { "q3x3_rows", IR_DT_I8, IR_DT_I8, 64, 20, 1, 2, { 30, 16 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 1,
+    (void)state;   /* the pack and the products in one kernel, blocks of whole output rows (qconv.c, conv_fused): 31
+                      rows of 16 in two blocks of 18 (at 512 bits; the second starting at row 13, overlapping) */
+    QCase q = { "q3x3_rows", IR_DT_I8, IR_DT_I8, 64, 20, 1, 2, { 31, 16 }, { 3, 3 }, { 1, 1, 1, 1 }, { 0 }, { 0 }, 1,
                 1, -3, 5 };
     qcase(&q);
-    /* a 1x1 plane of 6400 pixels in blocks of 3072 (the last overlapping) */
+    /* a 1x1 plane of 6400 pixels in three blocks of 2176 (the last overlapping) */
     QCase p = { "qpw_rows", IR_DT_U8, IR_DT_I8, 64, 16, 1, 2, { 80, 80 }, { 1, 1 }, { 0 }, { 0 }, { 0 }, 1, 1, 100, 3 };
     qcase(&p);
 }
