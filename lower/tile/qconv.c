@@ -238,6 +238,25 @@ static LoopIntrinsic word_dot(int bf16, int i16)
     return bf16 ? LOOP_I_dot2bf : i16 ? LOOP_I_dot2 : LOOP_I_dot4;
 }
 
+/* acc[ai] = fn(acc[ai], a, b), the block's step on words (word_dot), over lane c of nr, appended to kb. */
+static int word_step(Low *L, LoopStmt *kb, int acc, IrDType at, LoopExpr *ai, LoopExpr *a, LoopExpr *b, LoopIntrinsic fn,
+                     int c, int nr)
+{
+    LoopExpr *args[3] = { low_load(L, acc, ai, at), a, b };
+    LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, fn, 3, args));
+    return st ? tile_vec_loop(L, kb, c, st, nr) : -1;
+}
+
+/* The store of accumulator a at yi of y: requantized by the multiplier at mcol of mb where the output
+ * is bytes (mb >= 0), else through the fused members (tile_out_store at n, chan, pos, col). */
+static LoopStmt *word_store(Low *L, int y, LoopExpr *yi, LoopExpr *a, int mb, LoopExpr *mcol, LoopExpr *n,
+                            LoopExpr *chan, LoopExpr *pos, LoopExpr *col)
+{
+    if (mb >= 0)
+        return low_store(L, y, yi, low_requantize(L, a, low_load(L, mb, mcol, IR_DT_F32), IR_DT_F32, low_in(L, 7)));
+    return tile_out_store(L, yi, n, chan, pos, col, NULL, a);
+}
+
 static int8_t rows_w(const QRows *q, int64_t k, int64_t n)
 {
     return k >= q->K ? 0 : q->w_nk ? q->w[n * q->K + k] : q->w[k * q->N + n];
@@ -526,10 +545,7 @@ static int qrows(Low *L, QRows *q, const float *m)
             LoopExpr *panel = add(L, mul(L, low_v(L, gv), NT), low_v(L, nt));
             LoopExpr *bi = add(L, mul(L, add(L, mul(L, panel, q->K4), low_v(L, k4)), nrv),
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, bpb, bi, IR_DT_I32) };
-            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
-            if (tile_vec_loop(L, kb, c, st, nr))
+            if (word_step(L, kb, acc, at, ai, low_v(L, av), low_load(L, bpb, bi, IR_DT_I32), word_dot(q->bf16, q->i16), c, nr))
                 return low_oom(L);
         }
     }
@@ -543,9 +559,7 @@ static int qrows(Low *L, QRows *q, const float *m)
             LoopExpr *col = add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
             LoopExpr *yi = add(L, mul(L, low_v(L, row[r]), q->N), loop_expr_copy(L->p, col));
-            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32,
-                                                                     low_in(L, 7)))
-                             : tile_out_store(L, yi, NULL, NULL, low_v(L, row[r]), loop_expr_copy(L->p, col), NULL, a);
+            LoopStmt *st = word_store(L, q->y, yi, a, mb, col, NULL, NULL, low_v(L, row[r]), loop_expr_copy(L->p, col));
             if (tile_vec_loop(L, tile, c, st, nr))
                 return low_oom(L);
         }
@@ -731,9 +745,7 @@ static int dw_kernel(Low *L, QConv *q, int nr, int nv, int wqb, int bb, int mb, 
         LoopExpr *ai = add(L, low_i(L, (int64_t)v * nr), low_v(L, c));
         LoopExpr *pv = low_load(L, pb, add(L, mul(L, low_v(L, k), Mbp), add(L, low_v(L, p0), loop_expr_copy(L->p, ai))),
                                 IR_DT_I32);
-        LoopExpr *args[3] = { low_load(L, acc, ai, IR_DT_I32), pv, low_v(L, wv) };
-        st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, word_dot(0, q->i16), 3, args));
-        if (tile_vec_loop(L, kb, c, st, nr))
+        if (word_step(L, kb, acc, IR_DT_I32, ai, pv, low_v(L, wv), word_dot(0, q->i16), c, nr))
             return low_oom(L);
     }
     if (low_add(L, tile, low_nest(L, 1, &k, &q->K4, kb)))
@@ -745,9 +757,7 @@ static int dw_kernel(Low *L, QConv *q, int nr, int nv, int wqb, int bb, int mb, 
         LoopExpr *bp = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
         LoopExpr *px = add(L, mul(L, low_v(L, row0), OW), loop_expr_copy(L->p, bp));
         LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, g), ys[1])), px);
-        st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, low_v(L, g), IR_DT_F32), IR_DT_F32,
-                                                       low_in(L, 7)))
-               : tile_out_store(L, yi, low_v(L, n), low_v(L, g), loop_expr_copy(L->p, px), NULL, NULL, a);
+        st = word_store(L, q->y, yi, a, m ? mb : -1, low_v(L, g), low_v(L, n), low_v(L, g), loop_expr_copy(L->p, px), NULL);
         if (st && Mbp != Mb)
             st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, bp), low_i(L, Mb)), st, NULL);
         if (tile_vec_loop(L, tile, c, st, nr))
@@ -925,9 +935,7 @@ static int chan_blocks(Low *L, QConv *q, int bits, const int32_t *wq, const void
             LoopExpr *ai = add(L, low_i(L, a0), low_v(L, c));
             LoopExpr *bi = add(L, mul(L, add(L, mul(L, low_v(L, nt), K4p), add(L, low_v(L, k0), low_v(L, kk))), nrv),
                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
-            LoopExpr *args[3] = { low_load(L, acc, ai, at), low_v(L, av), low_load(L, wcb, bi, IR_DT_I32) };
-            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai), loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
-            if (tile_vec_loop(L, kb, c, st, nr))
+            if (word_step(L, kb, acc, at, ai, low_v(L, av), low_load(L, wcb, bi, IR_DT_I32), word_dot(q->bf16, q->i16), c, nr))
                 return low_oom(L);
         }
     }
@@ -949,10 +957,7 @@ static int chan_blocks(Low *L, QConv *q, int bits, const int32_t *wq, const void
             LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
             LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, loop_expr_copy(L->p, col), ys[1])),
                                low_v(L, px[r]));
-            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, col, IR_DT_F32), IR_DT_F32,
-                                                                     low_in(L, 7)))
-                             : tile_out_store(L, yi, low_v(L, n), loop_expr_copy(L->p, col), low_v(L, px[r]), NULL,
-                                              NULL, a);
+            LoopStmt *st = word_store(L, q->y, yi, a, mb, col, low_v(L, n), loop_expr_copy(L->p, col), low_v(L, px[r]), NULL);
             if (tile_vec_loop(L, last, c, st, nr))
                 return low_oom(L);
         }
@@ -1014,10 +1019,7 @@ static int pixel_block(Low *L, const QConv *q, LoopStmt *tile, int nr, int nv, i
             LoopExpr *ai = add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c));
             LoopExpr *pv = low_load(L, pb, add(L, add(L, low_v(L, pbase), mul(L, low_v(L, k4), ps)),
                                                add(L, low_i(L, (int64_t)v * nr), low_v(L, c))), IR_DT_I32);
-            LoopExpr *args[3] = { low_load(L, acc, ai, at), pv, low_v(L, wv) };
-            LoopStmt *st = low_store(L, acc, loop_expr_copy(L->p, ai),
-                                     loop_call(L->p, word_dot(q->bf16, q->i16), 3, args));
-            if (tile_vec_loop(L, kb, c, st, nr))
+            if (word_step(L, kb, acc, at, ai, pv, low_v(L, wv), word_dot(q->bf16, q->i16), c, nr))
                 return -1;
         }
     }
@@ -1032,10 +1034,8 @@ static int pixel_block(Low *L, const QConv *q, LoopStmt *tile, int nr, int nv, i
             LoopExpr *a = low_load(L, acc, add(L, low_i(L, (int64_t)(r * nv + v) * nr), low_v(L, c)), at);
             LoopExpr *px = add(L, low_v(L, p0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c)));
             LoopExpr *yi = add(L, add(L, mul(L, low_v(L, n), ys[0]), mul(L, low_v(L, co[r]), ys[1])), px);
-            LoopStmt *st = m ? low_store(L, q->y, yi, low_requantize(L, a, low_load(L, mb, low_v(L, co[r]), IR_DT_F32),
-                                                                     IR_DT_F32, low_in(L, 7)))
-                             : tile_out_store(L, yi, low_v(L, n), low_v(L, co[r]), loop_expr_copy(L->p, px), NULL,
-                                              NULL, a);
+            LoopStmt *st = word_store(L, q->y, yi, a, m ? mb : -1, low_v(L, co[r]), low_v(L, n), low_v(L, co[r]),
+                                      loop_expr_copy(L->p, px), NULL);
             if (st && mask)                       /* the last block's lanes past the plane */
                 st = loop_if(L->p, low_bin(L, LOOP_LT, loop_expr_copy(L->p, px), low_i(L, q->M)), st, NULL);
             if (tile_vec_loop(L, tile, c, st, nr))
