@@ -48,9 +48,10 @@ static LoopExpr *pw_at(Low *L, const int64_t *xs, int n, LoopExpr *ch, int p0, i
  * as words of two bfloat16 (bf16pack), in X's own layout over K2 =
  * ceil(C/2) channels,
  *   Xw[n][k2][pos] = bf16pack(X[n][2 k2][pos], X[n][2 k2 + 1][pos] or 0),
- * written for X's interior only, by rows of W in pieces of up to 16 lanes (the last
- * overlapping); the weights' words at compile time (tile_bf16_words).  The
- * buffer of words (its strides: X's, K2 channels an image), or -1. */
+ * written for X's interior only, by rows of W in pieces of up to 16 lanes
+ * (the last overlapping); the weights' words at compile time
+ * (tile_bf16_words).  The buffer of words (its strides: X's, K2 channels an
+ * image), or -1. */
 static int pw_bf16_pack(Low *L, const IrWindow *w, int x, int64_t cin, int64_t K2, const int64_t *xs)
 {
     int S = w->rank;
@@ -62,7 +63,8 @@ static int pw_bf16_pack(Low *L, const IrWindow *w, int x, int64_t cin, int64_t K
     if (!blk || low_vars(L, 1, "n", &n) || low_vars(L, 1, "k2", &k2) || low_vars(L, 1, "ih", &ih) ||
         low_vars(L, 1, "q", &q) || low_vars(L, 1, "c", &c))
         return low_oom(L);
-    LoopExpr *row = add(L, mul(L, low_v(L, ih), S == 2 ? xs[2] : 0), low_bin(L, LOOP_MIN, mul(L, low_v(L, q), VW), low_i(L, W - VW)));
+    LoopExpr *row = add(L, mul(L, low_v(L, ih), S == 2 ? xs[2] : 0),
+                        low_bin(L, LOOP_MIN, mul(L, low_v(L, q), VW), low_i(L, W - VW)));
     int p0 = low_let(L, blk, "p0", row, 0);
     if (p0 < 0)
         return low_oom(L);

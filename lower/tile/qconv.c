@@ -836,8 +836,8 @@ static int chan_nv(int64_t N, int nr, int nvmax)
  * its channels and the channel form's pixels fill theirs (or as well, with
  * narrower pixel blocks).  The pixels: 4 to 8, the fewest idle in the last
  * block, at most 24 accumulators on 32 registers (12 on 16; with 28 a
- * 14x14 layer of 256 channels ran 11% slower).  One group, a reduction of 64 words at least
- * (the scattered stores then count little). */
+ * 14x14 layer of 256 channels ran 11% slower).  One group, a reduction of
+ * 64 words at least (the scattered stores then count little). */
 static int channel_form(const QConv *q, int nr, int nvmax, int nv, int *cnv, int *cmr)
 {
     int cv = chan_nv(q->cout, nr, nvmax);
