@@ -410,7 +410,8 @@ static LLVMValueRef lanes_of(CgCtx *c, LLVMValueRef x, unsigned i, unsigned n)
 /* f over the k operands a (vectors of w lanes, w = 2, 4 or 8 times the
  * target's n) piece by piece, n lanes at a time, the pieces joined:
  * a 32-lane bfloat16 block (the pointwise template's two registers) runs
- * as two VDPBF16PS, not as the float32 emulation.  NULL when w is not so. */
+ * as two VDPBF16PS, not as the float32 emulation.  NULL when w is not so
+ * (a scalar, or no bfloat16 instructions: n under 4). */
 static LLVMValueRef by_pieces(CgCtx *c, LLVMValueRef (*f)(CgCtx *, LLVMValueRef *), LLVMValueRef *a, unsigned k,
                               unsigned w, unsigned n)
 {
@@ -456,8 +457,7 @@ static LLVMValueRef bf16pack(CgCtx *c, LLVMValueRef *a)
         LLVMValueRef pairs = LLVMBuildShuffleVector(c->b, h, LLVMGetUndef(LLVMTypeOf(h)), LLVMConstVector(m, 2 * w), "");
         return LLVMBuildBitCast(c->b, pairs, LLVMVectorType(c->t_i32, w), "");
     }
-    LLVMValueRef wide = LLVMGetTypeKind(t) == LLVMVectorTypeKind && c->x86_dot_bf16 >= 128
-                            ? by_pieces(c, bf16pack, a, 2, w, (unsigned)c->x86_dot_bf16 / 32) : NULL;
+    LLVMValueRef wide = by_pieces(c, bf16pack, a, 2, w, (unsigned)c->x86_dot_bf16 / 32);
     if (wide)
         return wide;
     LLVMValueRef lo = bf16_bits(c, a[0]), hi = bf16_bits(c, a[1]);
@@ -480,7 +480,7 @@ static LLVMValueRef dot2bf(CgCtx *c, LLVMValueRef *a)
         LLVMValueRef args[3] = { a[0], LLVMBuildBitCast(B, a[1], bt, ""), LLVMBuildBitCast(B, a[2], bt, "") };
         return cg_call_intrinsic(c, name, NULL, 0, args, 3);
     }
-    LLVMValueRef wide = vec && c->x86_dot_bf16 >= 128 ? by_pieces(c, dot2bf, a, 3, w, (unsigned)c->x86_dot_bf16 / 32) : NULL;
+    LLVMValueRef wide = by_pieces(c, dot2bf, a, 3, w, (unsigned)c->x86_dot_bf16 / 32);
     if (wide)
         return wide;
     LLVMTypeRef ft = same_shape(a[1], c->t_f32);

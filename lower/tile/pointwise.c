@@ -26,9 +26,13 @@ static int pw_step(Low *L, LoopStmt *kb, int acc, int mr, int npos, int vw, cons
             if (low_vars(L, 1, "c", &c))
                 return -1;
             LoopExpr *xv = low_load(L, x, add(L, add(L, low_v(L, xb[j]), mul(L, low_v(L, k), xs1)), low_v(L, c)), t);
+            if (!bf16) {
+                if (tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
+                    return -1;
+                continue;
+            }
             LoopExpr *args[3] = { tile_acc_at(L, acc, r * npos + j, vw, c), xv, low_v(L, wv) };
-            if (bf16 ? tile_acc_set(L, kb, acc, r * npos + j, vw, c, loop_call(L->p, LOOP_I_dot2bf, 3, args))
-                     : tile_acc_update(L, kb, acc, r * npos + j, vw, c, LOOP_ADD, low_v(L, wv), xv))
+            if (tile_acc_set(L, kb, acc, r * npos + j, vw, c, loop_call(L->p, LOOP_I_dot2bf, 3, args)))
                 return -1;
         }
     }

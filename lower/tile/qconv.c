@@ -852,6 +852,14 @@ static int channel_form(const QConv *q, int nr, int nvmax, int nv, int *cnv, int
     return ec > ep + 0.02 || (nv < nvmax && ec >= ep);
 }
 
+/* Element (image n, pixel px, channel n0 + off + lane c) of the channel
+ * form's partial sums [n][M][N]. */
+static LoopExpr *partial_at(Low *L, int n, int px, int n0, int64_t off, int c, int64_t M, int64_t N)
+{
+    return add(L, mul(L, add(L, mul(L, low_v(L, n), M), low_v(L, px)), N),
+               add(L, low_v(L, n0), add(L, low_i(L, off), low_v(L, c))));
+}
+
 static int chan_blocks(Low *L, QConv *q, int bits, const int32_t *wq, const void *bias, const float *m,
                        const int64_t *ys, int nv, int mr)
 {
@@ -921,11 +929,9 @@ static int chan_blocks(Low *L, QConv *q, int bits, const int32_t *wq, const void
                               nr))
                 return low_oom(L);
             if (zb >= 0) {
-                LoopExpr *zi = add(L, mul(L, add(L, mul(L, low_v(L, n), M), low_v(L, px[r])), N),
-                                   add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c2))));
+                LoopExpr *zi = partial_at(L, n, px[r], n0, v * nr, c2, M, N);
                 LoopStmt *ld = low_store(L, acc, add(L, low_i(L, a0), low_v(L, c2)), low_load(L, zb, zi, at));
-                LoopExpr *zj = add(L, mul(L, add(L, mul(L, low_v(L, n), M), low_v(L, px[r])), N),
-                                   add(L, low_v(L, n0), add(L, low_i(L, (int64_t)v * nr), low_v(L, c3))));
+                LoopExpr *zj = partial_at(L, n, px[r], n0, v * nr, c3, M, N);
                 LoopStmt *stz = low_store(L, zb, zj, low_load(L, acc, add(L, low_i(L, a0), low_v(L, c3)), at));
                 if (tile_vec_loop(L, more, c2, ld, nr) || tile_vec_loop(L, carry, c3, stz, nr))
                     return low_oom(L);
@@ -1083,7 +1089,8 @@ static int conv_fused(Low *L, QConv *q, int nr, int nv, int mr, int64_t MT, int 
                       const int64_t *ys, int64_t R, int64_t PB)
 {
     const IrWindow *w = &q->w;
-    int64_t nrv = (int64_t)nr * nv, M = q->M, one = q->rows == 1;
+    int64_t nrv = (int64_t)nr * nv, M = q->M;
+    int one = q->rows == 1;
     int64_t NB = one ? (M + PB - 1) / PB : (q->rows + R - 1) / R;
     int64_t VW = q->OW1 <= PACK_VW ? q->OW1 : PACK_VW, nq = one ? PB / VW : (q->OW1 + VW - 1) / VW;
     IrShape psh = { .rank = 1, .dims = { q->K4 * PB } };
